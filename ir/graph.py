@@ -1,0 +1,178 @@
+"""The graph data model: a flat, single-assignment, topologically ordered node list.
+
+Every node names a kernel (a string looked up in the registry) and carries hashable
+attrs. Values are `Var`s (defined once) or 0-d `Literal`s (inlined constants); array
+constants are graph `constvars` bound to `consts`. This is the jaxpr shape of things.
+"""
+import numpy as np
+
+from ir.errors import IRError
+from ir.types import ShapedArray
+
+
+class Var:
+    """A value defined exactly once in a graph; identity is the name."""
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Var({self.aval})"
+
+
+class Literal:
+    """A 0-d constant inlined into a node's inputs (printed as `2.0:f32[]`)."""
+    __slots__ = ("value", "aval", "key")
+
+    def __init__(self, value, dtype=None):
+        arr = np.asarray(value, dtype=dtype)
+        if arr.ndim != 0:
+            raise IRError(f"Literal must be 0-d, got shape {arr.shape}")
+        self.value = arr[()]
+        self.aval = ShapedArray((), arr.dtype)
+        self.key = (arr.dtype.str, arr.tobytes())
+
+    def __eq__(self, other):
+        return isinstance(other, Literal) and self.key == other.key
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __repr__(self):
+        return f"Literal({self.value!r})"
+
+
+def freeze_attrs(attrs):
+    """Attrs as a read-only sorted tuple of items, checked hashable (CSE keys on it)."""
+    if not attrs:
+        return ()
+    items = tuple(sorted(attrs.items()))
+    try:
+        hash(items)
+    except TypeError as e:
+        bad = [k for k, v in items if not _hashable(v)]
+        raise IRError(f"node attrs must be hashable (use tuples, not lists/arrays); "
+                      f"unhashable: {bad}") from e
+    return items
+
+
+def _hashable(v):
+    try:
+        hash(v)
+        return True
+    except TypeError:
+        return False
+
+
+class Node:
+    """One kernel application: `outputs = kernel[attrs](*inputs)`.
+
+    `source` is "file:line (function)" of the user code that emitted it, for errors.
+    """
+    __slots__ = ("kernel", "inputs", "outputs", "attr_items", "source")
+
+    def __init__(self, kernel, inputs, outputs, attrs=None, source=None):
+        self.kernel = kernel
+        self.inputs = tuple(inputs)
+        self.outputs = tuple(outputs)
+        self.attr_items = freeze_attrs(attrs)
+        self.source = source
+
+    @property
+    def attrs(self):
+        return dict(self.attr_items)
+
+    def __repr__(self):
+        return f"Node({self.kernel}, {len(self.inputs)} in, {len(self.outputs)} out)"
+
+
+# Set by `registry` on import: (kernel, in_avals, attrs) -> tuple of out avals.
+default_infer = None
+
+
+class Graph:
+    """A closed function: `lambda constvars ; invars . let nodes in outvars`."""
+
+    def __init__(self, invars, outvars, nodes, constvars=(), consts=()):
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.nodes = list(nodes)
+        self.constvars = list(constvars)
+        self.consts = list(consts)
+
+    @property
+    def in_avals(self):
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self):
+        return [v.aval for v in self.outvars]
+
+    def kernels(self):
+        """The set of kernel names this graph uses (including nested sub-graphs)."""
+        names = set()
+        for n in self.nodes:
+            names.add(n.kernel)
+            for _, v in n.attr_items:
+                if isinstance(v, Graph):
+                    names |= v.kernels()
+                elif hasattr(v, "graph") and isinstance(v.graph, Graph):
+                    names |= v.graph.kernels()
+        return names
+
+    def verify(self, infer=None):
+        """Check SSA form, definition before use, consts, and (if a shape-rule inference
+        function is available) that every node's output types match its shape rule."""
+        infer = infer or default_infer
+        defined = set()
+
+        def define(v, what):
+            if not isinstance(v, Var):
+                raise IRError(f"{what} must be a Var, got {v!r}")
+            if id(v) in defined:
+                raise IRError(f"{what} {v} is defined twice (graphs are single-assignment)")
+            defined.add(id(v))
+
+        if len(self.constvars) != len(self.consts):
+            raise IRError(f"{len(self.constvars)} constvars but {len(self.consts)} consts")
+        for v, c in zip(self.constvars, self.consts):
+            define(v, "constvar")
+            c = np.asarray(c)
+            if c.shape != v.aval.shape or c.dtype != v.aval.dtype:
+                raise IRError(f"const of type {c.dtype}{list(c.shape)} bound to {v.aval}")
+        for v in self.invars:
+            define(v, "input")
+        for i, n in enumerate(self.nodes):
+            for x in n.inputs:
+                if isinstance(x, Var) and id(x) not in defined:
+                    raise IRError(f"node {i} ({n.kernel}) uses a value before it is defined")
+                if not isinstance(x, (Var, Literal)):
+                    raise IRError(f"node {i} ({n.kernel}) has a non-value input {x!r}")
+            for o in n.outputs:
+                define(o, f"output of node {i} ({n.kernel})")
+            if infer is not None:
+                want = tuple(infer(n.kernel, [x.aval for x in n.inputs], n.attrs))
+                got = tuple(o.aval.strip_weak() for o in n.outputs)
+                if tuple(a.strip_weak() for a in want) != got:
+                    raise IRError(f"node {i} ({n.kernel}) outputs {list(got)} but its shape "
+                                  f"rule gives {list(want)}")
+        for v in self.outvars:
+            if isinstance(v, Var) and id(v) not in defined:
+                raise IRError(f"graph output {v} is never defined")
+        return self
+
+    def __str__(self):
+        from ir.printer import format_graph
+        return format_graph(self)
+
+    def __repr__(self):
+        return f"<ir.Graph {len(self.invars)} inputs, {len(self.nodes)} nodes>"
+
+    def to_networkx(self):
+        from ir.export import to_networkx
+        return to_networkx(self)
+
+    def to_dot(self):
+        from ir.export import to_dot
+        return to_dot(self)

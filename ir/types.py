@@ -1,0 +1,80 @@
+"""Static types of graph values: shape + dtype (+ weak type for Python scalars).
+
+Only five dtypes are supported end to end (every backend, every kernel); anything else is
+rejected at the boundary with a DTypeError that says what to cast to.
+"""
+import numpy as np
+
+from ir.errors import DTypeError
+
+SUPPORTED_DTYPES = tuple(np.dtype(d) for d in ("bool", "int32", "int64", "float32", "float64"))
+_SHORT = {np.dtype("bool"): "bool", np.dtype("int32"): "i32", np.dtype("int64"): "i64",
+          np.dtype("float32"): "f32", np.dtype("float64"): "f64"}
+
+
+def check_dtype(dtype, where="this op"):
+    """Return `dtype` as a supported np.dtype or raise DTypeError naming `where`."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise DTypeError(f"{where}: {dtype!r} is not a dtype") from None
+    if dt not in _SHORT:
+        raise DTypeError(
+            f"{where}: dtype {dt} is not supported; supported dtypes are "
+            f"{', '.join(str(d) for d in SUPPORTED_DTYPES)}. Cast first, e.g. "
+            f"x.astype(np.float32).")
+    return dt
+
+
+def is_float(dtype):
+    return dtype.kind == "f"
+
+
+def short_dtype(dtype):
+    return _SHORT.get(dtype, str(dtype))
+
+
+class ShapedArray:
+    """The abstract value of an array: what the tracer knows without data.
+
+    `weak_type` marks values that came from Python scalars; they take the dtype of the
+    other operand in binary ops (NEP 50), as in NumPy 2 and JAX.
+    """
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape, dtype, weak_type=False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self._hash = hash((self.shape, self.dtype, self.weak_type))
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def strip_weak(self):
+        return ShapedArray(self.shape, self.dtype) if self.weak_type else self
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapedArray) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        return f"{short_dtype(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    str_short = __repr__
+
+
+def aval_of(value):
+    """ShapedArray of a concrete value (ndarray, NumPy scalar or Python scalar)."""
+    if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
+        return ShapedArray((), np.asarray(value).dtype, weak_type=True)
+    arr = np.asarray(value)
+    return ShapedArray(arr.shape, arr.dtype)

@@ -1,0 +1,81 @@
+"""The `numpy` backend: one NumPy implementation per built-in kernel.
+
+Each impl is `impl(*inputs, **attrs)` on NumPy arrays and returns exactly the shape and
+dtype the kernel's shape rule promises (the ops have already broadcast and promoted).
+"""
+import math
+
+import numpy as np
+
+from registry import register_kernel
+
+UNARY = {"neg": np.negative, "exp": np.exp, "log": np.log, "log1p": np.log1p,
+         "expm1": np.expm1, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
+         "abs": np.abs, "sign": np.sign}
+BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+          "pow": np.power, "max": np.maximum, "min": np.minimum, "gt": np.greater,
+          "ge": np.greater_equal, "lt": np.less, "le": np.less_equal, "eq": np.equal,
+          "ne": np.not_equal}
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x):
+    """NumPy has no erf; math.erf per element is exact to the last ulp (and slow)."""
+    return _erf(x).astype(x.dtype) if np.ndim(x) else x.dtype.type(math.erf(x))
+
+
+REDUCE = {"reduce_sum": np.sum, "reduce_max": np.max, "reduce_min": np.min,
+          "reduce_prod": np.prod}
+
+
+def _reduction(fn):
+    def impl(x, *, axes):
+        return fn(x, axis=axes) if fn in (np.max, np.min) else fn(x, axis=axes, dtype=x.dtype)
+    return impl
+
+
+def _arg_reduction(fn):
+    return lambda x, *, axis: fn(x, axis=axis).astype(np.int64)
+
+
+def slice_(x, *, start, limit, step):
+    return x[tuple(slice(s, e, k) for s, e, k in zip(start, limit, step))]
+
+
+def pad(x, *, lo, hi, interior):
+    shape = tuple(l + h + d + max(d - 1, 0) * i for d, l, h, i in zip(x.shape, lo, hi, interior))
+    out = np.zeros(shape, x.dtype)
+    out[tuple(slice(l, l + d + max(d - 1, 0) * i, i + 1)
+              for d, l, i in zip(x.shape, lo, interior))] = x
+    return out
+
+
+def scatter_add(upd, idx, *, axis, size):
+    shape = upd.shape[:axis] + (size,) + upd.shape[axis + idx.ndim:]
+    out = np.zeros(shape, upd.dtype)
+    np.add.at(out, (slice(None),) * axis + (idx,), upd)
+    return out
+
+
+IMPLS = {
+    **{k: f for k, f in UNARY.items()},
+    **{k: f for k, f in BINARY.items()},
+    **{k: _reduction(f) for k, f in REDUCE.items()},
+    "erf": erf,
+    "argmax": _arg_reduction(np.argmax), "argmin": _arg_reduction(np.argmin),
+    "select": np.where,
+    "convert": lambda x, *, dtype: np.asarray(x).astype(dtype),
+    "broadcast_to": lambda x, *, shape: np.broadcast_to(x, shape),
+    "reshape": lambda x, *, shape: np.reshape(x, shape),
+    "transpose": lambda x, *, perm: np.transpose(x, perm),
+    "slice": slice_,
+    "rev": lambda x, *, axes: np.flip(x, axes),
+    "pad": pad,
+    "concatenate": lambda *xs, axis: np.concatenate(xs, axis=axis),
+    "take": lambda x, idx, *, axis: np.take(x, idx, axis=axis),
+    "scatter_add": scatter_add,
+    "matmul": np.matmul,
+}
+
+for _name, _impl in IMPLS.items():
+    register_kernel(_name, "numpy", _impl)

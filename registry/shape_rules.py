@@ -1,0 +1,223 @@
+"""Shape rules of the built-in kernels, and `infer_avals`, which applies any rule.
+
+Kernels are strict: elementwise kernels take operands of one shape and one dtype
+(broadcasting and promotion are explicit nodes inserted by the ops), so each rule here is
+a few lines. Errors name the kernel and the offending shapes/dtypes.
+"""
+import numpy as np
+
+from ir import graph as _graph
+from ir.errors import DTypeError, KernelError, ShapeError
+from ir.types import ShapedArray, check_dtype
+from registry.tables import get_shape_rule, register_shape_rule
+
+BOOL = np.dtype(bool)
+INDEX = np.dtype(np.int64)
+
+UNARY = ("neg", "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "erf", "abs",
+         "sign")
+FLOAT_ONLY = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "erf")
+BINARY = ("add", "sub", "mul", "div", "pow", "max", "min")
+COMPARE = ("gt", "ge", "lt", "le", "eq", "ne")
+REDUCE = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")
+ARG_REDUCE = ("argmax", "argmin")
+
+
+def apply_shape_rule(kernel, avals, attrs):
+    """Apply kernel's shape rule. Returns (tuple of ShapedArray, whether the rule
+    returned a tuple, i.e. the kernel has a tuple of outputs)."""
+    out = get_shape_rule(kernel)(*avals, **attrs)
+    multi = isinstance(out, (tuple, list))
+    try:
+        return tuple(o if isinstance(o, ShapedArray) else ShapedArray(o.shape, o.dtype)
+                     for o in (out if multi else (out,))), multi
+    except AttributeError:
+        raise KernelError(f"shape rule of {kernel!r} must return objects with .shape and "
+                          f".dtype (or a tuple of them), got {out!r}") from None
+
+
+def infer_avals(kernel, avals, attrs):
+    """Output avals of `kernel` applied to `avals`, always as a tuple."""
+    return apply_shape_rule(kernel, avals, attrs)[0]
+
+
+_graph.default_infer = infer_avals
+
+
+def _same(kernel, *avals):
+    a = avals[0]
+    for b in avals[1:]:
+        if b.shape != a.shape:
+            raise ShapeError(f"{kernel}: operand shapes {[x.shape for x in avals]} differ "
+                             f"(kernels do not broadcast; use broadcast_to first)")
+        if b.dtype != a.dtype:
+            raise DTypeError(f"{kernel}: operand dtypes {[str(x.dtype) for x in avals]} "
+                             f"differ (convert first)")
+    return a
+
+
+def _unary(kernel):
+    def rule(x):
+        if kernel in FLOAT_ONLY and x.dtype.kind != "f":
+            raise DTypeError(f"{kernel}: needs a float operand, got {x.dtype}")
+        return ShapedArray(x.shape, x.dtype)
+    return rule
+
+
+def _binary(kernel, out_dtype=None):
+    def rule(x, y):
+        a = _same(kernel, x, y)
+        return ShapedArray(a.shape, out_dtype or a.dtype)
+    return rule
+
+
+def _check_axes(kernel, ndim, axes):
+    if len(set(axes)) != len(axes) or any(not 0 <= a < ndim for a in axes):
+        raise ShapeError(f"{kernel}: axes {axes} invalid for rank {ndim} "
+                         f"(kernels take sorted, non-negative, distinct axes)")
+
+
+def _reduce(kernel):
+    def rule(x, *, axes):
+        _check_axes(kernel, x.ndim, axes)
+        if kernel in ("reduce_max", "reduce_min") and any(x.shape[a] == 0 for a in axes):
+            raise ShapeError(f"{kernel}: reducing over an empty axis of shape {x.shape} "
+                             f"has no identity; pass a non-empty array")
+        return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)
+    return rule
+
+
+def _arg_reduce(kernel):
+    def rule(x, *, axis):
+        _check_axes(kernel, x.ndim, (axis,))
+        if x.shape[axis] == 0:
+            raise ShapeError(f"{kernel}: attempt to get {kernel} of an empty sequence "
+                             f"(axis {axis} of shape {x.shape})")
+        return ShapedArray(x.shape[:axis] + x.shape[axis + 1:], INDEX)
+    return rule
+
+
+def _select(c, x, y):
+    if c.dtype != BOOL:
+        raise DTypeError(f"select: condition must be bool, got {c.dtype}")
+    if c.shape != x.shape:
+        raise ShapeError(f"select: condition shape {c.shape} differs from {x.shape}")
+    a = _same("select", x, y)
+    return ShapedArray(a.shape, a.dtype)
+
+
+def _convert(x, *, dtype):
+    return ShapedArray(x.shape, check_dtype(dtype, "convert"))
+
+
+def _broadcast_to(x, *, shape):
+    if len(shape) < x.ndim or any(d != 1 and d != s for d, s in
+                                  zip(x.shape[::-1], shape[::-1])):
+        raise ShapeError(f"broadcast_to: cannot broadcast shape {x.shape} to {tuple(shape)}")
+    return ShapedArray(shape, x.dtype)
+
+
+def _reshape(x, *, shape):
+    if int(np.prod(shape, dtype=np.int64)) != x.size:
+        raise ShapeError(f"reshape: cannot reshape {x.shape} ({x.size} elements) to "
+                         f"{tuple(shape)}")
+    return ShapedArray(shape, x.dtype)
+
+
+def _transpose(x, *, perm):
+    if sorted(perm) != list(range(x.ndim)):
+        raise ShapeError(f"transpose: perm {perm} is not a permutation of {x.ndim} axes")
+    return ShapedArray(tuple(x.shape[p] for p in perm), x.dtype)
+
+
+def _slice(x, *, start, limit, step):
+    if not len(start) == len(limit) == len(step) == x.ndim:
+        raise ShapeError(f"slice: start/limit/step need {x.ndim} entries each")
+    out = []
+    for d, s, e, k in zip(x.shape, start, limit, step):
+        if not (k > 0 and 0 <= s <= e <= d):
+            raise ShapeError(f"slice: bad bounds start={start} limit={limit} step={step} "
+                             f"for shape {x.shape}")
+        out.append(max(0, -(-(e - s) // k)))
+    return ShapedArray(tuple(out), x.dtype)
+
+
+def _rev(x, *, axes):
+    _check_axes("rev", x.ndim, axes)
+    return ShapedArray(x.shape, x.dtype)
+
+
+def _pad(x, *, lo, hi, interior):
+    if not len(lo) == len(hi) == len(interior) == x.ndim or min(lo + hi + interior, default=0) < 0:
+        raise ShapeError(f"pad: need {x.ndim} non-negative lo/hi/interior entries")
+    return ShapedArray(tuple(l + h + d + max(d - 1, 0) * i
+                             for d, l, h, i in zip(x.shape, lo, hi, interior)), x.dtype)
+
+
+def _concatenate(*xs, axis):
+    if not xs:
+        raise ShapeError("concatenate: needs at least one operand")
+    r = xs[0]
+    for x in xs:
+        if x.ndim != r.ndim or x.shape[:axis] + x.shape[axis + 1:] != r.shape[:axis] + r.shape[axis + 1:]:
+            raise ShapeError(f"concatenate: shapes {[x.shape for x in xs]} differ off axis {axis}")
+        if x.dtype != r.dtype:
+            raise DTypeError(f"concatenate: dtypes {[str(x.dtype) for x in xs]} differ")
+    _check_axes("concatenate", r.ndim, (axis,))
+    size = sum(x.shape[axis] for x in xs)
+    return ShapedArray(r.shape[:axis] + (size,) + r.shape[axis + 1:], r.dtype)
+
+
+def _check_index(kernel, idx):
+    if idx.dtype.kind not in "iu":
+        raise DTypeError(f"{kernel}: indices must be integers, got {idx.dtype}")
+
+
+def _take(x, idx, *, axis):
+    _check_index("take", idx)
+    _check_axes("take", x.ndim, (axis,))
+    return ShapedArray(x.shape[:axis] + idx.shape + x.shape[axis + 1:], x.dtype)
+
+
+def _scatter_add(upd, idx, *, axis, size):
+    """Inverse of take: out[..., idx[j], ...] += upd[..., j, ...] along `axis`."""
+    _check_index("scatter_add", idx)
+    if upd.shape[axis:axis + idx.ndim] != idx.shape:
+        raise ShapeError(f"scatter_add: updates {upd.shape} do not match indices "
+                         f"{idx.shape} at axis {axis}")
+    return ShapedArray(upd.shape[:axis] + (size,) + upd.shape[axis + idx.ndim:], upd.dtype)
+
+
+def _matmul(a, b):
+    if a.ndim < 2 or a.ndim != b.ndim or a.shape[:-2] != b.shape[:-2] or a.shape[-1] != b.shape[-2]:
+        raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} do not match "
+                         f"(kernel wants (..., m, k) @ (..., k, n) with equal batch dims)")
+    if a.dtype != b.dtype:
+        raise DTypeError(f"matmul: dtypes {a.dtype} and {b.dtype} differ")
+    return ShapedArray(a.shape[:-1] + b.shape[-1:], a.dtype)
+
+
+def _register_builtins():
+    """Register every built-in rule; returns the built-in kernel names."""
+    for k in UNARY:
+        register_shape_rule(k, _unary(k))
+    for k in BINARY:
+        register_shape_rule(k, _binary(k))
+    for k in COMPARE:
+        register_shape_rule(k, _binary(k, BOOL))
+    for k in REDUCE:
+        register_shape_rule(k, _reduce(k))
+    for k in ARG_REDUCE:
+        register_shape_rule(k, _arg_reduce(k))
+    for name, rule in [("select", _select), ("convert", _convert),
+                       ("broadcast_to", _broadcast_to), ("reshape", _reshape),
+                       ("transpose", _transpose), ("slice", _slice), ("rev", _rev),
+                       ("pad", _pad), ("concatenate", _concatenate), ("take", _take),
+                       ("scatter_add", _scatter_add), ("matmul", _matmul)]:
+        register_shape_rule(name, rule)
+    return UNARY + BINARY + COMPARE + REDUCE + ARG_REDUCE + (
+        "select", "convert", "broadcast_to", "reshape", "transpose", "slice", "rev", "pad",
+        "concatenate", "take", "scatter_add", "matmul")
+
+
+BUILTIN_KERNELS = _register_builtins()

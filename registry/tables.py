@@ -1,0 +1,176 @@
+"""The four tables: kernels[(name, backend)], gradients[name], shape_rules[name], backends.
+
+Plain dicts with small functions around them. Re-registering replaces (that is how users
+override a built-in, as in TensorFlow.js). Every change bumps a per-kernel version and a
+global epoch, so caches (jit, compiled code) can tell whether what they hold is stale.
+"""
+import difflib
+
+from ir.errors import (BackendNotFoundError, GradientNotFoundError, KernelNotFoundError,
+                       ShapeRuleNotFoundError)
+
+_kernels = {}
+_gradients = {}
+_shape_rules = {}
+_backends = {}
+_versions = {}
+_epoch = [0]
+
+
+def _touch(name):
+    _versions[name] = _versions.get(name, 0) + 1
+    _epoch[0] += 1
+
+
+def epoch():
+    """A counter that changes whenever any table changes (cheap staleness check)."""
+    return _epoch[0]
+
+
+def version(name):
+    """A counter that changes whenever kernel `name`'s impls, gradient or shape rule do."""
+    return _versions.get(name, 0)
+
+
+def _check_name(name, what):
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{what}: kernel name must be a non-empty string, got {name!r}")
+
+
+# ---- backends -------------------------------------------------------------------------
+
+def register_backend(name, eager=None):
+    """Declare a backend. `eager(kernel, inputs, attrs)` runs one kernel on concrete
+    arrays when this backend is the active one (None: use its registered impls directly)."""
+    _backends[name] = eager
+    _epoch[0] += 1
+
+
+def backends():
+    return tuple(_backends)
+
+
+def check_backend(name):
+    if name not in _backends:
+        raise BackendNotFoundError(
+            f"unknown backend {name!r}; registered backends: {', '.join(map(repr, _backends))}")
+    return name
+
+
+def backend_eager(name):
+    return _backends[check_backend(name)]
+
+
+# ---- kernels --------------------------------------------------------------------------
+
+def register_kernel(name, backend, impl):
+    """Add or replace the impl of kernel `name` on `backend`."""
+    _check_name(name, "register_kernel")
+    check_backend(backend)
+    if not callable(impl) and not hasattr(impl, "emit"):
+        raise TypeError(f"register_kernel({name!r}, {backend!r}): impl must be callable "
+                        f"(or an llvm emitter object), got {type(impl).__name__}")
+    _kernels[(name, backend)] = impl
+    _touch(name)
+
+
+def _missing_kernel(name, backend):
+    have = sorted(b for (k, b) in _kernels if k == name)
+    if have:
+        hint = f"it is registered for backend(s) {have}"
+    else:
+        close = difflib.get_close_matches(name, sorted({k for k, _ in _kernels}), n=3)
+        hint = "no backend has it" + (f"; did you mean {close}?" if close else "")
+    return KernelNotFoundError(
+        f"no kernel {name!r} for backend {backend!r} ({hint}). Register one with "
+        f"registry.register_kernel({name!r}, {backend!r}, impl).")
+
+
+def get_kernel(name, backend):
+    check_backend(backend)
+    try:
+        return _kernels[(name, backend)]
+    except KeyError:
+        raise _missing_kernel(name, backend) from None
+
+
+def has_kernel(name, backend):
+    return (name, backend) in _kernels
+
+
+def unregister_kernel(name, backend):
+    if (name, backend) not in _kernels:
+        raise _missing_kernel(name, backend)
+    del _kernels[(name, backend)]
+    _touch(name)
+
+
+def kernels():
+    """Every registered (kernel name, backend) pair, sorted."""
+    return sorted(_kernels)
+
+
+# ---- gradients ------------------------------------------------------------------------
+
+def register_gradient(name, grad_fn):
+    """Add or override the gradient of kernel `name`.
+
+    `grad_fn(dy, inputs, outputs, attrs)` returns one gradient (or None) per input,
+    written with `tracer.numpy` ops so it traces and can be differentiated again.
+    """
+    _check_name(name, "register_gradient")
+    if not callable(grad_fn):
+        raise TypeError(f"register_gradient({name!r}): grad_fn must be callable")
+    _gradients[name] = grad_fn
+    _touch(name)
+
+
+def get_gradient(name):
+    try:
+        return _gradients[name]
+    except KeyError:
+        raise GradientNotFoundError(
+            f"no gradient registered for kernel {name!r}. Register one with "
+            f"registry.register_gradient({name!r}, lambda dy, inputs, outputs, attrs: "
+            f"(...one gradient per input...)).") from None
+
+
+def has_gradient(name):
+    return name in _gradients
+
+
+def unregister_gradient(name):
+    """Remove the gradient of `name`; differentiating through it is then an error."""
+    if name not in _gradients:
+        raise GradientNotFoundError(f"no gradient registered for kernel {name!r}")
+    del _gradients[name]
+    _touch(name)
+
+
+def gradients():
+    return sorted(_gradients)
+
+
+# ---- shape rules ----------------------------------------------------------------------
+
+def register_shape_rule(name, rule):
+    """`rule(*avals, **attrs)` returns the output aval (or a tuple of them)."""
+    _check_name(name, "register_shape_rule")
+    if not callable(rule):
+        raise TypeError(f"register_shape_rule({name!r}): rule must be callable")
+    _shape_rules[name] = rule
+    _touch(name)
+
+
+def get_shape_rule(name):
+    try:
+        return _shape_rules[name]
+    except KeyError:
+        raise ShapeRuleNotFoundError(
+            f"kernel {name!r} has no shape rule, so it cannot be traced (jit, grad, "
+            f"make_graph). Register one with registry.register_shape_rule({name!r}, "
+            f"lambda *avals, **attrs: <object with .shape and .dtype>).") from None
+
+
+def shape_rules():
+    return sorted(_shape_rules)

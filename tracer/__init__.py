@@ -1,0 +1,26 @@
+"""The user's face: tracing, run_kernel, transformations, custom gradients.
+
+    import tracer, tracer.numpy as tnp
+    f = tracer.jit(lambda x: tnp.sum(tnp.tanh(x) ** 2))
+    tracer.grad(f)(x); print(tracer.make_graph(tracer.grad(f))(x))
+"""
+import lowering  # noqa: F401  (registers the numpy backend's kernels)
+from ir.errors import (ArgumentError, BackendNotFoundError, CodegenError,
+                       ConcretizationError, DTypeError, GradientError, GradientNotFoundError,
+                       IRError, KernelError, KernelNotFoundError, ShapeError,
+                       ShapeRuleNotFoundError, TracerError)
+from tracer.core import Tracer, get_backend, run_kernel, set_backend
+from tracer import methods  # noqa: F401  (operators on Tracer)
+from tracer import gradients  # noqa: F401  (registers built-in gradients)
+from tracer.jit import jit, make_graph
+from tracer.transforms import grad, jvp, value_and_grad, vjp
+from tracer.custom import custom_grad, custom_vjp
+from tracer.check import check_grads
+from tracer import numpy, nn  # noqa: F401
+
+__all__ = ["jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp", "custom_vjp",
+           "custom_grad", "run_kernel", "set_backend", "get_backend", "check_grads",
+           "Tracer", "numpy", "nn", "TracerError", "ShapeError", "DTypeError",
+           "ArgumentError", "KernelNotFoundError", "BackendNotFoundError",
+           "ShapeRuleNotFoundError", "GradientNotFoundError", "GradientError",
+           "ConcretizationError", "KernelError", "IRError", "CodegenError"]

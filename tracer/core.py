@@ -1,0 +1,297 @@
+"""The one dispatch path and the tracer.
+
+`run_kernel(name, inputs, attrs)`: if no input is a `Tracer`, look up the active
+backend's kernel and run it on NumPy arrays; otherwise apply the kernel's shape rule and
+emit a node into the innermost trace among the inputs. Evaluating a graph is just
+`run_kernel` per node, so evaluating on tracers inlines the graph into the outer trace:
+that is why jit, grad, vjp and jvp compose without special cases.
+"""
+import os
+import sys
+
+import numpy as np
+
+import registry
+from ir import Graph, Literal, Node, ShapedArray, Var, aval_of, check_dtype
+from ir.errors import (ArgumentError, ConcretizationError, KernelError, TracerError)
+from registry.shape_rules import apply_shape_rule, infer_avals
+from registry.tables import _kernels
+
+_PKG_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PKG_DIRS = tuple(os.path.join(_PKG_ROOT, p) + os.sep
+                  for p in ("tracer", "ir", "registry", "lowering"))
+
+_state = {"backend": "numpy"}
+_stack = []          # active traces, innermost last
+_collectors = []     # sets recording kernel names touched while building (jit cache)
+
+
+def user_source(depth=2):
+    """'file:line (function)' of the innermost frame outside this project's packages."""
+    f = sys._getframe(depth)
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIRS):
+        f = f.f_back
+    if f is None:
+        return None
+    return f"{f.f_code.co_filename}:{f.f_lineno} ({f.f_code.co_name})"
+
+
+def note_kernel(name):
+    for c in _collectors:
+        c.add(name)
+
+
+# ---- eager ----------------------------------------------------------------------------
+
+def set_backend(name):
+    """Select the backend that eager `run_kernel` calls dispatch to."""
+    _state["backend"] = registry.check_backend(name)
+
+
+def get_backend():
+    return _state["backend"]
+
+
+def as_array(x, where="run_kernel"):
+    """A supported-dtype NumPy array (or scalar) from a concrete value, else ArgumentError."""
+    if isinstance(x, np.ndarray) or isinstance(x, np.generic):
+        arr = x
+    elif isinstance(x, (bool, int, float)):
+        arr = np.asarray(x)
+    else:
+        try:
+            arr = np.asarray(x)
+        except Exception as e:
+            raise ArgumentError(f"{where}: cannot convert {type(x).__name__} to an array") from e
+        if arr.dtype == object:
+            raise ArgumentError(f"{where}: expected an array or scalar, got "
+                                f"{type(x).__name__} ({str(x)[:60]!r})")
+    check_dtype(arr.dtype, where)
+    return arr
+
+
+def _describe(values):
+    return ", ".join(str(aval_of(v)) for v in values)
+
+
+def run_eager(name, arrays, attrs, backend=None):
+    """Run one kernel on concrete arrays on `backend` (default: the active one)."""
+    backend = backend or _state["backend"]
+    eager = registry.tables.backend_eager(backend)
+    impl = None if eager is not None else _kernels.get((name, backend)) or registry.get_kernel(name, backend)
+    try:
+        out = eager(name, arrays, attrs) if eager is not None else impl(*arrays, **attrs)
+    except TracerError:
+        raise
+    except Exception as e:
+        raise KernelError(f"kernel {name!r} on backend {backend!r} failed for inputs "
+                          f"({_describe(arrays)}) attrs {attrs}: {type(e).__name__}: {e}") from e
+    return out
+
+
+def _eager(name, inputs, attrs):
+    arrays = [as_array(x, name) for x in inputs]
+    out = run_eager(name, arrays, attrs)
+    rule = registry.tables._shape_rules.get(name)
+    if rule is not None:
+        want = infer_avals(name, [aval_of(a).strip_weak() for a in arrays], attrs)
+        outs = out if isinstance(out, tuple) else (out,)
+        got = tuple(ShapedArray(np.shape(o), np.asarray(o).dtype) for o in outs)
+        if got != want:
+            raise KernelError(f"kernel {name!r} on backend {_state['backend']!r} returned "
+                              f"{list(got)} but its shape rule says {list(want)}")
+    return out
+
+
+# ---- tracing --------------------------------------------------------------------------
+
+class Trace:
+    """Collects the nodes of one graph being built."""
+
+    def __init__(self, level):
+        self.level = level
+        self.nodes = []
+        self.invars = []
+        self.capvars, self.captured = [], []   # outer tracers used here, and their vars
+        self.constvars, self.consts = [], []
+        self._lifted = {}
+        self.active = True
+
+    def new_input(self, aval):
+        v = Var(aval)
+        self.invars.append(v)
+        return Tracer(self, v)
+
+    def lift(self, x):
+        """The graph value (Var or Literal) for any input of a node."""
+        if isinstance(x, Tracer):
+            if x._trace is self:
+                return x._var
+            if not x._trace.active or x._trace.level > self.level:
+                raise TracerError(
+                    f"a traced value {x.aval} escaped the function it was traced in (e.g. "
+                    f"saved to a global or outer list) and was used later. Return it from "
+                    f"the function instead.")
+            key = id(x)
+            if key not in self._lifted:
+                v = Var(x.aval.strip_weak())
+                self.capvars.append(v)
+                self.captured.append(x)
+                self._lifted[key] = (v, x)
+            return self._lifted[key][0]
+        if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+            return Literal(x)
+        arr = as_array(x)
+        if arr.ndim == 0:
+            return Literal(arr)
+        key = id(x)
+        if key not in self._lifted:
+            v = Var(ShapedArray(arr.shape, arr.dtype))
+            self.constvars.append(v)
+            self.consts.append(arr)
+            self._lifted[key] = (v, x)
+        return self._lifted[key][0]
+
+    def emit(self, name, inputs, attrs):
+        vals = [self.lift(x) for x in inputs]
+        avals, multi = apply_shape_rule(name, [v.aval for v in vals], attrs)
+        outs = [Var(a) for a in avals]
+        self.nodes.append(Node(name, vals, outs, attrs, user_source(3)))
+        note_kernel(name)
+        tracers = [Tracer(self, o) for o in outs]
+        return tuple(tracers) if multi else tracers[0]
+
+    def to_graph(self, outs):
+        outvars = [self.lift(o) for o in outs]
+        return Graph(self.invars + self.capvars, outvars, self.nodes,
+                     self.constvars, self.consts)
+
+
+class Tracer:
+    """A value inside a function being traced: it knows its type, not its data."""
+    __slots__ = ("_trace", "_var", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, trace, var):
+        self._trace = trace
+        self._var = var
+
+    aval = property(lambda self: self._var.aval)
+    shape = property(lambda self: self._var.aval.shape)
+    dtype = property(lambda self: self._var.aval.dtype)
+    ndim = property(lambda self: len(self._var.aval.shape))
+    size = property(lambda self: self._var.aval.size)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced value")
+        return self.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self):
+        return f"Tracer<{self.aval}>"
+
+    def _concretize(self, what):
+        raise ConcretizationError(
+            f"{what}() of a traced value {self.aval} at {user_source(3)}: its value is not "
+            f"known while tracing (jit, grad, make_graph). Use tracer.numpy.where for "
+            f"data-dependent choices, or mark the argument static, e.g. "
+            f"jit(f, static_argnums=(0,)).")
+
+    def __bool__(self):
+        self._concretize("bool")
+
+    def __int__(self):
+        self._concretize("int")
+
+    def __float__(self):
+        self._concretize("float")
+
+    def __index__(self):
+        self._concretize("index")
+
+    def __complex__(self):
+        self._concretize("complex")
+
+    def __array__(self, dtype=None, copy=None):
+        self._concretize("numpy.asarray")
+
+    def __hash__(self):
+        return id(self)
+
+
+def innermost_trace(inputs):
+    trace = None
+    for x in inputs:
+        if isinstance(x, Tracer) and (trace is None or x._trace.level > trace.level):
+            trace = x._trace
+    return trace
+
+
+def run_kernel(name, inputs, attrs=None):
+    """Dispatch kernel `name` (like TensorFlow.js's `engine().runKernel`).
+
+    Concrete inputs run the active backend's impl; traced inputs emit a node. Returns an
+    array (or tuple of arrays for multi-output kernels) or the matching tracers.
+    """
+    attrs = attrs or {}
+    trace = innermost_trace(inputs)
+    if trace is None:
+        return _eager(name, inputs, attrs)
+    return trace.emit(name, inputs, attrs)
+
+
+class new_trace:
+    """Context manager pushing a fresh trace on the stack."""
+
+    def __enter__(self):
+        self.trace = Trace(len(_stack))
+        _stack.append(self.trace)
+        return self.trace
+
+    def __exit__(self, *exc):
+        _stack.pop()
+        self.trace.active = False
+
+
+def trace_flat(fun, in_avals):
+    """Trace `fun(*tracers) -> list of values` to a Graph.
+
+    Returns (graph, captured): the graph's inputs are the explicit inputs followed by
+    one input per outer-trace value that `fun` closed over; `captured` lists those values.
+    """
+    with new_trace() as t:
+        outs = fun(*[t.new_input(a) for a in in_avals])
+        graph = t.to_graph(outs)
+    return graph, list(t.captured)
+
+
+def inline(graph, args, trace):
+    """Emit graph's nodes into `trace` on `args`; returns the value environment.
+
+    Nodes are emitted even when all their inputs are constants, so a broadcast literal
+    stays a node instead of becoming a baked-in array (folding is the optimizer's job)."""
+    env = {id(v): c for v, c in zip(graph.constvars, graph.consts)}
+    env.update((id(v), a) for v, a in zip(graph.invars, args))
+    for n in graph.nodes:
+        out = trace.emit(n.kernel, [x.value if type(x) is Literal else env[id(x)]
+                                    for x in n.inputs], n.attrs)
+        for o, val in zip(n.outputs, out if isinstance(out, tuple) else (out,)):
+            env[id(o)] = val
+    return env
+
+
+def read(env, x):
+    return x.value if type(x) is Literal else env[id(x)]
+
+
+def eval_graph(graph, args):
+    """Evaluate a graph on concrete values or tracers (inlining it into their trace)."""
+    trace = innermost_trace(args)
+    if trace is None:
+        from lowering.interpreter import evaluate
+        return evaluate(graph, args)
+    env = inline(graph, args, trace)
+    return [read(env, v) for v in graph.outvars]

@@ -1,0 +1,134 @@
+"""Every built-in kernel's gradient, in one table, written with traceable ops.
+
+`grad_fn(dy, inputs, outputs, attrs)` returns one gradient (or None) per input. Because
+broadcasting is explicit in the graph, elementwise gradients never un-broadcast: only
+`broadcast_to` sums back. Kinks follow JAX: abs'(0)=1, max/min split ties evenly,
+sqrt'(0)=inf, where() selects the cotangent (no NaN from the branch not taken).
+"""
+import math
+
+import numpy as np
+
+from registry import register_gradient
+from tracer import numpy as tnp
+from tracer.core import run_kernel
+
+
+def _sum_to(g, shape):
+    """Sum `g` (of a broadcast shape) back down to `shape` (the broadcast_to gradient)."""
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
+                                      if d == 1 and g.shape[lead + i] != 1)
+    return tnp.reshape(tnp.sum(g, axis=axes), shape) if axes else tnp.reshape(g, shape)
+
+
+def _expand(g, in_shape, axes):
+    """Broadcast a reduction's cotangent back over the reduced `axes`."""
+    kept = tuple(1 if i in axes else d for i, d in enumerate(in_shape))
+    return tnp.broadcast_to(tnp.reshape(g, kept), in_shape)
+
+
+def _wins(a, b):
+    """JAX's balanced max gradient for `a`: 1 where a > b, 1/2 on ties, else 0."""
+    return tnp.where(a > b, 1.0, tnp.where(a == b, 0.5, 0.0)).astype(a.dtype)
+
+
+def _pow_grads(dy, x, y, out):
+    safe_x = tnp.where(x == 0, 1, x)
+    dx = tnp.where(y == 0, 0, y * x ** tnp.where(y == 0, 1, y - 1))
+    return dy * dx, dy * tnp.log(safe_x) * out
+
+
+def _reduce_extreme(dy, inputs, out, attrs):
+    x, = inputs
+    axes = attrs["axes"]
+    mask = (x == _expand(out, x.shape, axes)).astype(x.dtype)
+    count = _expand(tnp.sum(mask, axis=axes), x.shape, axes)
+    return (_expand(dy, x.shape, axes) * mask / count,)
+
+
+def _reduce_prod(dy, inputs, out, attrs):
+    x, = inputs
+    axes = attrs["axes"]
+    zero = x == 0
+    others = _expand(tnp.prod(tnp.where(zero, 1, x), axis=axes), x.shape, axes)
+    one_zero = _expand(tnp.sum(zero.astype(np.int64), axis=axes), x.shape, axes) == 1
+    g = tnp.where(zero, tnp.where(one_zero, others, 0),
+                  _expand(out, x.shape, axes) / tnp.where(zero, 1, x))
+    return (_expand(dy, x.shape, axes) * g,)
+
+
+def _slice(dy, inputs, out, attrs):
+    x, = inputs
+    lo, hi = [], []
+    for d, s, n, k in zip(x.shape, attrs["start"], dy.shape, attrs["step"]):
+        lo.append(s if n else 0)
+        hi.append(d - s - (n - 1) * k - 1 if n else d)
+    return (run_kernel("pad", [dy], {"lo": tuple(lo), "hi": tuple(hi),
+                                     "interior": tuple(k - 1 for k in attrs["step"])}),)
+
+
+def _pad(dy, inputs, out, attrs):
+    x, = inputs
+    start = tuple(attrs["lo"])
+    step = tuple(i + 1 for i in attrs["interior"])
+    limit = tuple(l + (d - 1) * k + 1 if d else l for l, d, k in zip(start, x.shape, step))
+    return (run_kernel("slice", [dy], {"start": start, "limit": limit, "step": step}),)
+
+
+def _concatenate(dy, inputs, out, attrs):
+    ax, grads, off = attrs["axis"], [], 0
+    for x in inputs:
+        n = x.shape[ax]
+        idx = [slice(None)] * dy.ndim
+        idx[ax] = slice(off, off + n)
+        grads.append(dy[tuple(idx)])
+        off += n
+    return grads
+
+
+def _matmul(dy, inputs, out, attrs):
+    a, b = inputs
+    return dy @ tnp.swapaxes(b, -1, -2), tnp.swapaxes(a, -1, -2) @ dy
+
+
+GRADIENTS = {
+    "neg": lambda dy, i, o, a: (-dy,),
+    "exp": lambda dy, i, o, a: (dy * o,),
+    "log": lambda dy, i, o, a: (dy / i[0],),
+    "log1p": lambda dy, i, o, a: (dy / (1 + i[0]),),
+    "expm1": lambda dy, i, o, a: (dy * (o + 1),),
+    "sqrt": lambda dy, i, o, a: (dy / (2 * o),),
+    "sin": lambda dy, i, o, a: (dy * tnp.cos(i[0]),),
+    "cos": lambda dy, i, o, a: (-dy * tnp.sin(i[0]),),
+    "tanh": lambda dy, i, o, a: (dy * (1 - o * o),),
+    "erf": lambda dy, i, o, a: (dy * (2 / math.sqrt(math.pi)) * tnp.exp(-i[0] * i[0]),),
+    "abs": lambda dy, i, o, a: (tnp.where(i[0] >= 0, dy, -dy),),
+    "add": lambda dy, i, o, a: (dy, dy),
+    "sub": lambda dy, i, o, a: (dy, -dy),
+    "mul": lambda dy, i, o, a: (dy * i[1], dy * i[0]),
+    "div": lambda dy, i, o, a: (dy / i[1], -dy * o / i[1]),
+    "pow": lambda dy, i, o, a: _pow_grads(dy, i[0], i[1], o),
+    "max": lambda dy, i, o, a: (dy * _wins(i[0], i[1]), dy * _wins(i[1], i[0])),
+    "min": lambda dy, i, o, a: (dy * _wins(i[1], i[0]), dy * _wins(i[0], i[1])),
+    "select": lambda dy, i, o, a: (None, tnp.where(i[0], dy, 0), tnp.where(i[0], 0, dy)),
+    "convert": lambda dy, i, o, a: (tnp.astype(dy, i[0].dtype) if i[0].dtype.kind == "f" else None,),
+    "reduce_sum": lambda dy, i, o, a: (_expand(dy, i[0].shape, a["axes"]),),
+    "reduce_max": _reduce_extreme,
+    "reduce_min": _reduce_extreme,
+    "reduce_prod": _reduce_prod,
+    "broadcast_to": lambda dy, i, o, a: (_sum_to(dy, i[0].shape),),
+    "reshape": lambda dy, i, o, a: (tnp.reshape(dy, i[0].shape),),
+    "transpose": lambda dy, i, o, a: (tnp.transpose(dy, tuple(np.argsort(a["perm"]))),),
+    "slice": _slice,
+    "rev": lambda dy, i, o, a: (run_kernel("rev", [dy], a),),
+    "pad": _pad,
+    "concatenate": _concatenate,
+    "take": lambda dy, i, o, a: (run_kernel("scatter_add", [dy, i[1]], {
+        "axis": a["axis"], "size": i[0].shape[a["axis"]]}), None),
+    "scatter_add": lambda dy, i, o, a: (run_kernel("take", [dy, i[1]], {"axis": a["axis"]}), None),
+    "matmul": _matmul,
+}
+
+for _name, _fn in GRADIENTS.items():
+    register_gradient(_name, _fn)

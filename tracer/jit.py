@@ -1,0 +1,214 @@
+"""`jit` and `make_graph`: trace once per input signature, optimize, lower, cache.
+
+A signature is (pytree structure, per-leaf shape/dtype/weak type, static values). The
+cache entry remembers which kernels its graph touched (including gradients consulted while
+tracing) and their registry versions, so re-registering a kernel or gradient rebuilds
+exactly the entries that used it. Called on traced values, a jitted function inlines its
+graph into the caller's trace, which is how `grad(jit(f))` works.
+"""
+import functools
+
+import numpy as np
+
+import registry
+from ir import ShapedArray, cse, dce, fold_constants
+from ir.errors import ArgumentError
+from tracer import core
+from tracer.core import Tracer, as_array, eval_graph, trace_flat
+from tracer.pytree import flatten, unflatten
+
+DEFAULT_BACKEND = "llvm"
+
+
+def _static_key(v, where):
+    """A hashable stand-in for a static argument (lists and arrays are accepted)."""
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__,) + tuple(_static_key(x, where) for x in v)
+    if isinstance(v, dict):
+        return ("dict",) + tuple((k, _static_key(v[k], where)) for k in sorted(v))
+    if isinstance(v, np.ndarray):
+        return ("ndarray", v.dtype.str, v.shape, v.tobytes())
+    try:
+        hash(v)
+    except TypeError:
+        raise ArgumentError(f"{where}: static argument of type {type(v).__name__} is not "
+                            f"hashable; pass a tuple, list, array or hashable value") from None
+    return (type(v), v)
+
+
+def _leaf_aval(x, where):
+    if isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, np.ndarray):
+        return ShapedArray(x.shape, x.dtype)
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        return ShapedArray((), np.asarray(x).dtype, weak_type=True)
+    return ShapedArray(np.shape(x), as_array(x, where).dtype)
+
+
+def optimize(graph):
+    """The standard pipeline: fold constants, merge duplicates, drop dead nodes."""
+    from lowering.interpreter import run_node
+    return dce(cse(fold_constants(graph, run_node)))
+
+
+class _Entry:
+    __slots__ = ("graph", "out_tree", "captured", "versions", "epoch", "run", "lowered")
+
+
+class Jitted:
+    """A jit-compiled function; call it like the original."""
+
+    def __init__(self, fun, static_argnums=(), backend=None):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.static_argnums = tuple(sorted({static_argnums} if isinstance(static_argnums, int)
+                                           else set(static_argnums)))
+        self.backend = registry.check_backend(backend) if backend else None
+        self._cache = {}
+
+    def _split(self, args):
+        """(dynamic leaves, their tree, static keys) of a call's arguments."""
+        if not self.static_argnums:
+            leaves, tree = flatten(list(args))
+            return leaves, tree, ()
+        name = self.__name__
+        for i in self.static_argnums:
+            if i >= len(args):
+                raise ArgumentError(f"jit({name}): static_argnums={self.static_argnums} but "
+                                    f"only {len(args)} positional arguments were given")
+        statics = tuple(_static_key(args[i], f"jit({name}) argument {i}")
+                        for i in self.static_argnums)
+        leaves, tree = flatten([a for i, a in enumerate(args) if i not in self.static_argnums])
+        return leaves, tree, statics
+
+    def _signature(self, args):
+        leaves, tree, statics = self._split(args)
+        key = [tree, statics]
+        for x in leaves:
+            if type(x) is np.ndarray:
+                key.append((x.shape, x.dtype))
+            else:
+                a = _leaf_aval(x, f"jit({self.__name__})")
+                key.append((a.shape, a.dtype, a.weak_type))
+        return leaves, tuple(key)
+
+    def __call__(self, *args):
+        leaves, key = self._signature(args)
+        entry = self._cache.get(key)
+        if entry is None or entry.epoch != registry.epoch() and not self._fresh(entry):
+            entry = self._build(key, args, leaves)
+        if entry.captured or core.innermost_trace(leaves) is not None:
+            return unflatten(entry.out_tree, eval_graph(entry.graph, leaves + entry.captured))
+        return unflatten(entry.out_tree, entry.run(leaves))
+
+    def _fresh(self, entry):
+        if any(registry.version(k) != v for k, v in entry.versions.items()):
+            return False
+        entry.epoch = registry.epoch()
+        return True
+
+    def _trace(self, args, leaves):
+        """Trace to a graph; returns (graph, out_tree, captured, touched kernels)."""
+        dyn_pos = [i for i in range(len(args)) if i not in self.static_argnums]
+        tree = self._split(args)[1]
+        out_tree = []
+
+        def flat_fun(*tracers):
+            dyn = unflatten(tree, tracers)
+            full = list(args)
+            for i, v in zip(dyn_pos, dyn):
+                full[i] = v
+            outs, td = flatten(self.fun(*full))
+            out_tree.append(td)
+            return outs
+
+        touched = set()
+        core._collectors.append(touched)
+        try:
+            graph, captured = trace_flat(flat_fun, [_leaf_aval(x, self.__name__) for x in leaves])
+        finally:
+            core._collectors.remove(touched)
+        return graph, out_tree[0], captured, touched
+
+    def _build(self, key, args, leaves):
+        graph, out_tree, captured, touched = self._trace(args, leaves)
+        entry = _Entry()
+        entry.graph = optimize(graph)
+        entry.out_tree = out_tree
+        entry.versions = {k: registry.version(k) for k in touched}
+        entry.epoch = registry.epoch()
+        entry.lowered = None
+        entry.captured = captured
+        if captured:
+            return entry    # closes over values of an enclosing trace: inline, never cache
+        entry.run = self._lower(entry).run
+        self._cache[key] = entry
+        return entry
+
+    def _lower(self, entry):
+        if entry.lowered is None:
+            backend = self.backend or DEFAULT_BACKEND
+            if backend == "llvm" and not _llvm_available():
+                backend = "numpy"
+            if backend == "numpy":
+                entry.lowered = InterpretedProgram(entry.graph)
+            else:
+                from lowering.llvm import compile_graph
+                entry.lowered = compile_graph(entry.graph)
+        return entry.lowered
+
+    def lower(self, *args):
+        """The lowered program for these arguments: `.graph`, `.as_text()`."""
+        leaves, key = self._signature(args)
+        entry = self._cache.get(key)
+        if entry is None or entry.epoch != registry.epoch() and not self._fresh(entry):
+            entry = self._build(key, args, leaves)
+        return self._lower(entry)
+
+    def __repr__(self):
+        return f"<jit({getattr(self.fun, '__name__', self.fun)})>"
+
+
+def _llvm_available():
+    try:
+        import lowering.llvm  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+class InterpretedProgram:
+    """The `numpy` backend's lowered form: the optimized graph, run by the interpreter."""
+    backend = "numpy"
+
+    def __init__(self, graph):
+        self.graph = graph
+
+    def run(self, leaves):
+        from lowering.interpreter import evaluate
+        return evaluate(self.graph, [np.asarray(x, v.aval.dtype) if not isinstance(x, np.ndarray)
+                                     else x for x, v in zip(leaves, self.graph.invars)])
+
+    def as_text(self):
+        return str(self.graph)
+
+
+def jit(fun=None, *, static_argnums=(), backend=None):
+    """Compile `fun`: traced once per input signature, optimized, lowered, cached."""
+    if fun is None:
+        return lambda f: Jitted(f, static_argnums, backend)
+    return Jitted(fun, static_argnums, backend)
+
+
+def make_graph(fun, *, static_argnums=()):
+    """`make_graph(f)(*args)` is the traced ir.Graph of f (like jax.make_jaxpr)."""
+    j = Jitted(fun, static_argnums)
+
+    @functools.wraps(fun)
+    def graph_of(*args):
+        leaves, _ = j._signature(args)
+        graph, out_tree, captured, _ = j._trace(args, leaves)
+        graph.out_tree = out_tree
+        return graph
+    return graph_of

@@ -1,0 +1,134 @@
+"""What every op does before `run_kernel`: accept values, promote dtypes (NumPy 2 / NEP
+50, Python scalars weak), and make broadcasting explicit with `broadcast_to` nodes."""
+import numpy as np
+
+from ir import ShapedArray, check_dtype
+from ir.errors import ArgumentError, DTypeError, ShapeError
+from tracer.core import Tracer, _stack, as_array, innermost_trace, run_kernel
+
+SCALARS = (bool, int, float)
+FLOAT64 = np.dtype(np.float64)
+
+
+def is_weak(x):
+    """Python scalars, and traced values derived only from them, are weakly typed."""
+    if isinstance(x, Tracer):
+        return x.aval.weak_type
+    return isinstance(x, SCALARS) and not isinstance(x, np.generic)
+
+
+def value(x, op):
+    """Normalize an op argument: tracers and Python scalars pass, the rest -> ndarray."""
+    if isinstance(x, Tracer) or (isinstance(x, SCALARS) and not isinstance(x, np.generic)):
+        return x
+    if isinstance(x, (list, tuple)) and any(isinstance(e, Tracer) for e in x):
+        from tracer.numpy.shape_ops import stack
+        return stack(x)
+    return as_array(x, op)
+
+
+def aval(x):
+    if isinstance(x, Tracer):
+        return x.aval
+    if is_weak(x):
+        return ShapedArray((), np.asarray(x).dtype, weak_type=True)
+    return ShapedArray(np.shape(x), x.dtype)
+
+
+def shape(x):
+    return x.shape if isinstance(x, (Tracer, np.ndarray, np.generic)) else ()
+
+
+def dtype_of(x):
+    return aval(x).dtype
+
+
+def result_dtype(op, *xs):
+    """NumPy 2 promotion; weak operands take part as Python scalars (NEP 50)."""
+    reps = [{"b": False, "i": 0, "u": 0, "f": 0.0}[dtype_of(x).kind] if is_weak(x)
+            else dtype_of(x) for x in xs]
+    try:
+        dt = np.result_type(*reps)
+    except TypeError as e:
+        raise DTypeError(f"{op}: cannot promote dtypes "
+                         f"{[str(dtype_of(x)) for x in xs]}: {e}") from None
+    return check_dtype(dt, op)
+
+
+def convert(x, dtype, op="astype"):
+    """`x` as `dtype`: a convert node for traced/array values, a 0-d array for scalars."""
+    dtype = np.dtype(dtype)
+    if isinstance(x, SCALARS) and not isinstance(x, np.generic):
+        try:
+            return np.asarray(x, dtype=dtype)
+        except OverflowError:
+            raise DTypeError(f"{op}: Python scalar {x} does not fit in {dtype}") from None
+    if dtype_of(x) == dtype:
+        return x
+    check_dtype(dtype, op)
+    return run_kernel("convert", [x], {"dtype": dtype})
+
+
+def broadcast_shapes(op, *shapes):
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for dims in zip(*[(1,) * (ndim - len(s)) + tuple(s) for s in shapes]):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            raise ShapeError(f"{op}: operand shapes {', '.join(str(tuple(s)) for s in shapes)} "
+                             f"cannot be broadcast together (NumPy rules)")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def broadcast(x, shp, trace=None):
+    """x broadcast to `shp`. A constant `x` is broadcast inside `trace` (the trace of the
+    op's other operands) so the graph gets a node, not a baked-in array."""
+    shp = tuple(shp)
+    if shape(x) == shp:
+        return x
+    if trace is not None and not isinstance(x, Tracer):
+        return trace.emit("broadcast_to", [x], {"shape": shp})
+    if not isinstance(x, Tracer):
+        return np.broadcast_to(x, shp)
+    return run_kernel("broadcast_to", [x], {"shape": shp})
+
+
+def mark_weak(out, *inputs):
+    """A traced result of only weak inputs stays weak (as in JAX)."""
+    if isinstance(out, Tracer) and all(is_weak(x) for x in inputs):
+        out._var.aval = ShapedArray(out.shape, out.dtype, weak_type=True)
+    return out
+
+
+def elementwise(kernel, op, xs, dtype=None):
+    """Promote to one dtype (or `dtype`), broadcast to one shape, run `kernel`."""
+    xs = [value(x, op) for x in xs]
+    dt = dtype or result_dtype(op, *xs)
+    shp = broadcast_shapes(op, *[shape(x) for x in xs])
+    trace = innermost_trace(xs)
+    args = [broadcast(convert(x, dt, op), shp, trace) for x in xs]
+    return mark_weak(run_kernel(kernel, args), *xs)
+
+
+def normalize_axis(op, axis, ndim):
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise ArgumentError(f"{op}: axis must be an int, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"{op}: axis {axis} is out of bounds for an array of rank {ndim}")
+    return int(axis) % ndim
+
+
+def normalize_axes(op, axis, ndim):
+    """None -> all axes; int or tuple -> sorted non-negative tuple (duplicates rejected)."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = tuple(normalize_axis(op, a, ndim) for a in
+                 (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    if len(set(axes)) != len(axes):
+        raise ShapeError(f"{op}: repeated axis in {axis}")
+    return tuple(sorted(axes))
+
+
+def current_trace():
+    return _stack[-1] if _stack else None

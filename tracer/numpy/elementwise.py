@@ -1,0 +1,135 @@
+"""Elementwise ops: one table row per NumPy function, plus where and clip."""
+import numpy as np
+
+from ir.errors import DTypeError
+from tracer.numpy._base import (FLOAT64, broadcast, broadcast_shapes, convert, dtype_of,
+                               elementwise, innermost_trace, mark_weak, result_dtype, run_kernel,
+                               shape, value)
+
+
+def _float_dtype(op, x):
+    """NumPy's float result type for a transcendental of x (bool -> float32: no float16)."""
+    dt = dtype_of(x)
+    if dt.kind == "f":
+        return dt
+    return np.dtype(np.float32) if dt.kind == "b" else FLOAT64
+
+
+def _unary(kernel, name, kinds):
+    """A unary op. kinds: 'f' float-only (ints promote), 'n' numeric (no bool), 'a' any."""
+    def op(x):
+        x = value(x, name)
+        if kinds == "f":
+            return elementwise(kernel, name, [x], _float_dtype(name, x))
+        if kinds == "n" and dtype_of(x).kind == "b":
+            raise DTypeError(f"{name}: not supported for bool; use logical ops or cast "
+                             f"with astype(int) first")
+        return elementwise(kernel, name, [x])
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name}, as numpy.{name}."
+    return op
+
+
+negative = _unary("neg", "negative", "n")
+exp = _unary("exp", "exp", "f")
+log = _unary("log", "log", "f")
+log1p = _unary("log1p", "log1p", "f")
+expm1 = _unary("expm1", "expm1", "f")
+sqrt = _unary("sqrt", "sqrt", "f")
+sin = _unary("sin", "sin", "f")
+cos = _unary("cos", "cos", "f")
+tanh = _unary("tanh", "tanh", "f")
+erf = _unary("erf", "erf", "f")
+abs = _unary("abs", "abs", "a")
+absolute = abs
+sign = _unary("sign", "sign", "n")
+
+
+def _binary(kernel, name, no_bool=False):
+    def op(x, y):
+        if no_bool and result_dtype(name, value(x, name), value(y, name)).kind == "b":
+            raise DTypeError(f"{name}: not supported for bool operands; cast with "
+                             f"astype(int) first")
+        return elementwise(kernel, name, [x, y])
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name} with NumPy broadcasting and promotion."
+    return op
+
+
+add = _binary("add", "add")
+subtract = _binary("sub", "subtract", no_bool=True)
+multiply = _binary("mul", "multiply")
+_pow = _binary("pow", "power", no_bool=True)
+
+
+def power(x, y):
+    """x ** y. A small non-negative integer Python exponent becomes multiplications
+    (like JAX's integer_pow): cheaper, exact, and a simpler gradient."""
+    if isinstance(y, (int, float)) and not isinstance(y, bool) and y in (1, 2, 3, 4):
+        x = value(x, "power")
+        dt = result_dtype("power", x, y)
+        if dt.kind == "b":
+            raise DTypeError("power: not supported for bool operands; cast with "
+                             "astype(int) first")
+        base = convert(x, dt, "power")
+        out = base
+        for _ in range(int(y) - 1):
+            out = multiply(out, base)
+        return mark_weak(out, x) if int(y) > 1 else out
+    return _pow(x, y)
+maximum = _binary("max", "maximum")
+minimum = _binary("min", "minimum")
+
+
+def _compare(kernel, name):
+    def op(x, y):
+        x, y = value(x, name), value(y, name)
+        dt = result_dtype(name, x, y)
+        shp = broadcast_shapes(name, shape(x), shape(y))
+        trace = innermost_trace([x, y])
+        return run_kernel(kernel, [broadcast(convert(v, dt, name), shp, trace) for v in (x, y)])
+    op.__name__ = name
+    return op
+
+
+greater = _compare("gt", "greater")
+greater_equal = _compare("ge", "greater_equal")
+less = _compare("lt", "less")
+less_equal = _compare("le", "less_equal")
+equal = _compare("eq", "equal")
+not_equal = _compare("ne", "not_equal")
+
+
+def divide(x, y):
+    """True division: integer operands give float64, as in NumPy."""
+    x, y = value(x, "divide"), value(y, "divide")
+    dt = result_dtype("divide", x, y)
+    return elementwise("div", "divide", [x, y], dt if dt.kind == "f" else FLOAT64)
+
+
+true_divide = divide
+
+
+def where(condition, x, y):
+    """Select x where condition is true, else y (condition is cast to bool)."""
+    c, x, y = (value(v, "where") for v in (condition, x, y))
+    dt = result_dtype("where", x, y)
+    shp = broadcast_shapes("where", shape(c), shape(x), shape(y))
+    trace = innermost_trace([c, x, y])
+    c = broadcast(convert(c, np.bool_, "where"), shp, trace)
+    out = run_kernel("select", [c] + [broadcast(convert(v, dt, "where"), shp, trace)
+                                      for v in (x, y)])
+    return mark_weak(out, x, y)
+
+
+def clip(x, a_min=None, a_max=None):
+    """minimum(maximum(x, a_min), a_max); either bound may be None."""
+    if a_min is None and a_max is None:
+        raise ValueError("clip: at least one of a_min and a_max must be given")
+    if a_min is not None:
+        x = maximum(x, a_min)
+    return x if a_max is None else minimum(x, a_max)
+
+
+def square(x):
+    return multiply(x, x)

@@ -1,0 +1,75 @@
+"""Reductions with NumPy's axis conventions (None, negative, tuples, keepdims) and result
+dtypes (integer sums and products accumulate in int64; mean of integers is float64)."""
+import numpy as np
+
+from ir.errors import ShapeError
+from tracer.core import run_kernel
+from tracer.numpy._base import FLOAT64, convert, dtype_of, normalize_axes, normalize_axis, shape, value
+from tracer.numpy.elementwise import divide
+
+INT64 = np.dtype(np.int64)
+
+
+def _keepdims(out, in_shape, axes):
+    from tracer.numpy.shape_ops import reshape
+    return reshape(out, tuple(1 if i in axes else d for i, d in enumerate(in_shape)))
+
+
+def _reduce(kernel, name, x, axis, keepdims, dtype=None, accumulate=False):
+    x = value(x, name)
+    axes = normalize_axes(name, axis, len(shape(x)))
+    dt = np.dtype(dtype) if dtype is not None else dtype_of(x)
+    if dtype is None and accumulate and dt.kind in "biu":
+        dt = INT64
+    out = run_kernel(kernel, [convert(x, dt, name)], {"axes": axes})
+    return _keepdims(out, shape(x), axes) if keepdims else out
+
+
+def sum(x, axis=None, dtype=None, keepdims=False):
+    return _reduce("reduce_sum", "sum", x, axis, keepdims, dtype, accumulate=True)
+
+
+def prod(x, axis=None, dtype=None, keepdims=False):
+    return _reduce("reduce_prod", "prod", x, axis, keepdims, dtype, accumulate=True)
+
+
+def max(x, axis=None, keepdims=False):
+    return _reduce("reduce_max", "max", x, axis, keepdims)
+
+
+def min(x, axis=None, keepdims=False):
+    return _reduce("reduce_min", "min", x, axis, keepdims)
+
+
+amax, amin = max, min
+
+
+def mean(x, axis=None, dtype=None, keepdims=False):
+    x = value(x, "mean")
+    axes = normalize_axes("mean", axis, len(shape(x)))
+    dt = np.dtype(dtype) if dtype is not None else (
+        dtype_of(x) if dtype_of(x).kind == "f" else FLOAT64)
+    count = int(np.prod([shape(x)[a] for a in axes], dtype=np.int64))
+    return divide(sum(convert(x, dt, "mean"), axis=axes, keepdims=keepdims), float(count))
+
+
+def _arg(kernel, name, x, axis, keepdims):
+    from tracer.numpy.shape_ops import reshape
+    x = value(x, name)
+    if axis is None:
+        flat = reshape(x, (-1,))
+        if shape(flat)[0] == 0:
+            raise ShapeError(f"{name}: attempt to get {name} of an empty sequence")
+        out = run_kernel(kernel, [flat], {"axis": 0})
+        return reshape(out, (1,) * len(shape(x))) if keepdims else out
+    ax = normalize_axis(name, axis, len(shape(x)))
+    out = run_kernel(kernel, [x], {"axis": ax})
+    return _keepdims(out, shape(x), (ax,)) if keepdims else out
+
+
+def argmax(x, axis=None, keepdims=False):
+    return _arg("argmax", "argmax", x, axis, keepdims)
+
+
+def argmin(x, axis=None, keepdims=False):
+    return _arg("argmin", "argmin", x, axis, keepdims)
