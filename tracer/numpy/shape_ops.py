@@ -152,9 +152,9 @@ def getitem(x, key):
     shp = shape(x)
     if n_real > len(shp):
         raise ShapeError(f"getitem: too many indices ({n_real}) for array of rank {len(shp)}")
-    if Ellipsis not in key:
+    if not any(k is Ellipsis for k in key):
         key = key + (Ellipsis,)
-    i = key.index(Ellipsis)
+    i = next(j for j, k in enumerate(key) if k is Ellipsis)
     key = key[:i] + (slice(None),) * (len(shp) - n_real) + key[i + 1:]
     start, limit, step, rev_axes, out_shape, array_idx = [], [], [], [], [], None
     dim = 0
