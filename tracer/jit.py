@@ -172,7 +172,7 @@ class Jitted:
 
 def _llvm_available():
     try:
-        import lowering.llvm  # noqa: F401
+        from lowering.llvm import compile_graph  # noqa: F401
         return True
     except ImportError:
         return False

@@ -1,0 +1,64 @@
+"""Custom ops, the three ways of the TensorFlow.js guide.
+
+(a) an op defined with existing ops;
+(b) a new kernel: shape rule + register_kernel(name, "numpy", impl) + an op calling
+    run_kernel; it works eagerly, traced (its node names the new kernel) and under jit;
+(c) replacing a built-in kernel's implementation changes results eagerly and under jit.
+
+Run:  python examples/custom_ops.py
+"""
+import numpy as np
+
+import registry
+import tracer
+import tracer.numpy as tnp
+
+
+# (a) An op made of existing ops: nothing to register; it traces, differentiates, jits.
+def squared_difference(a, b):
+    d = tnp.subtract(a, b)
+    return d * d
+
+
+# (b) A new kernel. The shape rule gets one object per input with .shape and .dtype.
+def softplus_shape(x):
+    return x
+
+
+registry.register_shape_rule("softplus", softplus_shape)
+registry.register_kernel("softplus", "numpy", lambda x: np.logaddexp(x.dtype.type(0), x))
+registry.register_gradient("softplus",
+                           lambda dy, inputs, outputs, attrs: (dy * tracer.nn.sigmoid(inputs[0]),))
+
+
+def softplus(x):
+    return tracer.run_kernel("softplus", [tnp.asarray(x)])
+
+
+def main():
+    a = np.array([1.0, 2.0, 3.0], np.float32)
+    b = np.array([0.5, 2.5, 1.0], np.float32)
+    print("(a) squared_difference:", squared_difference(a, b))
+    print(tracer.make_graph(squared_difference)(a, b))
+
+    x = np.array([-2.0, 0.0, 3.0], np.float32)
+    print("\n(b) softplus eager:", softplus(x))
+    print("    softplus jit:  ", tracer.jit(softplus, backend="numpy")(x))
+    print("    grad of sum(softplus):", tracer.grad(lambda v: tnp.sum(softplus(v)))(x))
+    print(tracer.make_graph(lambda v: softplus(v) * 2)(x))
+
+    # (c) Replace the built-in `max` kernel with a NaN-ignoring one (np.fmax).
+    f = tracer.jit(lambda u, v: tnp.maximum(u, v), backend="numpy")
+    u = np.array([np.nan, 1.0]); v = np.array([0.0, 2.0])
+    print("\n(c) maximum before override:", tnp.maximum(u, v), "jit:", f(u, v))
+    original = registry.get_kernel("max", "numpy")
+    registry.register_kernel("max", "numpy", np.fmax)
+    try:
+        print("    maximum after override: ", tnp.maximum(u, v), "jit:", f(u, v))
+    finally:
+        registry.register_kernel("max", "numpy", original)
+    print("    restored:               ", tnp.maximum(u, v), "jit:", f(u, v))
+
+
+if __name__ == "__main__":
+    main()

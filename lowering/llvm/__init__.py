@@ -1,0 +1,1 @@
+"""LLVM backend: whole-graph compilation to fused native code via llvmlite."""

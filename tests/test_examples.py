@@ -1,0 +1,28 @@
+"""The examples are part of the contract: each runs as a fresh process and says what it
+should."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXPECT = {
+    "quickstart.py": ["lambda", "Jitted results", "result:"],
+    "custom_ops.py": ["softplus a", "after override"],
+    "custom_gradients.py": [],
+    "mlp.py": [],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECT))
+def test_example_runs(name, tmp_path):
+    path = os.path.join(ROOT, "examples", name)
+    if not os.path.exists(path):
+        pytest.skip(f"{name} not written yet")
+    env = dict(os.environ, PYTHONPATH=ROOT, TRACER_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, path], capture_output=True, text=True, env=env,
+                         timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    for text in EXPECT[name]:
+        assert text in out.stdout
