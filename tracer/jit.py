@@ -15,7 +15,7 @@ from ir import ShapedArray, cse, dce, fold_constants
 from ir.errors import ArgumentError
 from tracer import core
 from tracer.core import Tracer, as_array, eval_graph, trace_flat
-from tracer.pytree import flatten, unflatten
+from tracer.pytree import LEAF, flatten, unflatten
 
 DEFAULT_BACKEND = "llvm"
 
@@ -83,6 +83,12 @@ class Jitted:
         return leaves, tree, statics
 
     def _signature(self, args):
+        """(leaves, cache key). The common case, all arguments plain arrays, is kept to
+        one pass over them: this is the hot path of every jitted call."""
+        if not self.static_argnums:
+            key = [(a.shape, a.dtype) for a in args if type(a) is np.ndarray]
+            if len(key) == len(args):
+                return args, tuple(key)
         leaves, tree, statics = self._split(args)
         key = [tree, statics]
         for x in leaves:
@@ -98,9 +104,11 @@ class Jitted:
         entry = self._cache.get(key)
         if entry is None or entry.epoch != registry.epoch() and not self._fresh(entry):
             entry = self._build(key, args, leaves)
-        if entry.captured or core.innermost_trace(leaves) is not None:
-            return unflatten(entry.out_tree, eval_graph(entry.graph, leaves + entry.captured))
-        return unflatten(entry.out_tree, entry.run(leaves))
+        if entry.captured or core._stack and core.innermost_trace(leaves) is not None:
+            outs = eval_graph(entry.graph, list(leaves) + entry.captured)
+        else:
+            outs = entry.run(leaves)
+        return outs[0] if entry.out_tree == LEAF else unflatten(entry.out_tree, outs)
 
     def _fresh(self, entry):
         if any(registry.version(k) != v for k, v in entry.versions.items()):
