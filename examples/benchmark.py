@@ -165,6 +165,18 @@ def time_interleaved(fns, args, rounds, budget=0.05):
     return {name: statistics.median(s) for name, s in samples.items()}
 
 
+def copy_bandwidth(rounds):
+    """Bytes per second of np.copyto on 256 MB (read + write counted), median of rounds."""
+    src = np.ones(64 * 1024 * 1024, np.float32)
+    dst = np.empty_like(src)
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        np.copyto(dst, src)
+        times.append(time.perf_counter() - t0)
+    return 2 * src.nbytes / statistics.median(times)
+
+
 def compile_latency(rounds):
     """W7: trace + compile + first run of a fresh 64-op chain; then a warm disk cache
     in a fresh process (median of `rounds` processes)."""
@@ -221,6 +233,12 @@ def main():
             continue
         t = time_interleaved(fns, args, opts.rounds)
         _row(key, desc, target, t, cols)
+        if key == "W3":
+            bw = copy_bandwidth(opts.rounds)
+            floor = args[0].nbytes / bw
+            print(f"|    | W3 bandwidth floor (bytes read / copy bandwidth {bw / 1e9:.1f} GB/s) "
+                  f"| {fmt(floor)} = {floor / t['tracer llvm']:.0%} of tracer llvm's time |"
+                  + " |" * (len(cols) + 2), flush=True)
     if not only or "W7" in only:
         t = compile_latency(max(3, opts.rounds // 3))
         _row("W7", "trace+compile+run 64-op chain", "<= 0.5x jax; warm < 5 ms", t, cols)

@@ -1,7 +1,7 @@
 """Graph data model: typed values, nodes that each name a kernel, graphs, passes, export."""
-from ir.errors import (ArgumentError, CodegenError, ConcretizationError, DTypeError,
-                       GradientError, GradientNotFoundError, IRError, KernelError,
-                       KernelNotFoundError, BackendNotFoundError, ShapeError,
+from ir.errors import (ArgumentError, BackendNotFoundError, CodegenError, ConcretizationError,
+                       DTypeError, GradientError, GradientNotFoundError, IRError, KernelError,
+                       KernelNotFoundError, OutOfBoundsError, ShapeError,
                        ShapeRuleNotFoundError, TracerError)
 from ir.types import ShapedArray, SUPPORTED_DTYPES, aval_of, check_dtype
 from ir.graph import Graph, Literal, Node, Var
@@ -10,6 +10,7 @@ from ir.printer import format_graph
 
 __all__ = ["Graph", "Node", "Var", "Literal", "ShapedArray", "SUPPORTED_DTYPES", "aval_of",
            "check_dtype", "dce", "cse", "fold_constants", "format_graph", "TracerError",
-           "ShapeError", "DTypeError", "ArgumentError", "KernelNotFoundError",
-           "BackendNotFoundError", "ShapeRuleNotFoundError", "GradientNotFoundError",
-           "GradientError", "ConcretizationError", "KernelError", "IRError", "CodegenError"]
+           "ShapeError", "OutOfBoundsError", "DTypeError", "ArgumentError",
+           "KernelNotFoundError", "BackendNotFoundError", "ShapeRuleNotFoundError",
+           "GradientNotFoundError", "GradientError", "ConcretizationError", "KernelError",
+           "IRError", "CodegenError"]

@@ -15,6 +15,10 @@ class ShapeError(TracerError, ValueError):
     """Operand shapes that an op cannot combine (broadcasting, axes, matmul dims)."""
 
 
+class OutOfBoundsError(ShapeError, IndexError):
+    """An index outside its axis (static indices when traced, any index when run)."""
+
+
 class DTypeError(TracerError, TypeError):
     """An unsupported or mismatched dtype."""
 

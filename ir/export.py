@@ -6,6 +6,7 @@ value that node u defines. networkx is imported only here, and only when asked f
 """
 from ir.graph import Literal
 from ir.printer import _Names, format_attr
+from ir.types import ShapedArray
 
 
 def node_records(graph):
@@ -50,23 +51,27 @@ def to_networkx(graph):
     return g
 
 
-def _dot_escape(s):
-    return s.replace("\\", "\\\\").replace('"', '\\"')
+def _dot_quote(value):
+    """A DOT string literal: str fields as they are, others as their Python repr (so a
+    reader can `ast.literal_eval` them back to the networkx values)."""
+    text = value if isinstance(value, str) else repr(value)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def to_dot(graph):
+    """Graphviz DOT text: one box per node labelled like the printer, carrying the same
+    fields as `to_networkx` as DOT attributes; edges are labelled with the value names."""
     records, edges = node_records(graph)
-    lines = ["digraph G {", "  node [shape=box, fontname=monospace];"]
+    lines = ["digraph G {", "  node [shape=box, fontname=monospace];",
+             f"  graph [inputs={_dot_quote([str(v.aval) for v in graph.invars])}, "
+             f"outputs={_dot_quote([str(v.aval) for v in graph.outvars])}];"]
     for i, r in enumerate(records):
         attrs = " ".join(f"{k}={v}" for k, v in r["attrs"].items())
-        outs = ", ".join(f"{d}{list(s)}" for s, d in zip(r["shapes"], r["dtypes"]))
-        head = r["kernel"] + (f"[{attrs}]" if attrs else "")
-        label = _dot_escape(head) + "\\n" + _dot_escape(outs)
-        lines.append(f'  n{i} [label="{label}", kernel="{_dot_escape(r["kernel"])}"];')
-    seen = set()
-    for u, v, _ in edges:
-        if (u, v) not in seen:
-            seen.add((u, v))
-            lines.append(f"  n{u} -> n{v};")
+        outs = ", ".join(str(ShapedArray(s, d)) for s, d in zip(r["shapes"], r["dtypes"]))
+        label = r["kernel"] + (f"[{attrs}]" if attrs else "") + "\n" + outs
+        fields = ", ".join(f"{k}={_dot_quote(v)}" for k, v in [("label", label), *r.items()])
+        lines.append(f"  n{i} [{fields}];")
+    for u, v, var in edges:
+        lines.append(f"  n{u} -> n{v} [label={_dot_quote(var)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -6,7 +6,7 @@ constants are graph `constvars` bound to `consts`. This is the jaxpr shape of th
 """
 import numpy as np
 
-from ir.errors import IRError
+from ir.errors import IRError, TracerError
 from ir.types import ShapedArray
 
 
@@ -87,6 +87,12 @@ class Node:
         return f"Node({self.kernel}, {len(self.inputs)} in, {len(self.outputs)} out)"
 
 
+def _describe(node):
+    """`add(f32[3], f32[3]) at file:line (fn)`: a node without the graph's value names."""
+    ins = ", ".join(str(getattr(x, "aval", "?")) for x in node.inputs)
+    return f"{node.kernel}({ins})" + (f" at {node.source}" if node.source else "")
+
+
 # Set by `registry` on import: (kernel, in_avals, attrs) -> tuple of out avals.
 default_infer = None
 
@@ -123,7 +129,8 @@ class Graph:
 
     def verify(self, infer=None):
         """Check SSA form, definition before use, consts, and (if a shape-rule inference
-        function is available) that every node's output types match its shape rule."""
+        function is available) that every node's output types match its shape rule.
+        Raises IRError naming the node, its kernel and where it was created."""
         infer = infer or default_infer
         defined = set()
 
@@ -136,28 +143,36 @@ class Graph:
 
         if len(self.constvars) != len(self.consts):
             raise IRError(f"{len(self.constvars)} constvars but {len(self.consts)} consts")
-        for v, c in zip(self.constvars, self.consts):
-            define(v, "constvar")
+        for j, (v, c) in enumerate(zip(self.constvars, self.consts)):
+            define(v, f"constvar {j}")
             c = np.asarray(c)
             if c.shape != v.aval.shape or c.dtype != v.aval.dtype:
-                raise IRError(f"const of type {c.dtype}{list(c.shape)} bound to {v.aval}")
+                raise IRError(f"constvar {j} has type {v.aval} but is bound to a const "
+                              f"{ShapedArray(c.shape, c.dtype)}")
         for v in self.invars:
             define(v, "input")
         for i, n in enumerate(self.nodes):
+            here = f"node {i} ({_describe(n)})"
             for x in n.inputs:
-                if isinstance(x, Var) and id(x) not in defined:
-                    raise IRError(f"node {i} ({n.kernel}) uses a value before it is defined")
                 if not isinstance(x, (Var, Literal)):
-                    raise IRError(f"node {i} ({n.kernel}) has a non-value input {x!r}")
+                    raise IRError(f"{here} has a non-value input {x!r}")
+                if isinstance(x, Var) and id(x) not in defined:
+                    raise IRError(f"{here} uses a value of type {x.aval} before it is defined")
             for o in n.outputs:
-                define(o, f"output of node {i} ({n.kernel})")
+                define(o, f"output of {here}")
             if infer is not None:
-                want = tuple(infer(n.kernel, [x.aval for x in n.inputs], n.attrs))
+                try:
+                    want = tuple(a.strip_weak() for a in
+                                 infer(n.kernel, [x.aval for x in n.inputs], n.attrs))
+                except TracerError as e:
+                    raise IRError(f"{here}: its shape rule rejects the inputs: {e}") from None
                 got = tuple(o.aval.strip_weak() for o in n.outputs)
-                if tuple(a.strip_weak() for a in want) != got:
-                    raise IRError(f"node {i} ({n.kernel}) outputs {list(got)} but its shape "
-                                  f"rule gives {list(want)}")
+                if want != got:
+                    raise IRError(f"{here} outputs {list(got)} but its shape rule gives "
+                                  f"{list(want)}")
         for v in self.outvars:
+            if not isinstance(v, (Var, Literal)):
+                raise IRError(f"graph output {v!r} is not a value")
             if isinstance(v, Var) and id(v) not in defined:
                 raise IRError(f"graph output {v} is never defined")
         return self

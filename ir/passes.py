@@ -1,5 +1,5 @@
 """Graph -> graph passes: dead-code elimination, common-subexpression elimination,
-constant folding. Each returns a new Graph and never mutates its argument."""
+constant folding, call inlining. Each returns a new Graph and never mutates its argument."""
 import numpy as np
 
 from ir.graph import Graph, Literal, Node, Var
@@ -47,9 +47,11 @@ def cse(graph):
 def fold_constants(graph, evaluate, max_size=1 << 16):
     """Evaluate nodes whose inputs are all constants.
 
-    `evaluate(node, values)` runs one node on concrete values and returns its outputs.
+    `evaluate(node, values)` runs one node on concrete values and returns its outputs,
+    or None when it cannot (e.g. the kernel has no `numpy` impl): the node then stays.
     A result is kept only if it does not grow the constants (no folding a broadcast of a
-    scalar into a big array) and is at most `max_size` elements.
+    scalar into a big array) and is at most `max_size` elements. Folded arrays are made
+    read-only, so no view a program returns can change them.
     """
     consts = {id(v): np.asarray(c) for v, c in zip(graph.constvars, graph.consts)}
     env, nodes = {}, []
@@ -61,10 +63,11 @@ def fold_constants(graph, evaluate, max_size=1 << 16):
         out_size = sum(o.aval.size for o in n.outputs)
         foldable = (all(v is not None for v in values)
                     and out_size <= max(in_size, 1) and out_size <= max_size)
-        if foldable:
-            outs = evaluate(n, values)
+        outs = evaluate(n, values) if foldable else None
+        if outs is not None:
             for o, val in zip(n.outputs, outs):
-                val = np.asarray(val, dtype=o.aval.dtype)
+                val = np.array(val, dtype=o.aval.dtype)
+                val.flags.writeable = False
                 if val.ndim == 0:
                     env[id(o)] = Literal(val)
                 else:
@@ -72,6 +75,35 @@ def fold_constants(graph, evaluate, max_size=1 << 16):
                     new_constvars.append(o)
                     new_consts.append(val)
             continue
-        nodes.append(n if inputs == n.inputs else Node(n.kernel, inputs, n.outputs, n.attrs, n.source))
+        nodes.append(n if inputs == n.inputs else
+                     Node(n.kernel, inputs, n.outputs, n.attrs, n.source))
     outs = [_subst(v, env) for v in graph.outvars]
     return dce(Graph(graph.invars, outs, nodes, new_constvars, new_consts))
+
+
+def inline_calls(graph, kernel="custom_call"):
+    """Replace every `kernel` node by the nodes of its sub-graph (`attrs["rule"].graph`),
+    recursively, with fresh variables per call site, so a backend that compiles whole
+    graphs never sees a call. The sub-graph's consts become the graph's consts."""
+    nodes, constvars, consts = [], list(graph.constvars), list(graph.consts)
+
+    def emit(g, env, fresh):
+        if fresh:
+            for v, c in zip(g.constvars, g.consts):
+                env[id(v)] = Var(v.aval)
+                constvars.append(env[id(v)])
+                consts.append(c)
+        for n in g.nodes:
+            ins = [_subst(x, env) for x in n.inputs]
+            if n.kernel == kernel:
+                sub = n.attrs["rule"].graph
+                outs = emit(sub, {id(v): x for v, x in zip(sub.invars, ins)}, True)
+            else:
+                outs = [Var(o.aval) for o in n.outputs] if fresh else list(n.outputs)
+                same = not fresh and all(a is b for a, b in zip(ins, n.inputs))
+                nodes.append(n if same else Node(n.kernel, ins, outs, n.attrs, n.source))
+            env.update((id(o), x) for o, x in zip(n.outputs, outs))
+        return [_subst(v, env) for v in g.outvars]
+
+    outs = emit(graph, {}, False)
+    return Graph(graph.invars, outs, nodes, constvars, consts)

@@ -38,14 +38,8 @@ class _Names:
 
 
 def format_literal(lit):
-    v = lit.value
-    if lit.aval.dtype.kind == "f":
-        text = repr(float(v))
-    elif lit.aval.dtype.kind == "b":
-        text = repr(bool(v))
-    else:
-        text = repr(int(v))
-    return f"{text}:{short_dtype(lit.aval.dtype)}[]"
+    """`2.0:f32[]`: the shortest text that reads back as the same value of its dtype."""
+    return f"{str(lit.value)}:{short_dtype(lit.aval.dtype)}[]"
 
 
 def format_attr(value, indent):
@@ -55,9 +49,12 @@ def format_attr(value, indent):
         return str(value)
     if isinstance(value, type) and issubclass(value, np.generic):
         return np.dtype(value).name
-    if isinstance(value, float):
-        return repr(value)
-    return repr(value) if isinstance(value, (tuple, int, bool, str, type(None))) else str(value)
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    if isinstance(value, tuple):
+        items = [format_attr(v, indent) for v in value]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    return repr(value) if isinstance(value, (int, float, bool, str, type(None))) else str(value)
 
 
 def format_graph(graph, indent=0):

@@ -17,7 +17,9 @@ def run_node(node, ins, backend="numpy"):
     impl = _kernels.get((node.kernel, backend)) or get_kernel(node.kernel, backend)
     try:
         out = impl(*ins, **dict(node.attr_items))
-    except TracerError:
+    except TracerError as e:
+        if node.source and node.source not in str(e):
+            raise type(e)(f"{e} (in {node.kernel!r} node created at {node.source})") from None
         raise
     except Exception as e:
         shapes = ", ".join(f"{np.asarray(i).dtype}{list(np.shape(i))}" for i in ins)

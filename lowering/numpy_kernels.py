@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ir.errors import OutOfBoundsError
 from registry import register_kernel
 
 UNARY = {"neg": np.negative, "exp": np.exp, "log": np.log, "log1p": np.log1p,
@@ -50,7 +51,21 @@ def pad(x, *, lo, hi, interior):
     return out
 
 
+def _check_bounds(kernel, idx, size):
+    """Indices must be in [0, size): ops wrap negative ones before the kernel runs."""
+    bad = idx[(idx < 0) | (idx >= size)]
+    if bad.size:
+        raise OutOfBoundsError(f"{kernel}: index {bad.flat[0]} is out of bounds for an axis "
+                               f"of size {size}")
+
+
+def take(x, idx, *, axis):
+    _check_bounds("take", idx, x.shape[axis])
+    return np.take(x, idx, axis=axis)
+
+
 def scatter_add(upd, idx, *, axis, size):
+    _check_bounds("scatter_add", idx, size)
     shape = upd.shape[:axis] + (size,) + upd.shape[axis + idx.ndim:]
     out = np.zeros(shape, upd.dtype)
     np.add.at(out, (slice(None),) * axis + (idx,), upd)
@@ -72,7 +87,7 @@ IMPLS = {
     "rev": lambda x, *, axes: np.flip(x, axes),
     "pad": pad,
     "concatenate": lambda *xs, axis: np.concatenate(xs, axis=axis),
-    "take": lambda x, idx, *, axis: np.take(x, idx, axis=axis),
+    "take": take,
     "scatter_add": scatter_add,
     "matmul": np.matmul,
 }

@@ -1,11 +1,14 @@
 """Kernel registry (kernel name, backend) -> impl; gradient registry kernel name -> grad;
 shape rules; backends. Mirrors TensorFlow.js's kernel and gradient registries."""
+# The rules submodule first: importing it binds `registry.shape_rules` to the module,
+# and the function of that name, imported next, must win.
+from registry.shape_rules import BUILTIN_KERNELS, infer_avals
 from registry.tables import (backends, check_backend, epoch, get_gradient, get_kernel,
                              get_shape_rule, gradients, has_gradient, has_kernel, kernels,
                              register_backend, register_gradient, register_kernel,
-                             register_shape_rule, shape_rules, unregister_gradient,
-                             unregister_kernel, version)
-from registry.shape_rules import BUILTIN_KERNELS, infer_avals
+                             register_shape_rule, shape_rules, unregister_backend,
+                             unregister_gradient, unregister_kernel, unregister_shape_rule,
+                             version)
 
 register_backend("numpy")
 register_backend("llvm")
@@ -13,5 +16,5 @@ register_backend("llvm")
 __all__ = ["register_kernel", "get_kernel", "unregister_kernel", "has_kernel", "kernels",
            "register_gradient", "get_gradient", "unregister_gradient", "has_gradient",
            "gradients", "register_shape_rule", "get_shape_rule", "shape_rules",
-           "register_backend", "backends", "check_backend", "infer_avals", "epoch",
-           "version", "BUILTIN_KERNELS"]
+           "unregister_shape_rule", "register_backend", "unregister_backend", "backends",
+           "check_backend", "infer_avals", "epoch", "version", "BUILTIN_KERNELS"]

@@ -7,7 +7,7 @@ a few lines. Errors name the kernel and the offending shapes/dtypes.
 import numpy as np
 
 from ir import graph as _graph
-from ir.errors import DTypeError, KernelError, ShapeError
+from ir.errors import DTypeError, KernelError, ShapeError, TracerError
 from ir.types import ShapedArray, check_dtype
 from registry.tables import get_shape_rule, register_shape_rule
 
@@ -26,14 +26,26 @@ ARG_REDUCE = ("argmax", "argmin")
 def apply_shape_rule(kernel, avals, attrs):
     """Apply kernel's shape rule. Returns (tuple of ShapedArray, whether the rule
     returned a tuple, i.e. the kernel has a tuple of outputs)."""
-    out = get_shape_rule(kernel)(*avals, **attrs)
+    rule = get_shape_rule(kernel)
+    try:
+        out = rule(*avals, **attrs)
+    except TracerError:
+        raise
+    except Exception as e:
+        raise KernelError(f"shape rule of {kernel!r} failed on inputs "
+                          f"({', '.join(map(str, avals))}) with attrs {attrs}: "
+                          f"{type(e).__name__}: {e}") from e
     multi = isinstance(out, (tuple, list))
     try:
-        return tuple(o if isinstance(o, ShapedArray) else ShapedArray(o.shape, o.dtype)
-                     for o in (out if multi else (out,))), multi
-    except AttributeError:
-        raise KernelError(f"shape rule of {kernel!r} must return objects with .shape and "
-                          f".dtype (or a tuple of them), got {out!r}") from None
+        outs = tuple(ShapedArray(o.shape, o.dtype) for o in (out if multi else (out,)))
+    except (AttributeError, TypeError, ValueError):
+        raise KernelError(f"shape rule of {kernel!r} must return objects with .shape (a tuple "
+                          f"of ints) and .dtype, or a tuple of them; got {out!r}") from None
+    for o in outs:
+        check_dtype(o.dtype, f"shape rule of {kernel!r}")
+        if any(d < 0 for d in o.shape):
+            raise KernelError(f"shape rule of {kernel!r} returned a negative dimension: {o}")
+    return outs, multi
 
 
 def infer_avals(kernel, avals, attrs):
@@ -110,7 +122,13 @@ def _convert(x, *, dtype):
     return ShapedArray(x.shape, check_dtype(dtype, "convert"))
 
 
+def _check_shape(kernel, shape):
+    if any(d < 0 for d in shape):
+        raise ShapeError(f"{kernel}: invalid target shape {tuple(shape)} (negative dimension)")
+
+
 def _broadcast_to(x, *, shape):
+    _check_shape("broadcast_to", shape)
     if len(shape) < x.ndim or any(d != 1 and d != s for d, s in
                                   zip(x.shape[::-1], shape[::-1])):
         raise ShapeError(f"broadcast_to: cannot broadcast shape {x.shape} to {tuple(shape)}")
@@ -118,6 +136,7 @@ def _broadcast_to(x, *, shape):
 
 
 def _reshape(x, *, shape):
+    _check_shape("reshape", shape)
     if int(np.prod(shape, dtype=np.int64)) != x.size:
         raise ShapeError(f"reshape: cannot reshape {x.shape} ({x.size} elements) to "
                          f"{tuple(shape)}")
@@ -159,7 +178,8 @@ def _concatenate(*xs, axis):
         raise ShapeError("concatenate: needs at least one operand")
     r = xs[0]
     for x in xs:
-        if x.ndim != r.ndim or x.shape[:axis] + x.shape[axis + 1:] != r.shape[:axis] + r.shape[axis + 1:]:
+        if x.ndim != r.ndim or (x.shape[:axis] + x.shape[axis + 1:]
+                                != r.shape[:axis] + r.shape[axis + 1:]):
             raise ShapeError(f"concatenate: shapes {[x.shape for x in xs]} differ off axis {axis}")
         if x.dtype != r.dtype:
             raise DTypeError(f"concatenate: dtypes {[str(x.dtype) for x in xs]} differ")

@@ -6,8 +6,8 @@ global epoch, so caches (jit, compiled code) can tell whether what they hold is 
 """
 import difflib
 
-from ir.errors import (BackendNotFoundError, GradientNotFoundError, KernelNotFoundError,
-                       ShapeRuleNotFoundError)
+from ir.errors import (ArgumentError, BackendNotFoundError, GradientNotFoundError,
+                       KernelNotFoundError, ShapeRuleNotFoundError)
 
 _kernels = {}
 _gradients = {}
@@ -34,7 +34,12 @@ def version(name):
 
 def _check_name(name, what):
     if not isinstance(name, str) or not name:
-        raise TypeError(f"{what}: kernel name must be a non-empty string, got {name!r}")
+        raise ArgumentError(f"{what}: kernel name must be a non-empty string, got {name!r}")
+
+
+def _did_you_mean(name, names):
+    close = difflib.get_close_matches(name, sorted(names), n=3)
+    return f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
 
 
 # ---- backends -------------------------------------------------------------------------
@@ -42,7 +47,19 @@ def _check_name(name, what):
 def register_backend(name, eager=None):
     """Declare a backend. `eager(kernel, inputs, attrs)` runs one kernel on concrete
     arrays when this backend is the active one (None: use its registered impls directly)."""
+    if not isinstance(name, str) or not name:
+        raise ArgumentError(f"register_backend: name must be a non-empty string, got {name!r}")
     _backends[name] = eager
+    _epoch[0] += 1
+
+
+def unregister_backend(name):
+    """Remove a backend and every kernel registered for it."""
+    check_backend(name)
+    for key in [k for k in _kernels if k[1] == name]:
+        del _kernels[key]
+        _touch(key[0])
+    del _backends[name]
     _epoch[0] += 1
 
 
@@ -53,7 +70,8 @@ def backends():
 def check_backend(name):
     if name not in _backends:
         raise BackendNotFoundError(
-            f"unknown backend {name!r}; registered backends: {', '.join(map(repr, _backends))}")
+            f"unknown backend {name!r}; registered backends: "
+            f"{', '.join(map(repr, _backends))}.{_did_you_mean(str(name), _backends)}")
     return name
 
 
@@ -68,7 +86,7 @@ def register_kernel(name, backend, impl):
     _check_name(name, "register_kernel")
     check_backend(backend)
     if not callable(impl) and not hasattr(impl, "emit"):
-        raise TypeError(f"register_kernel({name!r}, {backend!r}): impl must be callable "
+        raise ArgumentError(f"register_kernel({name!r}, {backend!r}): impl must be callable "
                         f"(or an llvm emitter object), got {type(impl).__name__}")
     _kernels[(name, backend)] = impl
     _touch(name)
@@ -76,13 +94,12 @@ def register_kernel(name, backend, impl):
 
 def _missing_kernel(name, backend):
     have = sorted(b for (k, b) in _kernels if k == name)
-    if have:
-        hint = f"it is registered for backend(s) {have}"
-    else:
-        close = difflib.get_close_matches(name, sorted({k for k, _ in _kernels}), n=3)
-        hint = "no backend has it" + (f"; did you mean {close}?" if close else "")
+    on_backend = sorted(k for (k, b) in _kernels if b == backend)
+    hint = (f"it is registered only for backend(s) {', '.join(map(repr, have))}." if have
+            else f"no backend has it.{_did_you_mean(name, on_backend)}")
     return KernelNotFoundError(
-        f"no kernel {name!r} for backend {backend!r} ({hint}). Register one with "
+        f"no kernel {name!r} for backend {backend!r}: {hint} Backend {backend!r} has "
+        f"{len(on_backend)} kernels: {', '.join(on_backend) or '(none)'}. Register one with "
         f"registry.register_kernel({name!r}, {backend!r}, impl).")
 
 
@@ -120,7 +137,7 @@ def register_gradient(name, grad_fn):
     """
     _check_name(name, "register_gradient")
     if not callable(grad_fn):
-        raise TypeError(f"register_gradient({name!r}): grad_fn must be callable")
+        raise ArgumentError(f"register_gradient({name!r}): grad_fn must be callable")
     _gradients[name] = grad_fn
     _touch(name)
 
@@ -130,7 +147,8 @@ def get_gradient(name):
         return _gradients[name]
     except KeyError:
         raise GradientNotFoundError(
-            f"no gradient registered for kernel {name!r}. Register one with "
+            f"no gradient registered for kernel {name!r}.{_did_you_mean(name, _gradients)} "
+            f"Register one with "
             f"registry.register_gradient({name!r}, lambda dy, inputs, outputs, attrs: "
             f"(...one gradient per input...)).") from None
 
@@ -141,8 +159,7 @@ def has_gradient(name):
 
 def unregister_gradient(name):
     """Remove the gradient of `name`; differentiating through it is then an error."""
-    if name not in _gradients:
-        raise GradientNotFoundError(f"no gradient registered for kernel {name!r}")
+    get_gradient(name)
     del _gradients[name]
     _touch(name)
 
@@ -157,7 +174,7 @@ def register_shape_rule(name, rule):
     """`rule(*avals, **attrs)` returns the output aval (or a tuple of them)."""
     _check_name(name, "register_shape_rule")
     if not callable(rule):
-        raise TypeError(f"register_shape_rule({name!r}): rule must be callable")
+        raise ArgumentError(f"register_shape_rule({name!r}): rule must be callable")
     _shape_rules[name] = rule
     _touch(name)
 
@@ -169,7 +186,14 @@ def get_shape_rule(name):
         raise ShapeRuleNotFoundError(
             f"kernel {name!r} has no shape rule, so it cannot be traced (jit, grad, "
             f"make_graph). Register one with registry.register_shape_rule({name!r}, "
-            f"lambda *avals, **attrs: <object with .shape and .dtype>).") from None
+            f"lambda *avals, **attrs: <object with .shape and .dtype>)."
+            f"{_did_you_mean(name, _shape_rules)}") from None
+
+
+def unregister_shape_rule(name):
+    get_shape_rule(name)
+    del _shape_rules[name]
+    _touch(name)
 
 
 def shape_rules():

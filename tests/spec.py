@@ -3,22 +3,30 @@
 A row names the op, how to call it (`fn`, taking tracer.numpy as `tnp`), the NumPy
 reference (`ref`, taking numpy as `np`), the input shape cases, the dtypes, the input
 domain, and whether it is differentiable. Generic tests iterate over `cases()`.
+Every op of API.md's tracer.numpy / tracer.nn lists and every traced-value operator and
+method has at least one row; shape cases cover 0-d, size-1, broadcast and empty arrays.
 """
+import math
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
+
+import tracer
 
 F32, F64, I32, I64, B = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32),
                          np.dtype(np.int64), np.dtype(np.bool_))
 FLOATS = (F32, F64)
 NUMERIC = (F32, F64, I32, I64)
 ALL = (F32, F64, I32, I64, B)
+SOME = (F32, I32, B)                # for rows whose dtype handling is not the point
 
 UNARY_SHAPES = [((),), ((1,),), ((3,),), ((2, 3),), ((0,),), ((2, 0),)]
 BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((1,), (4,)),
                  ((2, 3), ()), ((0,), (0,)), ((0, 3), (1, 3))]
 REDUCE_SHAPES = [((3,),), ((2, 3),), ((2, 3, 4),), ((1,),)]
 NONEMPTY_UNARY = [s for s in UNARY_SHAPES if 0 not in s[0]]
+INDEX_SHAPES = [((4, 3),), ((2, 5, 3),)]
 
 
 @dataclass(frozen=True)
@@ -44,79 +52,232 @@ def _b(name, dtypes=NUMERIC, domain="real", grad=True):
                   lambda n, x, y: getattr(n, name)(x, y), BINARY_SHAPES, dtypes, domain, grad)
 
 
+def _same(name, f, shapes, dtypes=ALL, domain="real", grad=True):
+    """A row whose tracer call and NumPy reference are the same expression `f(mod, *xs)`
+    (operators, methods and indexing on the values themselves)."""
+    return OpSpec(name, f, f, shapes, dtypes, domain, grad)
+
+
+def _call(name, args="", row=None, **kw):
+    """A row calling `tnp.<name>(*xs, <args>)` against `np.<name>(*xs, <args>)`."""
+    f = eval(f"lambda m, *xs: m.{name}(*xs{', ' + args if args else ''})")  # noqa: S307
+    return OpSpec(row or f"{name}({args})", f, f, **kw)
+
+
+nn = tracer.nn
+_erf = np.vectorize(math.erf)
+
+
+def _np_softmax(n, x, axis=-1):
+    e = n.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+def _np_logsumexp(n, x, axis=None, keepdims=False):
+    m = x.max(axis, keepdims=True)
+    out = n.log(n.sum(n.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else n.squeeze(out, axis)
+
+
 SPECS = [
+    # ---- elementwise -------------------------------------------------------------------
     _u("negative", dtypes=NUMERIC), _u("exp"), _u("log", "positive"), _u("log1p", "positive"),
     _u("expm1"), _u("sqrt", "positive"), _u("sin"), _u("cos"), _u("tanh"),
     _u("abs", "nonzero", dtypes=ALL), _u("sign", dtypes=NUMERIC, grad=False),
     OpSpec("exp_int", lambda t, x: t.exp(x), lambda n, x: n.exp(x), UNARY_SHAPES, (I32, I64),
            grad=False),
+    OpSpec("erf", lambda t, x: t.erf(x), lambda n, x: _erf(x).astype(x.dtype), NONEMPTY_UNARY,
+           FLOATS),
     _b("add", ALL), _b("subtract"), _b("multiply", ALL), _b("divide", NUMERIC, "nonzero"),
     _b("power", FLOATS, "positive"), _b("maximum", ALL), _b("minimum", ALL),
     *[_b(c, ALL, grad=False) for c in ("greater", "greater_equal", "less", "less_equal",
                                       "equal", "not_equal")],
     OpSpec("where", lambda t, x, y: t.where(x > 0, x, y), lambda n, x, y: n.where(x > 0, x, y),
            BINARY_SHAPES, NUMERIC, "nonzero"),
+    _same("where_scalars", lambda m, x: m.where(x > 0, 1, 2.5) + m.where(x > 0, x, 0),
+          UNARY_SHAPES, NUMERIC, "nonzero"),
+    _same("where_bool", lambda m, x, y: m.where(x, y, m.not_equal(y, True)), BINARY_SHAPES[:4],
+          (B,), grad=False),
     OpSpec("clip", lambda t, x: t.clip(x, -0.5, 0.5), lambda n, x: n.clip(x, -0.5, 0.5),
            UNARY_SHAPES, FLOATS, "nonzero"),
+    _same("clip_one_sided", lambda m, x: m.clip(x, None, 1) * m.clip(x, -1, None),
+          UNARY_SHAPES, NUMERIC, "nonzero", grad=False),
+    _same("clip_array_bounds", lambda m, x, y: m.clip(x, y, y + 1), BINARY_SHAPES, NUMERIC,
+          "nonzero"),
     OpSpec("scalar_ops", lambda t, x: 2.0 * x - 1 + x / 3, lambda n, x: 2.0 * x - 1 + x / 3,
            UNARY_SHAPES, NUMERIC),
-    *[OpSpec(f"{r}_axis{ax}_keep{k}", (lambda r, ax, k: lambda t, x: getattr(t, r)(x, axis=ax, keepdims=k))(r, ax, k),
-             (lambda r, ax, k: lambda n, x: getattr(n, r)(x, axis=ax, keepdims=k))(r, ax, k),
-             REDUCE_SHAPES, dt, "nonzero", g)
+    _same("weak_scalars", lambda m, x: m.add(m.multiply(x, 2), m.subtract(3, x)) + True,
+          UNARY_SHAPES, NUMERIC),
+    _same("int_power", lambda m, x: m.power(x, 2) + m.power(x, 3) - m.power(x, 1),
+          UNARY_SHAPES, NUMERIC),
+    _same("scalar_power", lambda m, x: m.power(x, 0.5) + m.power(2.0, x), UNARY_SHAPES, FLOATS,
+          "positive"),
+    # ---- traced-value operators and methods (eagerly they are NumPy's own) ---------------
+    *[_same(f"operator_{f.__name__}", (lambda f: lambda m, x, y: f(x, y))(f), BINARY_SHAPES,
+            dtypes, domain, grad=False)
+      for f, dtypes, domain in [(operator.add, SOME, "real"), (operator.sub, (F32, I32), "real"),
+                                (operator.mul, SOME, "real"),
+                                (operator.truediv, (F32, I32), "nonzero"),
+                                (operator.pow, (F32,), "positive"), (operator.lt, SOME, "real"),
+                                (operator.le, SOME, "real"), (operator.gt, SOME, "real"),
+                                (operator.ge, SOME, "real"), (operator.eq, SOME, "real"),
+                                (operator.ne, SOME, "real")]],
+    _same("operator_reflected", lambda m, x: (2 - x) * (3 / x) + 2.0 ** x - (-x),
+          UNARY_SHAPES, (F32, F64, I32), "nonzero"),
+    _same("operator_matmul", lambda m, x, y: x @ y, [((2, 3), (3, 4)), ((3,), (3,)),
+                                                     ((2, 2, 3), (3,))], (F32, I32), grad=False),
+    _same("methods_reduce", lambda m, x: x.sum() + x.mean(axis=-1).max() + x.T.max(0).sum(),
+          [((3,),), ((2, 3),), ((1, 2, 3),)], NUMERIC),
+    _same("methods_shape", lambda m, x: x.reshape(-1).astype(np.float32) * x.ndim + x.shape[0],
+          [((3,),), ((2, 3),), ((0, 2),)], ALL, grad=False),
+    _same("methods_reshape_args", lambda m, x: x.reshape(x.shape[-1], -1).T,
+          [((2, 3),), ((4, 1, 2),)], SOME, grad=False),
+    # ---- reductions ----------------------------------------------------------------------
+    *[OpSpec(f"{r}_axis{ax}_keep{k}", f, f, REDUCE_SHAPES, dt, "nonzero", g)
       for r, dt, g in [("sum", ALL, True), ("mean", NUMERIC, True), ("max", NUMERIC, True),
                        ("min", NUMERIC, True), ("prod", NUMERIC, True)]
-      for ax, k in [(None, False), (-1, False), (0, True)]],
+      for ax, k in [(None, False), (-1, False), (0, True)]
+      for f in [(lambda r, ax, k: lambda m, x: getattr(m, r)(x, axis=ax, keepdims=k))(r, ax, k)]],
+    *[_call(r, "axis=(0, -1), keepdims=True", shapes=[((2, 3),), ((2, 3, 4),), ((1, 0),)],
+            dtypes=dt, domain="nonzero")
+      for r, dt in [("sum", ALL), ("mean", (F32, F64, I32)), ("prod", (F32, F64, I32))]],
+    *[_call(r, "axis=(-1, 0)", shapes=[((2, 3),), ((2, 3, 4),)], dtypes=(F32, F64, I32, B),
+            domain="nonzero", grad=r == "max") for r in ("max", "min")],
+    _call("sum", "axis=()", shapes=UNARY_SHAPES, dtypes=(F32, I32, B), grad=False),
+    _call("sum", "dtype=np.float64", shapes=REDUCE_SHAPES, dtypes=(F32, I32, B)),
+    _call("sum", "axis=0, dtype=np.int32", shapes=REDUCE_SHAPES, dtypes=(I32, I64, B), grad=False),
+    _call("mean", "dtype=np.float32", shapes=REDUCE_SHAPES, dtypes=(F64, I32, I64, B)),
+    _call("mean", "axis=-1, dtype=np.float64", shapes=REDUCE_SHAPES, dtypes=(F32, I32)),
+    _call("mean", "axis=0", row="mean_empty", shapes=[((0,),), ((0, 3),)], dtypes=(F32, I32),
+          grad=False),
+    _call("prod", "axis=0", row="prod_empty", shapes=[((0,),), ((0, 3),)], dtypes=(F32, I32, B),
+          grad=False),
     OpSpec("sum_empty", lambda t, x: t.sum(x, axis=0), lambda n, x: n.sum(x, axis=0),
            [((0,),), ((0, 3),)], ALL),
     *[OpSpec(f"{r}_axis{ax}", (lambda r, ax: lambda t, x: getattr(t, r)(x, axis=ax))(r, ax),
              (lambda r, ax: lambda n, x: getattr(n, r)(x, axis=ax))(r, ax),
              REDUCE_SHAPES, NUMERIC, grad=False)
       for r in ("argmax", "argmin") for ax in (None, -1)],
+    *[_call(r, "axis=0, keepdims=True", shapes=REDUCE_SHAPES, dtypes=(F32, I32, B), grad=False)
+      for r in ("argmax", "argmin")],
+    _call("argmax", "keepdims=True", shapes=REDUCE_SHAPES + [((),)], dtypes=(F32,), grad=False),
+    # ---- linear algebra ------------------------------------------------------------------
     OpSpec("matmul", lambda t, a, b: t.matmul(a, b), lambda n, a, b: n.matmul(a, b),
            [((2, 3), (3, 4)), ((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)),
             ((2, 2, 3), (3, 4)), ((1, 3), (3, 1)), ((0, 3), (3, 2)), ((2, 0), (0, 3))], NUMERIC),
+    _call("matmul", row="matmul_batch_broadcast",
+          shapes=[((1, 2, 3), (4, 3, 2)), ((2, 3), (4, 3, 2)), ((4, 2, 3), (3,)),
+                  ((3,), (2, 3, 4)), ((2, 1, 2, 3), (5, 3, 1))], dtypes=(F32, F64, I32)),
+    _call("matmul", row="matmul_bool", shapes=[((2, 3), (3, 4)), ((3,), (3,))], dtypes=(B,),
+          grad=False),
     OpSpec("dot", lambda t, a, b: t.dot(a, b), lambda n, a, b: n.dot(a, b),
            [((2, 3), (3, 4)), ((3,), (3,)), ((2, 3), (4, 3, 2))], NUMERIC),
+    _call("dot", row="dot_more", shapes=[((3,), (3, 2)), ((2, 3), (3,)), ((2, 2, 3), (3,)),
+                                         ((0, 3), (3, 2))], dtypes=(F32, I32)),
+    # ---- shape ops -----------------------------------------------------------------------
     OpSpec("reshape", lambda t, x: t.reshape(x, (-1,)), lambda n, x: n.reshape(x, (-1,)),
            UNARY_SHAPES, ALL),
+    _same("reshape_shapes", lambda m, x: m.reshape(x, x.shape[::-1] + (1,)) * 1,
+          UNARY_SHAPES, SOME),
+    _call("reshape", "(-1, 1, 3)", shapes=[((3,),), ((2, 3),), ((0, 3),)], dtypes=SOME),
     OpSpec("transpose", lambda t, x: t.transpose(x), lambda n, x: n.transpose(x),
            UNARY_SHAPES + [((2, 3, 4),)], ALL),
+    _call("transpose", "(1, -1, 0)", shapes=[((2, 3, 4),), ((1, 0, 2),)], dtypes=SOME),
+    _call("swapaxes", "0, -1", shapes=[((3,),), ((2, 3),), ((2, 3, 4),), ((0, 2),)],
+          dtypes=SOME),
     OpSpec("broadcast_to", lambda t, x: t.broadcast_to(x, (2,) + x.shape),
            lambda n, x: n.broadcast_to(x, (2,) + x.shape), UNARY_SHAPES, ALL),
+    _call("broadcast_to", "(2, 3)", shapes=[((),), ((1,),), ((3,),), ((2, 1),), ((1, 3),)],
+          dtypes=SOME),
     OpSpec("expand_squeeze", lambda t, x: t.squeeze(t.expand_dims(x, 0), 0),
            lambda n, x: n.squeeze(n.expand_dims(x, 0), 0), UNARY_SHAPES, ALL),
+    _call("expand_dims", "(0, -1)", shapes=UNARY_SHAPES, dtypes=SOME),
+    _call("expand_dims", "-2", shapes=UNARY_SHAPES[1:], dtypes=SOME),
+    _call("squeeze", "(0, -1)", shapes=[((1, 3, 1),), ((1, 1),), ((1, 0, 1),)], dtypes=SOME),
+    _call("squeeze", shapes=[((),), ((1,),), ((1, 3, 1),), ((2, 0, 1),)], dtypes=SOME),
     OpSpec("concatenate", lambda t, x, y: t.concatenate([x, y], axis=0),
            lambda n, x, y: n.concatenate([x, y], axis=0),
            [((3,), (2,)), ((2, 3), (1, 3)), ((0, 3), (2, 3))], ALL),
-    OpSpec("stack", lambda t, x, y: t.stack([x, y], axis=-1), lambda n, x, y: n.stack([x, y], axis=-1),
+    _same("concatenate_axes", lambda m, x, y: m.concatenate([x, y, x], axis=-1),
+          [((3,), (2,)), ((3, 2), (3, 1)), ((2, 0), (2, 3))], SOME),
+    _same("concatenate_flat", lambda m, x, y: m.concatenate((x, y), axis=None),
+          [((2, 3), (4,)), ((1,), (0, 2))], SOME),
+    OpSpec("stack", lambda t, x, y: t.stack([x, y], axis=-1),
+           lambda n, x, y: n.stack([x, y], axis=-1),
            [((), ()), ((3,), (3,)), ((2, 3), (2, 3))], ALL),
+    _same("stack_axes", lambda m, x, y: m.stack((x, y, x)) + m.stack([y, x, y], axis=1)[:, 0],
+          [((2,), (2,)), ((2, 3), (2, 3)), ((0, 2), (0, 2))], SOME),
+    # ---- indexing ------------------------------------------------------------------------
     OpSpec("take", lambda t, x: t.take(x, np.array([0, -1, 1, 0]), axis=0),
            lambda n, x: n.take(x, n.array([0, -1, 1, 0]), axis=0), [((3,),), ((2, 3),)], ALL),
+    _call("take", "np.array([[2, -1], [0, 0]]), axis=-1", row="take_2d_index",
+          shapes=[((3,),), ((2, 3),), ((0, 3),)], dtypes=SOME),
+    _call("take", "[4, 0, -2]", row="take_flat", shapes=[((5,),), ((2, 3),)], dtypes=SOME),
     OpSpec("getitem_basic", lambda t, x: x[1:, ::2][None, ..., -1],
            lambda n, x: x[1:, ::2][None, ..., -1], [((3, 4),), ((2, 5, 3),)], ALL),
-    OpSpec("getitem_reverse", lambda t, x: x[::-2], lambda n, x: x[::-2], [((5,),), ((4, 2),)], ALL),
+    OpSpec("getitem_reverse", lambda t, x: x[::-2], lambda n, x: x[::-2], [((5,),), ((4, 2),)],
+           ALL),
     OpSpec("getitem_array", lambda t, x: x[:, np.array([2, 0])], lambda n, x: x[:, n.array([2, 0])],
            [((2, 3),), ((1, 3, 2),)], ALL),
     OpSpec("getitem_int", lambda t, x: x[1], lambda n, x: x[1], [((3,),), ((2, 3),)], ALL),
-    OpSpec("astype", lambda t, x: t.astype(x, np.float32) * 2, lambda n, x: x.astype(np.float32) * 2,
+    *[_same(f"getitem{key}", eval(f"lambda m, x: x{key}"), shapes, SOME)   # noqa: S307
+      for shapes, keys in [
+          (INDEX_SHAPES, ["[-1, ::-1]", "[..., None, 1:-1]", "[::-3, None]", "[-10:10, 3:1]",
+                          "[()]", "[1:2, ..., ::2]", "[[0, -1, 0]]", "[None, [1, 0], ..., 2]",
+                          "[1, ..., [0, 1]]", "[::-1, ::2][..., -2]"]),
+          (INDEX_SHAPES[1:], ["[1, :, [0, 2]]", "[:, 1, [[0], [-1]]]", "[1, None, :, [2]]"])]
+      for key in keys],
+    _same("getitem_empty", lambda m, x: x[1:1, ..., ::-1], [((3, 2),), ((0, 2),)], SOME,
+          grad=False),
+    # ---- creation and conversion ---------------------------------------------------------
+    _same("zeros", lambda m, x: m.zeros(x.shape, x.dtype), UNARY_SHAPES, ALL, grad=False),
+    _same("ones", lambda m, x: m.ones(x.shape, x.dtype), UNARY_SHAPES, ALL, grad=False),
+    _same("zeros_ones_default_dtype", lambda m, x: m.zeros(x.shape) + m.ones(3),
+          [((),), ((3,),), ((2, 3),)], (F32,), grad=False),
+    _same("full", lambda m, x: m.full(x.shape, 2.5) * m.full((2,) + x.shape, 3, x.dtype),
+          UNARY_SHAPES, SOME, grad=False),
+    _same("full_traced_fill", lambda m, x: m.full((2,) + x.shape, x), UNARY_SHAPES, SOME),
+    _same("zeros_like", lambda m, x: m.zeros_like(x), UNARY_SHAPES, ALL, grad=False),
+    _same("ones_like", lambda m, x: m.ones_like(x), UNARY_SHAPES, ALL, grad=False),
+    _same("like_dtype", lambda m, x: m.ones_like(x, dtype=np.float32) + m.zeros_like(x, int),
+          UNARY_SHAPES, SOME, grad=False),
+    _same("arange", lambda m, x: m.arange(x.size) * m.arange(1, 2 * x.size + 1, 2, dtype=x.dtype),
+          UNARY_SHAPES, NUMERIC, grad=False),
+    _same("arange_float", lambda m, x: m.arange(0.5, 2.0, 0.25)[:3] + m.arange(3.0) * x,
+          [((),)], (F64,), grad=False),
+    _same("asarray", lambda m, x: m.asarray(x), UNARY_SHAPES, ALL),
+    _same("asarray_dtype", lambda m, x: m.asarray(x, dtype=np.float64), UNARY_SHAPES, SOME),
+    _same("asarray_list", lambda m, x: m.asarray([[x, x], [x, x]]), UNARY_SHAPES, SOME),
+    *[OpSpec(f"astype_{dt}", (lambda dt: lambda t, x: t.astype(x, dt))(dt),
+             (lambda dt: lambda n, x: x.astype(dt))(dt), UNARY_SHAPES[:4], ALL, "nonzero",
+             grad=dt.kind == "f") for dt in ALL],
+    OpSpec("astype", lambda t, x: t.astype(x, np.float32) * 2,
+           lambda n, x: x.astype(np.float32) * 2,
            UNARY_SHAPES, ALL, "nonzero"),
-    OpSpec("relu", lambda t, x: __import__("tracer").nn.relu(x), lambda n, x: n.maximum(x, 0),
+    # ---- tracer.nn -----------------------------------------------------------------------
+    OpSpec("relu", lambda t, x: nn.relu(x), lambda n, x: n.maximum(x, 0),
            UNARY_SHAPES, FLOATS, "nonzero"),
-    OpSpec("sigmoid", lambda t, x: __import__("tracer").nn.sigmoid(x),
+    OpSpec("relu_int", lambda t, x: nn.relu(x), lambda n, x: n.maximum(x, 0),
+           UNARY_SHAPES, (I32, I64), grad=False),
+    OpSpec("sigmoid", lambda t, x: nn.sigmoid(x),
            lambda n, x: 1 / (1 + n.exp(-x)), UNARY_SHAPES, FLOATS),
-    OpSpec("softmax", lambda t, x: __import__("tracer").nn.softmax(x),
-           lambda n, x: n.exp(x - x.max(-1, keepdims=True)) / n.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True),
+    OpSpec("softmax", lambda t, x: nn.softmax(x), _np_softmax, REDUCE_SHAPES, FLOATS),
+    OpSpec("softmax_axis0", lambda t, x: nn.softmax(x, axis=0),
+           lambda n, x: _np_softmax(n, x, 0), REDUCE_SHAPES + [((2, 0),)], FLOATS),
+    OpSpec("log_softmax", lambda t, x: nn.log_softmax(x, axis=0),
+           lambda n, x: x - _np_logsumexp(n, x, 0, True),
            REDUCE_SHAPES, FLOATS),
-    OpSpec("log_softmax", lambda t, x: __import__("tracer").nn.log_softmax(x, axis=0),
-           lambda n, x: x - x.max(0, keepdims=True) - n.log(n.exp(x - x.max(0, keepdims=True)).sum(0, keepdims=True)),
-           REDUCE_SHAPES, FLOATS),
-    OpSpec("logsumexp", lambda t, x: __import__("tracer").nn.logsumexp(x),
+    OpSpec("logsumexp", lambda t, x: nn.logsumexp(x),
            lambda n, x: n.log(n.sum(n.exp(x - x.max()))) + x.max(), REDUCE_SHAPES, FLOATS),
-    OpSpec("gelu", lambda t, x: __import__("tracer").nn.gelu(x),
+    OpSpec("logsumexp_keepdims", lambda t, x: nn.logsumexp(x, axis=-1, keepdims=True),
+           lambda n, x: _np_logsumexp(n, x, -1, True), REDUCE_SHAPES, FLOATS),
+    OpSpec("logsumexp_axes", lambda t, x: nn.logsumexp(x, axis=(0, -1)),
+           lambda n, x: _np_logsumexp(n, x, (0, -1)), REDUCE_SHAPES[1:3], FLOATS),
+    OpSpec("gelu", lambda t, x: nn.gelu(x),
            lambda n, x: 0.5 * x * (1 + n.tanh(float(n.sqrt(2 / n.pi)) * (x + 0.044715 * x ** 3))),
            UNARY_SHAPES, FLOATS),
-    OpSpec("gelu_exact", lambda t, x: __import__("tracer").nn.gelu(x, approximate=False),
-           lambda n, x: 0.5 * x * (1 + n.vectorize(__import__("math").erf)(x / n.sqrt(2))).astype(x.dtype),
+    OpSpec("gelu_exact", lambda t, x: nn.gelu(x, approximate=False),
+           lambda n, x: 0.5 * x * (1 + _erf(x / n.sqrt(2))).astype(x.dtype),
            NONEMPTY_UNARY, FLOATS),
 ]
 

@@ -7,8 +7,8 @@
 import lowering  # noqa: F401  (registers the numpy backend's kernels)
 from ir.errors import (ArgumentError, BackendNotFoundError, CodegenError,
                        ConcretizationError, DTypeError, GradientError, GradientNotFoundError,
-                       IRError, KernelError, KernelNotFoundError, ShapeError,
-                       ShapeRuleNotFoundError, TracerError)
+                       IRError, KernelError, KernelNotFoundError, OutOfBoundsError,
+                       ShapeError, ShapeRuleNotFoundError, TracerError)
 from tracer.core import Tracer, get_backend, run_kernel, set_backend
 from tracer import methods  # noqa: F401  (operators on Tracer)
 from tracer import gradients  # noqa: F401  (registers built-in gradients)
@@ -20,7 +20,7 @@ from tracer import numpy, nn  # noqa: F401
 
 __all__ = ["jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp", "custom_vjp",
            "custom_grad", "run_kernel", "set_backend", "get_backend", "check_grads",
-           "Tracer", "numpy", "nn", "TracerError", "ShapeError", "DTypeError",
-           "ArgumentError", "KernelNotFoundError", "BackendNotFoundError",
+           "Tracer", "numpy", "nn", "TracerError", "ShapeError", "OutOfBoundsError",
+           "DTypeError", "ArgumentError", "KernelNotFoundError", "BackendNotFoundError",
            "ShapeRuleNotFoundError", "GradientNotFoundError", "GradientError",
            "ConcretizationError", "KernelError", "IRError", "CodegenError"]

@@ -1,32 +1,51 @@
 """Reverse mode as a graph transform, and forward mode by transposing it.
 
-`backward(graph, args, cts, wrt)` re-emits the graph's nodes on `args` (tracers or arrays)
-and walks them in reverse, calling each kernel's registered gradient (written with
-traceable ops) and accumulating cotangents. Run under a fresh trace it produces a new
-graph (forward + backward) that prints, optimizes, compiles and differentiates again.
+`backward(graph, args, cts, wrt)` re-emits the graph's nodes on `args` and walks them in
+reverse, calling each kernel's registered gradient (written with traceable ops) and
+accumulating cotangents. Run under a fresh trace it produces a new graph (forward +
+backward) that prints, optimizes, compiles and differentiates again like any other.
 
 Forward mode needs no second registration: the VJP is linear in the cotangent, so the
-VJP of the VJP (taken with respect to the cotangent) is the JVP.
+VJP of the VJP (taken with respect to the cotangent) is the JVP (see transforms.jvp).
+
+Where `where`/select picks one branch, the other branch's cotangent is an exact zero, and
+the chain rule would multiply that zero by the branch's own local derivatives: 0 * inf
+and 0 * nan are NaN, so `where(x > 0, sqrt(x), 0)` at x < 0 would get a NaN gradient
+(JAX gives NaN there). To prevent that, every cotangent carries an optional boolean
+*zero mask* (true where it is known to be exactly zero): select creates one for each
+branch, it flows backward through the built-in elementwise kernels, whose gradients are
+local, and each of their input gradients is re-zeroed under it. Guarantee: a value used
+only inside the untaken branches of selects (through elementwise ops) gets exactly zero
+gradient from them, whatever its derivative there (inf, nan). A mask stops at any other
+kernel (reductions, reshapes, matmul, custom_call): past one, the IEEE product applies.
 """
 import numpy as np
 
 import registry
-from ir import Var, cse, dce
+from ir import Graph, Var, cse, dce
 from ir.errors import GradientError, GradientNotFoundError
+from registry.shape_rules import BINARY, UNARY
 from tracer import core
+from tracer import numpy as tnp
 from tracer.core import trace_flat
 
 # Kernels whose outputs carry no gradient: comparisons, integer results, sign (zero a.e.).
+# They are never differentiated (their gradient registry entries are not consulted), so
+# values they produce count as constants: the gradient through them is zero.
 NON_DIFFERENTIABLE = frozenset({"gt", "ge", "lt", "le", "eq", "ne", "argmax", "argmin",
                                 "sign"})
+# Kernels whose gradient at an element depends only on that element: zero masks flow
+# through them (see the module docstring).
+ELEMENTWISE = frozenset(UNARY + BINARY + ("convert", "select"))
 
 
 def _differentiable(aval):
     return aval.dtype.kind == "f"
 
 
-def _active_nodes(graph, wrt):
-    """Nodes on a path from a differentiated input to an output."""
+def _active(graph, wrt):
+    """(path, active): the nodes on a path from a differentiated input to an output, and
+    the ids of the values that depend on a differentiated input."""
     active = {id(v) for v, w in zip(graph.invars, wrt) if w and _differentiable(v.aval)}
     forward = []
     for n in graph.nodes:
@@ -42,25 +61,54 @@ def _active_nodes(graph, wrt):
         if any(id(o) in needed for o in n.outputs):
             path.append(n)
             needed.update(id(x) for x in n.inputs if isinstance(x, Var))
-    return path[::-1]
+    return path[::-1], active
+
+
+def describe(node):
+    """`kernel (in types -> out types)` plus the user's source line, for messages."""
+    name = node.kernel
+    rule = node.attrs.get("rule") if node.kernel == "custom_call" else None
+    if rule is not None:
+        name = f"{name} of {rule}"
+    types = (f"{', '.join(str(x.aval) for x in node.inputs)} -> "
+             f"{', '.join(str(o.aval) for o in node.outputs)}")
+    where = f", created at {node.source}" if node.source else ""
+    return f"{name!r} ({types}{where})"
 
 
 def check_differentiable(graph, wrt):
-    """Raise before anything runs if a node on the differentiated path has no gradient."""
-    for n in _active_nodes(graph, wrt):
+    """Raise before anything runs if a node on the differentiated path has no gradient
+    (or is a custom gradient closing over a differentiated value). Records the kernels
+    whose gradients will be used, so a jit cache entry is rebuilt when one changes."""
+    path, active = _active(graph, wrt)
+    for n in path:
         if not registry.has_gradient(n.kernel):
-            where = f" (created at {n.source})" if n.source else ""
             raise GradientNotFoundError(
-                f"cannot differentiate through kernel {n.kernel!r}{where}: it has no "
-                f"registered gradient. Register one with registry.register_gradient("
-                f"{n.kernel!r}, lambda dy, inputs, outputs, attrs: (...one gradient or None "
-                f"per input...)).")
+                f"cannot differentiate through kernel {describe(n)}: it has no registered "
+                f"gradient. Register one with registry.register_gradient({n.kernel!r}, "
+                f"lambda dy, inputs, outputs, attrs: (...one gradient or None per "
+                f"input...)), written with tracer.numpy ops.")
+        if n.kernel == "custom_call":
+            rule = n.attrs["rule"]
+            if any(isinstance(x, Var) and id(x) in active for x in n.inputs[rule.n_args:]):
+                raise GradientError(
+                    f"{rule} (called at {n.source}) closes over a value that is being "
+                    f"differentiated, and its backward cannot return a gradient for it. "
+                    f"Pass that value as an argument of the function instead.")
         core.note_kernel(n.kernel)
 
 
 def _zeros(aval):
-    from tracer import numpy as tnp
     return tnp.zeros(aval.shape, aval.dtype)
+
+
+def _select_masks(cond, mask):
+    """Zero masks of select's inputs (cond, on_true, on_false): on_true's cotangent is
+    zero where mask | ~cond, on_false's where mask | cond."""
+    not_cond = tnp.equal(cond, False)
+    if mask is None:
+        return None, not_cond, cond
+    return None, tnp.where(mask, True, not_cond), tnp.where(mask, True, cond)
 
 
 def backward(graph, args, cts, wrt):
@@ -68,56 +116,63 @@ def backward(graph, args, cts, wrt):
 
     Returns (outputs, grads) with one grad per input flagged in `wrt`.
     """
-    path = _active_nodes(graph, wrt)
+    path, active = _active(graph, wrt)
     env = core.inline(graph, args, core.innermost_trace(args) or core._stack[-1])
+    outs = [core.read(env, v) for v in graph.outvars]
+    ct_env, masks = {}, {}   # id(var) -> cotangent, and its zero mask (None: unknown)
 
-    def read(x):
-        return core.read(env, x)
-    outs = [read(v) for v in graph.outvars]
-
-    ct_env = {}
-
-    def accumulate(v, g):
-        prev = ct_env.get(id(v))
-        ct_env[id(v)] = g if prev is None else prev + g
+    def accumulate(v, g, mask):
+        if id(v) in ct_env:
+            ct_env[id(v)] = ct_env[id(v)] + g
+            old = masks[id(v)]
+            masks[id(v)] = None if old is None or mask is None else tnp.where(old, mask, False)
+        else:
+            ct_env[id(v)], masks[id(v)] = g, mask
     for v, ct in zip(graph.outvars, cts):
         if isinstance(v, Var) and ct is not None:
-            accumulate(v, ct)
+            accumulate(v, ct, None)
     for n in reversed(path):
         if not any(id(o) in ct_env for o in n.outputs):
             continue
+        # custom_call is told which outputs got no cotangent (None), so its residual
+        # outputs cost nothing at first order; other kernels get explicit zeros.
         dys = [ct_env.get(id(o)) for o in n.outputs]
-        dys = [_zeros(o.aval) if d is None else d for d, o in zip(dys, n.outputs)]
-        dy = tuple(dys) if len(n.outputs) > 1 else dys[0]
-        grads = registry.get_gradient(n.kernel)(
-            dy, [read(x) for x in n.inputs],
-            [env[id(o)] for o in n.outputs] if len(n.outputs) > 1 else env[id(n.outputs[0])],
-            n.attrs)
-        grads = _check_grads(n, grads)
-        for x, g in zip(n.inputs, grads):
-            if g is not None and isinstance(x, Var) and _differentiable(x.aval):
-                accumulate(x, g)
-    grads = [ct_env.get(id(v)) for v, w in zip(graph.invars, wrt) if w]
-    grads = [_zeros(v.aval) if g is None else g
-             for g, v in zip(grads, [v for v, w in zip(graph.invars, wrt) if w])]
+        if n.kernel != "custom_call":
+            dys = [_zeros(o.aval) if d is None else d for d, o in zip(dys, n.outputs)]
+        ins = [core.read(env, x) for x in n.inputs]
+        outputs = [env[id(o)] for o in n.outputs]
+        multi = len(n.outputs) > 1
+        dy = tuple(dys) if multi else dys[0]
+        grads = _check_grads(n, registry.get_gradient(n.kernel)(
+            dy, ins, outputs if multi else outputs[0], n.attrs))
+        mask = masks.get(id(n.outputs[0])) if n.kernel in ELEMENTWISE else None
+        in_masks = _select_masks(ins[0], mask) if n.kernel == "select" else [mask] * len(ins)
+        for x, g, m in zip(n.inputs, grads, in_masks):
+            if g is None or id(x) not in active:   # constants need no cotangent
+                continue
+            if mask is not None and g is not dy:
+                g = tnp.where(mask, 0, g)
+            accumulate(x, g, m)
+    grads = [ct_env[id(v)] if id(v) in ct_env else _zeros(v.aval)
+             for v, w in zip(graph.invars, wrt) if w]
     return outs, grads
 
 
 def _check_grads(node, grads):
-    from tracer import numpy as tnp
+    """One gradient (or None) per input, each of its input's shape, cast to its dtype."""
     if not isinstance(grads, (tuple, list)):
         grads = (grads,)
     if len(grads) != len(node.inputs):
-        raise GradientError(f"gradient of kernel {node.kernel!r} returned {len(grads)} "
-                            f"values for {len(node.inputs)} inputs (return one gradient, or "
-                            f"None, per input)")
+        raise GradientError(f"the gradient of kernel {describe(node)} returned "
+                            f"{len(grads)} values for {len(node.inputs)} inputs (return one "
+                            f"gradient, or None, per input)")
     out = []
     for i, (x, g) in enumerate(zip(node.inputs, grads)):
         if g is not None:
-            shape = g.shape if hasattr(g, "shape") else np.shape(g)
-            if tuple(shape) != x.aval.shape:
-                raise GradientError(f"gradient of kernel {node.kernel!r} for input {i} has "
-                                    f"shape {tuple(shape)}, but the input has shape "
+            shape = tuple(np.shape(g)) if not hasattr(g, "shape") else tuple(g.shape)
+            if shape != x.aval.shape:
+                raise GradientError(f"the gradient of kernel {describe(node)} for input "
+                                    f"{i} has shape {shape}, but the input has shape "
                                     f"{x.aval.shape}")
             if _differentiable(x.aval):
                 g = tnp.astype(g, x.aval.dtype)
@@ -125,11 +180,12 @@ def _check_grads(node, grads):
     return out
 
 
-def vjp_graph(graph, wrt):
-    """The graph (inputs..., cotangents...) -> (outputs..., grads of wrt inputs...)."""
+def vjp_graph(graph, wrt, n_ct):
+    """The graph (inputs..., cotangents of the first `n_ct` outputs...) ->
+    (outputs..., grads of the inputs flagged in `wrt`...)."""
     check_differentiable(graph, wrt)
     n = len(graph.invars)
-    in_avals = graph.in_avals + [v.aval.strip_weak() for v in graph.outvars]
+    in_avals = graph.in_avals + [v.aval.strip_weak() for v in graph.outvars[:n_ct]]
 
     def joint(*a):
         outs, grads = backward(graph, a[:n], a[n:], wrt)
@@ -144,11 +200,9 @@ def partition(graph, n_early, n_early_out):
 
     Returns (early, late): `early` maps those inputs to the first `n_early_out` outputs
     plus residuals; `late` maps (residuals, remaining inputs) to the remaining outputs.
-    This turns a joint forward+backward graph into `vjp`'s forward pass and `vjp_fn`.
+    This turns a joint forward+backward graph into a forward pass and a backward pass.
     """
-    from ir import Graph
     late = {id(v) for v in graph.invars[n_early:]}
-    consts = {id(v) for v in graph.constvars}
     early_nodes, late_nodes = [], []
     for nd in graph.nodes:
         if any(isinstance(x, Var) and id(x) in late for x in nd.inputs):
@@ -157,9 +211,9 @@ def partition(graph, n_early, n_early_out):
         else:
             early_nodes.append(nd)
     late_outs = graph.outvars[n_early_out:]
-    residuals, seen = [], set()
+    residuals, seen = [], late | {id(v) for v in graph.constvars}
     for x in [x for nd in late_nodes for x in nd.inputs] + late_outs:
-        if isinstance(x, Var) and id(x) not in late and id(x) not in consts and id(x) not in seen:
+        if isinstance(x, Var) and id(x) not in seen:
             seen.add(id(x))
             residuals.append(x)
     early = Graph(graph.invars[:n_early], graph.outvars[:n_early_out] + residuals,

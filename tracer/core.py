@@ -61,11 +61,14 @@ def as_array(x, where="run_kernel"):
     else:
         try:
             arr = np.asarray(x)
+        except TracerError:
+            raise
         except Exception as e:
-            raise ArgumentError(f"{where}: cannot convert {type(x).__name__} to an array") from e
-        if arr.dtype == object:
-            raise ArgumentError(f"{where}: expected an array or scalar, got "
-                                f"{type(x).__name__} ({str(x)[:60]!r})")
+            raise ArgumentError(f"{where}: cannot convert {type(x).__name__} to an array "
+                                f"({type(e).__name__}: {e})") from None
+    if arr.dtype.kind in "OUSV":   # objects, strings, bytes, records: not numbers
+        raise ArgumentError(f"{where}: expected an array or a number, got "
+                            f"{type(x).__name__} ({str(x)[:60]!r})")
     check_dtype(arr.dtype, where)
     return arr
 
@@ -78,7 +81,8 @@ def run_eager(name, arrays, attrs, backend=None):
     """Run one kernel on concrete arrays on `backend` (default: the active one)."""
     backend = backend or _state["backend"]
     eager = registry.tables.backend_eager(backend)
-    impl = None if eager is not None else _kernels.get((name, backend)) or registry.get_kernel(name, backend)
+    impl = None if eager is not None else (_kernels.get((name, backend))
+                                           or registry.get_kernel(name, backend))
     try:
         out = eager(name, arrays, attrs) if eager is not None else impl(*arrays, **attrs)
     except TracerError:
@@ -90,11 +94,14 @@ def run_eager(name, arrays, attrs, backend=None):
 
 
 def _eager(name, inputs, attrs):
+    """Validate with the shape rule (if any) first, so bad inputs get the same error as
+    under tracing, then run, then check the kernel kept the rule's promise."""
     arrays = [as_array(x, name) for x in inputs]
+    want = None
+    if name in registry.tables._shape_rules:
+        want = infer_avals(name, [ShapedArray(a.shape, a.dtype) for a in arrays], attrs)
     out = run_eager(name, arrays, attrs)
-    rule = registry.tables._shape_rules.get(name)
-    if rule is not None:
-        want = infer_avals(name, [aval_of(a).strip_weak() for a in arrays], attrs)
+    if want is not None:
         outs = out if isinstance(out, tuple) else (out,)
         got = tuple(ShapedArray(np.shape(o), np.asarray(o).dtype) for o in outs)
         if got != want:
@@ -104,6 +111,14 @@ def _eager(name, inputs, attrs):
 
 
 # ---- tracing --------------------------------------------------------------------------
+
+def _frozen_copy(arr):
+    """A read-only private copy: a traced constant must not change when the caller later
+    mutates the array it came from, nor be mutated through a view a program returns."""
+    out = np.array(arr)
+    out.flags.writeable = False
+    return out
+
 
 class Trace:
     """Collects the nodes of one graph being built."""
@@ -148,15 +163,15 @@ class Trace:
         if key not in self._lifted:
             v = Var(ShapedArray(arr.shape, arr.dtype))
             self.constvars.append(v)
-            self.consts.append(arr)
+            self.consts.append(_frozen_copy(arr))
             self._lifted[key] = (v, x)
         return self._lifted[key][0]
 
-    def emit(self, name, inputs, attrs):
+    def emit(self, name, inputs, attrs, source=None):
         vals = [self.lift(x) for x in inputs]
         avals, multi = apply_shape_rule(name, [v.aval for v in vals], attrs)
         outs = [Var(a) for a in avals]
-        self.nodes.append(Node(name, vals, outs, attrs, user_source(3)))
+        self.nodes.append(Node(name, vals, outs, attrs, source or user_source(3)))
         note_kernel(name)
         tracers = [Tracer(self, o) for o in outs]
         return tuple(tracers) if multi else tracers[0]
@@ -236,6 +251,12 @@ def run_kernel(name, inputs, attrs=None):
     Concrete inputs run the active backend's impl; traced inputs emit a node. Returns an
     array (or tuple of arrays for multi-output kernels) or the matching tracers.
     """
+    if not isinstance(inputs, (list, tuple)):
+        raise ArgumentError(f"run_kernel({name!r}, inputs, attrs): inputs must be a list or "
+                            f"tuple of arrays, got {type(inputs).__name__}")
+    if attrs is not None and not isinstance(attrs, dict):
+        raise ArgumentError(f"run_kernel({name!r}, inputs, attrs): attrs must be a dict, got "
+                            f"{type(attrs).__name__}")
     attrs = attrs or {}
     trace = innermost_trace(inputs)
     if trace is None:
@@ -277,7 +298,7 @@ def inline(graph, args, trace):
     env.update((id(v), a) for v, a in zip(graph.invars, args))
     for n in graph.nodes:
         out = trace.emit(n.kernel, [x.value if type(x) is Literal else env[id(x)]
-                                    for x in n.inputs], n.attrs)
+                                    for x in n.inputs], n.attrs, n.source)
         for o, val in zip(n.outputs, out if isinstance(out, tuple) else (out,)):
             env[id(o)] = val
     return env

@@ -1,20 +1,35 @@
 """Custom gradients: `custom_vjp` (JAX) and `custom_grad` (TensorFlow.js).
 
-Both become one `custom_call` node whose `rule` attr holds the traced forward graph and
-a `backward(inputs, outputs, dy)` callback. The registered gradient of `custom_call` calls
-that callback instead of differentiating the forward graph; forward mode transposes it
-like any other gradient, so a backward written with ops also gives jvp and grad(grad).
-The numpy kernel evaluates the forward graph; the llvm lowering inlines it.
+Both become one `custom_call` node. Its `rule` attr holds the traced forward graph, whose
+outputs are the function's outputs followed by residuals (values the backward needs),
+and a backward callback returning one gradient (or None) per argument leaf. The
+registered gradient of `custom_call` calls that callback instead of differentiating the
+forward graph. The callback runs on traced values, so a backward written with
+tracer.numpy ops is differentiated again by grad(grad(...)) and transposed by jvp like
+any other gradient: one rule serves both modes (jvp is exact when the backward is linear
+in the cotangent, as a true VJP is). The numpy kernel evaluates the forward graph; the
+llvm lowering inlines it.
 """
+import numpy as np
+
 import registry
+from ir import Graph
 from ir.errors import GradientError
+from tracer import core
+from tracer import numpy as tnp
+from tracer.autodiff import backward, check_differentiable, partition
 from tracer.core import eval_graph, run_kernel, trace_flat
 from tracer.jit import _leaf_aval
 from tracer.pytree import flatten, num_leaves, unflatten
 
 
 class CustomRule:
-    """Attr of a custom_call node; hashed by identity."""
+    """The `rule` attr of a custom_call node (hashed by identity, printed by name).
+
+    graph: (argument leaves, captured outer values) -> (outputs, computed residuals);
+    backward(node inputs, computed residuals, cotangents of the outputs) -> one gradient
+    or None per argument leaf (captured values get none: autodiff refuses to
+    differentiate through them)."""
 
     def __init__(self, name, graph, n_out, n_args, backward):
         self.name, self.graph, self.n_out, self.n_args = name, graph, n_out, n_args
@@ -24,46 +39,54 @@ class CustomRule:
         return self.name
 
 
-def _call(name, fwd, args, backward_factory):
-    """Trace fwd(*args) -> (out, residuals), emit/run the custom_call, return out."""
-    leaves, in_tree = flatten(list(args))
-    trees = {}
+def _emit(name, graph, n_out, leaves, captured, out_tree, backward):
+    """Run or emit the custom_call node; returns the function's outputs as a pytree.
 
-    def flat(*xs):
-        out, res = fwd(*unflatten(in_tree, xs))
-        outs, trees["out"] = flatten(out)
-        res_leaves, trees["res"] = flatten(res)
-        return outs + res_leaves
-    graph, captured = trace_flat(flat, [_leaf_aval(x, name) for x in leaves])
-    n_out = num_leaves(trees["out"])
-    rule = CustomRule(name, graph, n_out, len(leaves),
-                      backward_factory(in_tree, trees["out"], trees["res"], len(leaves)))
-    outs = run_kernel("custom_call", leaves + captured, {"rule": rule})
-    return unflatten(trees["out"], list(outs)[:n_out])
+    `graph` maps (leaves, captured) to (outputs, residuals) and `backward(residuals,
+    cts)` returns one gradient per leaf. Residuals that are just inputs are not copied
+    out of the node: the backward reads them from the node's inputs."""
+    pos = {id(v): i for i, v in enumerate(graph.invars)}
+    res = graph.outvars[n_out:]
+    graph = Graph(graph.invars, graph.outvars[:n_out] + [r for r in res if id(r) not in pos],
+                  graph.nodes, graph.constvars, graph.consts)
+
+    def node_backward(inputs, computed, cts):
+        it = iter(computed)
+        return backward([inputs[pos[id(r)]] if id(r) in pos else next(it) for r in res], cts)
+    rule = CustomRule(name, graph, n_out, len(leaves), node_backward)
+    outs = run_kernel("custom_call", list(leaves) + list(captured), {"rule": rule})
+    return unflatten(out_tree, list(outs)[:n_out])
 
 
-def _flatten_grads(name, grads, args_tree, n_leaves, n_inputs):
-    grads = grads if isinstance(grads, (tuple, list)) else (grads,)
-    nargs = len(args_tree[1])
-    if len(grads) != nargs:
-        raise GradientError(f"{name}: backward returned {len(grads)} gradients for {nargs} "
-                            f"arguments (return one per argument)")
+def _leaf_grads(name, grads, in_tree, avals):
+    """Validate per-argument gradients against the arguments; one per leaf (or None)."""
+    n_args = len(in_tree[1])
+    if not isinstance(grads, (tuple, list)) or len(grads) != n_args:
+        got = (f"{len(grads)} values" if isinstance(grads, (tuple, list))
+               else type(grads).__name__)
+        raise GradientError(f"{name}: the backward must return a tuple with one gradient "
+                            f"(or None) per argument: {n_args} expected, got {got}")
     flat = []
-    for g, sub in zip(grads, args_tree[1]):
+    for i, (g, sub) in enumerate(zip(grads, in_tree[1])):
         if g is None:
             flat += [None] * num_leaves(sub)
-        else:
-            leaves, tree = flatten(g)
-            if tree != sub:
-                raise GradientError(f"{name}: a gradient's structure {tree} does not match "
-                                    f"its argument's {sub}")
-            flat += leaves
-    return flat + [None] * (n_inputs - n_leaves)
+            continue
+        leaves, tree = flatten(g)
+        if tree != sub:
+            raise GradientError(f"{name}: the gradient of argument {i} has structure "
+                                f"{tree}, but the argument has {sub}")
+        flat += leaves
+    for i, (g, a) in enumerate(zip(flat, avals)):
+        shape = None if g is None else tuple(g.shape if hasattr(g, "shape") else np.shape(g))
+        if g is not None and shape != a.shape:
+            raise GradientError(f"{name}: the backward returned a gradient of shape {shape} "
+                                f"for an argument leaf of shape {a.shape} (leaf {i})")
+    return flat
 
 
 class custom_vjp:
-    """JAX's custom_vjp: `f.defvjp(fwd, bwd)`; fwd returns (out, residuals) and
-    bwd(residuals, g) returns one gradient per argument."""
+    """JAX's custom_vjp: `f.defvjp(fwd, bwd)`; fwd(*args) returns (out, residuals) and
+    bwd(residuals, g) returns a tuple with one gradient (or None) per argument."""
 
     def __init__(self, fun):
         self.fun = fun
@@ -79,43 +102,62 @@ class custom_vjp:
         if self.fwd is None:
             raise GradientError(f"custom_vjp function {self.__name__} has no rule: call "
                                 f"{self.__name__}.defvjp(fwd, bwd) first")
-        name = f"custom_vjp({self.__name__})"
-        bwd = self.bwd
+        name, fwd, bwd = f"custom_vjp({self.__name__})", self.fwd, self.bwd
+        leaves, in_tree = flatten(list(args))
+        avals = [_leaf_aval(x, name) for x in leaves]
+        trees = {}
 
-        def factory(in_tree, out_tree, res_tree, n_leaves):
-            def backward(inputs, outputs, dy):
-                dys = dy if isinstance(dy, tuple) else (dy,)
-                n_out = num_leaves(out_tree)
-                res = unflatten(res_tree, list(outputs)[n_out:])
-                g = bwd(res, unflatten(out_tree, list(dys)[:n_out]))
-                return _flatten_grads(name, g, in_tree, n_leaves, len(inputs))
-            return backward
-        return _call(name, self.fwd, args, factory)
+        def flat_fwd(*xs):
+            pair = fwd(*unflatten(in_tree, xs))
+            if not (isinstance(pair, tuple) and len(pair) == 2):
+                raise GradientError(f"{name}: fwd must return a pair (output, residuals), "
+                                    f"got {type(pair).__name__}")
+            outs, trees["out"] = flatten(pair[0])
+            res, trees["res"] = flatten(pair[1])
+            return outs + res
+        graph, captured = trace_flat(flat_fwd, avals)
+
+        def backward(residuals, cts):
+            g = bwd(unflatten(trees["res"], residuals), unflatten(trees["out"], cts))
+            return _leaf_grads(name, g, in_tree, avals)
+        return _emit(name, graph, num_leaves(trees["out"]), leaves, captured, trees["out"],
+                     backward)
 
 
 def custom_grad(fun):
     """TensorFlow.js's customGrad: fun(*xs) returns (value, grad_fn), and grad_fn(dy)
-    returns one gradient per x. The backward re-runs fun on the node's inputs to get a
-    grad_fn over the current trace's values (CSE merges the repeated forward work)."""
+    returns one gradient per x (a bare gradient is accepted for a single x).
+
+    fun and grad_fn are traced together once; the graph is split into the forward
+    (xs -> value, residuals) and the backward (residuals, dy -> grads), so forward work
+    that grad_fn reuses is computed once and saved, never recomputed."""
     name = f"custom_grad({getattr(fun, '__name__', 'f')})"
 
-    def fwd(*xs):
-        value, _ = fun(*xs)
-        return value, None
-
-    def factory(in_tree, out_tree, res_tree, n_leaves):
-        def backward(inputs, outputs, dy):
-            dys = dy if isinstance(dy, tuple) else (dy,)
-            xs = unflatten(in_tree, list(inputs)[:n_leaves])
-            _, grad_fn = fun(*xs)
-            g = grad_fn(unflatten(out_tree, list(dys)[:num_leaves(out_tree)]))
-            if len(in_tree[1]) == 1 and not isinstance(g, (tuple, list)):
-                g = (g,)
-            return _flatten_grads(name, g, in_tree, n_leaves, len(inputs))
-        return backward
-
     def wrapped(*xs):
-        return _call(name, fwd, xs, factory)
+        leaves, in_tree = flatten(list(xs))
+        avals = [_leaf_aval(x, name) for x in leaves]
+        with core.new_trace() as t:
+            ins = [t.new_input(a) for a in avals]
+            pair = fun(*unflatten(in_tree, ins))
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and callable(pair[1])):
+                raise GradientError(f"{name}: the function must return a pair (value, "
+                                    f"grad_fn), got {type(pair).__name__}")
+            outs, out_tree = flatten(pair[0])
+            cts = [t.new_input(t.lift(o).aval.strip_weak()) for o in outs]
+            g = pair[1](unflatten(out_tree, cts))
+            grads = _leaf_grads(name, (g,) if len(xs) == 1 and not isinstance(
+                g, (tuple, list)) else g, in_tree, avals)
+            joint = t.to_graph(outs + [g for g in grads if g is not None])
+        n, k = len(leaves), len(cts)
+        inv = joint.invars   # ins, cts, captured: put the cotangents last to split there
+        joint = Graph(inv[:n] + inv[n + k:] + inv[n:n + k], joint.outvars, joint.nodes,
+                      joint.constvars, joint.consts)
+        fwd, bwd = partition(joint, len(inv) - k, len(outs))
+
+        def backward(residuals, cts):
+            it = iter(eval_graph(bwd, list(residuals) + list(cts)))
+            return [None if g is None else next(it) for g in grads]
+        return _emit(name, fwd, len(outs), leaves, t.captured, out_tree, backward)
     wrapped.__name__ = getattr(fun, "__name__", "custom_grad")
     return wrapped
 
@@ -124,7 +166,28 @@ def _custom_call_impl(*args, rule):
     return tuple(eval_graph(rule.graph, list(args)))
 
 
-registry.register_shape_rule("custom_call", lambda *avals, rule: tuple(rule.graph.out_avals))
+def _custom_call_grad(dy, inputs, outputs, attrs):
+    """The rule's backward for the outputs' cotangents. Residuals get cotangents only
+    under higher-order differentiation (the backward used them); those flow back by
+    ordinary autodiff of the forward graph, so fwd must be differentiable for that."""
+    rule = attrs["rule"]
+    avals, n_out = rule.graph.out_avals, rule.n_out
+    dys = list(dy) if isinstance(dy, tuple) else [dy]
+    outs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+    cts = [tnp.zeros(a.shape, a.dtype) if d is None else d for d, a in zip(dys, avals[:n_out])]
+    grads = list(rule.backward(list(inputs), outs[n_out:], cts))
+    grads += [None] * (len(inputs) - len(grads))
+    if any(d is not None for d in dys[n_out:]):
+        g = rule.graph
+        residuals = Graph(g.invars, g.outvars[n_out:], g.nodes, g.constvars, g.consts)
+        wrt = [True] * rule.n_args + [False] * (len(inputs) - rule.n_args)
+        check_differentiable(residuals, wrt)
+        for i, more in enumerate(backward(residuals, list(inputs), dys[n_out:], wrt)[1]):
+            grads[i] = more if grads[i] is None else grads[i] + more
+    return grads
+
+
+registry.register_shape_rule("custom_call", lambda *avals, rule: tuple(
+    a.strip_weak() for a in rule.graph.out_avals))
 registry.register_kernel("custom_call", "numpy", _custom_call_impl)
-registry.register_gradient("custom_call", lambda dy, inputs, outputs, attrs:
-                           attrs["rule"].backward(inputs, outputs, dy))
+registry.register_gradient("custom_call", _custom_call_grad)

@@ -3,7 +3,8 @@
 `grad_fn(dy, inputs, outputs, attrs)` returns one gradient (or None) per input. Because
 broadcasting is explicit in the graph, elementwise gradients never un-broadcast: only
 `broadcast_to` sums back. Kinks follow JAX: abs'(0)=1, max/min split ties evenly,
-sqrt'(0)=inf, where() selects the cotangent (no NaN from the branch not taken).
+sqrt'(0)=inf, relu'(0)=0 (tracer.nn.relu is a where), and where() routes the cotangent
+to the branch taken (see `_select` for how NaN from the other branch is kept out).
 """
 import math
 
@@ -23,14 +24,30 @@ def _sum_to(g, shape):
 
 
 def _expand(g, in_shape, axes):
-    """Broadcast a reduction's cotangent back over the reduced `axes`."""
-    kept = tuple(1 if i in axes else d for i, d in enumerate(in_shape))
-    return tnp.broadcast_to(tnp.reshape(g, kept), in_shape)
+    """Broadcast a reduction's cotangent back over the reduced `axes` (leading axes
+    need no reshape: broadcasting aligns shapes on the right)."""
+    if axes != tuple(range(len(axes))):
+        g = tnp.reshape(g, tuple(1 if i in axes else d for i, d in enumerate(in_shape)))
+    return tnp.broadcast_to(g, in_shape)
 
 
-def _wins(a, b):
-    """JAX's balanced max gradient for `a`: 1 where a > b, 1/2 on ties, else 0."""
+def _share(a, b):
+    """a's share of max(a, b)'s cotangent, balanced as in JAX: 1 where a > b, 1/2 on
+    ties, else 0 (min(a, b) gives b the same share)."""
     return tnp.where(a > b, 1.0, tnp.where(a == b, 0.5, 0.0)).astype(a.dtype)
+
+
+def _select(dy, inputs, out, attrs):
+    """Route the cotangent to the branch that was taken; the other branch gets exact
+    zeros. Zeros alone cannot stop a NaN: the chain rule multiplies them by the untaken
+    branch's local derivatives (sqrt'(x < 0) is nan, (inf * x)' is inf, and 0 * inf is
+    nan). autodiff.backward therefore also gives each branch's cotangent a zero mask
+    (~cond for on_true, cond for on_false) and re-zeroes gradients under it through the
+    elementwise kernels that follow, so where(x > 0, sqrt(x), 0) has gradient 0 at x < 0 (JAX: nan) and
+    where(x > 0, x, inf * x) has gradient 1 at x > 0. See autodiff's docstring for the
+    exact guarantee."""
+    c, _, _ = inputs
+    return None, tnp.where(c, dy, 0), tnp.where(c, 0, dy)
 
 
 def _pow_grads(dy, x, y, out):
@@ -92,6 +109,7 @@ def _matmul(dy, inputs, out, attrs):
     return dy @ tnp.swapaxes(b, -1, -2), tnp.swapaxes(a, -1, -2) @ dy
 
 
+# kernel -> grad_fn(dy, i, o, a): i the inputs, o the output, a the attrs.
 GRADIENTS = {
     "neg": lambda dy, i, o, a: (-dy,),
     "exp": lambda dy, i, o, a: (dy * o,),
@@ -109,10 +127,11 @@ GRADIENTS = {
     "mul": lambda dy, i, o, a: (dy * i[1], dy * i[0]),
     "div": lambda dy, i, o, a: (dy / i[1], -dy * o / i[1]),
     "pow": lambda dy, i, o, a: _pow_grads(dy, i[0], i[1], o),
-    "max": lambda dy, i, o, a: (dy * _wins(i[0], i[1]), dy * _wins(i[1], i[0])),
-    "min": lambda dy, i, o, a: (dy * _wins(i[1], i[0]), dy * _wins(i[0], i[1])),
-    "select": lambda dy, i, o, a: (None, tnp.where(i[0], dy, 0), tnp.where(i[0], 0, dy)),
-    "convert": lambda dy, i, o, a: (tnp.astype(dy, i[0].dtype) if i[0].dtype.kind == "f" else None,),
+    "max": lambda dy, i, o, a: (dy * _share(i[0], i[1]), dy * _share(i[1], i[0])),
+    "min": lambda dy, i, o, a: (dy * _share(i[1], i[0]), dy * _share(i[0], i[1])),
+    "select": _select,
+    "convert": lambda dy, i, o, a: (tnp.astype(dy, i[0].dtype)
+                                    if i[0].dtype.kind == "f" else None,),
     "reduce_sum": lambda dy, i, o, a: (_expand(dy, i[0].shape, a["axes"]),),
     "reduce_max": _reduce_extreme,
     "reduce_min": _reduce_extreme,
@@ -126,7 +145,8 @@ GRADIENTS = {
     "concatenate": _concatenate,
     "take": lambda dy, i, o, a: (run_kernel("scatter_add", [dy, i[1]], {
         "axis": a["axis"], "size": i[0].shape[a["axis"]]}), None),
-    "scatter_add": lambda dy, i, o, a: (run_kernel("take", [dy, i[1]], {"axis": a["axis"]}), None),
+    "scatter_add": lambda dy, i, o, a: (run_kernel("take", [dy, i[1]], {"axis": a["axis"]}),
+                                        None),
     "matmul": _matmul,
 }
 

@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 import registry
-from ir import ShapedArray, cse, dce, fold_constants
+from ir import ShapedArray, check_dtype, cse, dce, fold_constants
 from ir.errors import ArgumentError
 from tracer import core
 from tracer.core import Tracer, as_array, eval_graph, trace_flat
@@ -40,16 +40,23 @@ def _leaf_aval(x, where):
     if isinstance(x, Tracer):
         return x.aval
     if isinstance(x, np.ndarray):
-        return ShapedArray(x.shape, x.dtype)
+        return ShapedArray(x.shape, check_dtype(x.dtype, where))
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
         return ShapedArray((), np.asarray(x).dtype, weak_type=True)
-    return ShapedArray(np.shape(x), as_array(x, where).dtype)
+    try:
+        return ShapedArray(np.shape(x), as_array(x, where).dtype)
+    except ArgumentError as e:
+        raise ArgumentError(f"{e}. A non-array argument of a traced function must be "
+                            f"static: list its position in static_argnums") from None
 
 
 def optimize(graph):
     """The standard pipeline: fold constants, merge duplicates, drop dead nodes."""
     from lowering.interpreter import run_node
-    return dce(cse(fold_constants(graph, run_node)))
+
+    def evaluate(node, values):
+        return run_node(node, values) if registry.has_kernel(node.kernel, "numpy") else None
+    return dce(cse(fold_constants(graph, evaluate)))
 
 
 class _Entry:
@@ -61,25 +68,32 @@ class Jitted:
 
     def __init__(self, fun, static_argnums=(), backend=None):
         functools.update_wrapper(self, fun)
+        self.__name__ = getattr(fun, "__name__", type(fun).__name__)
         self.fun = fun
-        self.static_argnums = tuple(sorted({static_argnums} if isinstance(static_argnums, int)
-                                           else set(static_argnums)))
+        nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in nums):
+            raise ArgumentError(f"jit({self.__name__}): static_argnums must be an int or a "
+                                f"sequence of ints, got {static_argnums!r}")
+        self.static_argnums = tuple(sorted(set(nums)))
         self.backend = registry.check_backend(backend) if backend else None
         self._cache = {}
 
+    def _static_positions(self, nargs):
+        """The static argument positions of a call with `nargs` arguments (negative
+        static_argnums count from the end, as in JAX)."""
+        for i in self.static_argnums:
+            if not -nargs <= i < nargs:
+                raise ArgumentError(f"jit({self.__name__}): static_argnums="
+                                    f"{self.static_argnums} but only {nargs} positional "
+                                    f"arguments were given")
+        return sorted({i % nargs for i in self.static_argnums})
+
     def _split(self, args):
         """(dynamic leaves, their tree, static keys) of a call's arguments."""
-        if not self.static_argnums:
-            leaves, tree = flatten(list(args))
-            return leaves, tree, ()
-        name = self.__name__
-        for i in self.static_argnums:
-            if i >= len(args):
-                raise ArgumentError(f"jit({name}): static_argnums={self.static_argnums} but "
-                                    f"only {len(args)} positional arguments were given")
-        statics = tuple(_static_key(args[i], f"jit({name}) argument {i}")
-                        for i in self.static_argnums)
-        leaves, tree = flatten([a for i, a in enumerate(args) if i not in self.static_argnums])
+        static = self._static_positions(len(args)) if self.static_argnums else ()
+        statics = tuple(_static_key(args[i], f"jit({self.__name__}) argument {i}")
+                        for i in static)
+        leaves, tree = flatten([a for i, a in enumerate(args) if i not in static])
         return leaves, tree, statics
 
     def _signature(self, args):
@@ -118,7 +132,8 @@ class Jitted:
 
     def _trace(self, args, leaves):
         """Trace to a graph; returns (graph, out_tree, captured, touched kernels)."""
-        dyn_pos = [i for i in range(len(args)) if i not in self.static_argnums]
+        static = self._static_positions(len(args)) if self.static_argnums else ()
+        dyn_pos = [i for i in range(len(args)) if i not in static]
         tree = self._split(args)[1]
         out_tree = []
 
@@ -136,7 +151,7 @@ class Jitted:
         try:
             graph, captured = trace_flat(flat_fun, [_leaf_aval(x, self.__name__) for x in leaves])
         finally:
-            core._collectors.remove(touched)
+            core._collectors.pop()    # LIFO; not remove(): equal sets would match
         return graph, out_tree[0], captured, touched
 
     def _build(self, key, args, leaves):
@@ -157,8 +172,6 @@ class Jitted:
     def _lower(self, entry):
         if entry.lowered is None:
             backend = self.backend or DEFAULT_BACKEND
-            if backend == "llvm" and not _llvm_available():
-                backend = "numpy"
             if backend == "numpy":
                 entry.lowered = InterpretedProgram(entry.graph)
             else:
@@ -178,25 +191,21 @@ class Jitted:
         return f"<jit({getattr(self.fun, '__name__', self.fun)})>"
 
 
-def _llvm_available():
-    try:
-        from lowering.llvm import compile_graph  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
 class InterpretedProgram:
     """The `numpy` backend's lowered form: the optimized graph, run by the interpreter."""
     backend = "numpy"
 
     def __init__(self, graph):
         self.graph = graph
+        consts = {id(v) for v in graph.constvars}
+        self._const_outs = [id(v) in consts for v in graph.outvars]
 
     def run(self, leaves):
         from lowering.interpreter import evaluate
-        return evaluate(self.graph, [np.asarray(x, v.aval.dtype) if not isinstance(x, np.ndarray)
+        outs = evaluate(self.graph, [np.asarray(x, v.aval.dtype) if not isinstance(x, np.ndarray)
                                      else x for x, v in zip(leaves, self.graph.invars)])
+        # a constant output is copied: the caller may mutate it, the cache must not change
+        return [np.array(o) if c else o for o, c in zip(outs, self._const_outs)]
 
     def as_text(self):
         return str(self.graph)

@@ -1,22 +1,32 @@
-"""Operators and array methods on traced values, delegating to tracer.numpy."""
+"""Operators and array methods on traced values, delegating to tracer.numpy.
+
+Arithmetic operators keep Python-scalar semantics: on weak (Python-scalar) operands they
+give a weak result, as `2.0 * s` does for a Python float `s`; so a jitted function whose
+argument is a Python float promotes exactly like the same function run eagerly.
+"""
 from tracer import numpy as tnp
 from tracer.core import Tracer
+from tracer.numpy._base import mark_weak
 
 
-def _swap(f):
-    return lambda self, other: f(other, self)
+def _python_like(f, swap=False):
+    if swap:
+        return lambda self, other: mark_weak(f(other, self), self, other)
+    return lambda self, *other: mark_weak(f(self, *other), self, *other)
 
+
+_ARITHMETIC = {"add": tnp.add, "sub": tnp.subtract, "mul": tnp.multiply,
+               "truediv": tnp.divide, "pow": tnp.power}
+_COMPARE = {"__lt__": tnp.less, "__le__": tnp.less_equal, "__gt__": tnp.greater,
+            "__ge__": tnp.greater_equal, "__eq__": tnp.equal, "__ne__": tnp.not_equal}
 
 _OPERATORS = {
-    "__add__": tnp.add, "__radd__": _swap(tnp.add),
-    "__sub__": tnp.subtract, "__rsub__": _swap(tnp.subtract),
-    "__mul__": tnp.multiply, "__rmul__": _swap(tnp.multiply),
-    "__truediv__": tnp.divide, "__rtruediv__": _swap(tnp.divide),
-    "__pow__": tnp.power, "__rpow__": _swap(tnp.power),
-    "__matmul__": tnp.matmul, "__rmatmul__": _swap(tnp.matmul),
-    "__lt__": tnp.less, "__le__": tnp.less_equal, "__gt__": tnp.greater,
-    "__ge__": tnp.greater_equal, "__eq__": tnp.equal, "__ne__": tnp.not_equal,
-    "__neg__": tnp.negative, "__pos__": lambda x: x, "__abs__": tnp.abs,
+    **{f"__{k}__": _python_like(f) for k, f in _ARITHMETIC.items()},
+    **{f"__r{k}__": _python_like(f, swap=True) for k, f in _ARITHMETIC.items()},
+    **{k: _python_like(f) for k, f in _COMPARE.items()},
+    "__neg__": _python_like(tnp.negative), "__abs__": _python_like(tnp.abs),
+    "__pos__": lambda x: x,
+    "__matmul__": tnp.matmul, "__rmatmul__": lambda self, other: tnp.matmul(other, self),
     "__getitem__": tnp.getitem,
     "sum": tnp.sum, "mean": tnp.mean, "max": tnp.max, "min": tnp.min, "prod": tnp.prod,
     "argmax": tnp.argmax, "argmin": tnp.argmin, "reshape": tnp.reshape,
@@ -28,4 +38,3 @@ _OPERATORS = {
 for _name, _fn in _OPERATORS.items():
     setattr(Tracer, _name, _fn)
 Tracer.T = property(tnp.transpose)
-Tracer.__hash__ = object.__hash__

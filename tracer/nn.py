@@ -6,7 +6,9 @@ from tracer import numpy as tnp
 
 
 def relu(x):
-    return tnp.maximum(x, 0)
+    """max(x, 0) with relu'(0) = 0 as in jax.nn.relu (maximum would split the tie 1/2);
+    NaN passes through."""
+    return tnp.where(tnp.less_equal(x, 0), 0, x)
 
 
 def sigmoid(x):

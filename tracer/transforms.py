@@ -8,6 +8,7 @@ import numpy as np
 
 from ir import cse, dce
 from ir.errors import DTypeError, GradientError
+from tracer import numpy as tnp
 from tracer.autodiff import backward, check_differentiable, partition, vjp_graph
 from tracer.core import Tracer, eval_graph, trace_flat
 from tracer.jit import _leaf_aval
@@ -37,145 +38,147 @@ def _trace_fun(fun, args, has_aux=False, where="vjp"):
     return graph, leaves, in_tree, trees["out"], trees["aux"], captured
 
 
+def _as_dtype(x, dtype):
+    if isinstance(x, Tracer):
+        return tnp.astype(x, dtype)
+    return np.asarray(x, dtype)
+
+
 def vjp(fun, *primals, has_aux=False):
     """(out, vjp_fn) or (out, vjp_fn, aux); vjp_fn(cotangent) returns one tuple entry per
     primal. The forward pass runs now; vjp_fn runs only the backward part."""
     graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(fun, primals, has_aux)
-    n_in, n_out = len(leaves) + len(captured), num_leaves(out_tree)
+    n_in, n_out, n_all = len(leaves) + len(captured), num_leaves(out_tree), len(graph.outvars)
     wrt = [True] * len(leaves) + [False] * len(captured)
-    body = type(graph)(graph.invars, graph.outvars[:n_out], graph.nodes, graph.constvars,
-                       graph.consts)
-    joint = vjp_graph(body, wrt)
-    fwd, bwd = partition(joint, n_in, n_out)
-    fwd_vals = eval_graph(fwd, leaves + captured)
-    aux_vals = eval_graph(dce(type(graph)(graph.invars, graph.outvars[n_out:], graph.nodes,
-                                          graph.constvars, graph.consts)),
-                          leaves + captured) if has_aux else []
-    outs, residuals = fwd_vals[:n_out], fwd_vals[n_out:]
+    fwd, bwd = partition(vjp_graph(graph, wrt, n_out), n_in, n_all)
+    vals = eval_graph(fwd, leaves + captured)
+    outs, aux, residuals = vals[:n_out], vals[n_out:n_all], vals[n_all:]
+    out_avals = [v.aval for v in graph.outvars[:n_out]]
 
     def vjp_fn(cotangent):
         cts, tree = flatten(cotangent)
         if tree != out_tree:
             raise GradientError(f"vjp_fn: cotangent structure {tree} does not match the "
                                 f"output structure {out_tree}")
-        for c, v in zip(cts, body.outvars):
-            if tuple(np.shape(c)) != v.aval.shape:
+        for c, a in zip(cts, out_avals):
+            if tuple(np.shape(c)) != a.shape:
                 raise GradientError(f"vjp_fn: cotangent shape {np.shape(c)} does not match "
-                                    f"output shape {v.aval.shape}")
-        grads = eval_graph(bwd, residuals + [_as_dtype(c, v.aval.dtype)
-                                             for c, v in zip(cts, body.outvars)])
+                                    f"output shape {a.shape}")
+        grads = eval_graph(bwd, residuals + [_as_dtype(c, a.dtype)
+                                             for c, a in zip(cts, out_avals)])
         return tuple(unflatten(in_tree, grads))
     out = unflatten(out_tree, outs)
-    if has_aux:
-        return out, vjp_fn, unflatten(aux_tree, aux_vals)
-    return out, vjp_fn
+    return (out, vjp_fn, unflatten(aux_tree, aux)) if has_aux else (out, vjp_fn)
 
 
-def _as_dtype(x, dtype):
-    if isinstance(x, Tracer):
-        from tracer import numpy as tnp
-        return tnp.astype(x, dtype)
-    return np.asarray(x, dtype)
-
-
-def _argnums(argnums, nargs, where):
+def _argnums(argnums, args, where):
+    """argnums as a tuple of non-negative ints; checks every differentiated leaf is float."""
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for i in nums:
-        if not -nargs <= i < nargs:
-            raise GradientError(f"{where}: argnums={argnums} but the function got {nargs} "
-                                f"positional arguments")
-    return tuple(i % nargs for i in nums)
+        if not isinstance(i, int) or not -len(args) <= i < len(args):
+            raise GradientError(f"{where}: argnums={argnums} but the function got "
+                                f"{len(args)} positional arguments")
+    nums = tuple(i % len(args) for i in nums)
+    for i in nums:
+        for x in flatten(args[i])[0]:
+            dt = _leaf_aval(x, where).dtype
+            if dt.kind != "f":
+                raise DTypeError(f"{where}: argument {i} has dtype {dt}; grad needs float "
+                                 f"inputs (cast with astype(float32)), or leave it out of "
+                                 f"argnums")
+    return nums
 
 
-def value_and_grad(fun, argnums=0, has_aux=False):
-    """Returns a function computing (fun(*args), gradient wrt args[argnums])."""
+def _value_and_grad(fun, argnums, has_aux, with_value):
     name = getattr(fun, "__name__", "function")
+    where = f"grad({name})"
 
     def value_and_grad_f(*args):
-        where = f"grad({name})"
-        nums = _argnums(argnums, len(args), where)
+        nums = _argnums(argnums, args, where)
         graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(fun, args, has_aux,
                                                                           "grad")
-        arg_trees = [flatten(a)[1] for a in args]
-        wrt = []
-        for i, a in enumerate(args):
-            arg_leaves = flatten(a)[0]
-            for x in arg_leaves:
-                dt = _leaf_aval(x, where).dtype
-                if i in nums and dt.kind != "f":
-                    raise DTypeError(f"{where}: argument {i} has dtype {dt}; grad needs float "
-                                     f"inputs (cast with astype(float32)), or leave it out of "
-                                     f"argnums")
-                wrt.append(i in nums)
-        wrt += [False] * len(captured)
         out = graph.outvars[0] if graph.outvars else None
         if num_leaves(out_tree) != 1 or out.aval.shape != () or out.aval.dtype.kind != "f":
-            got = "a pytree" if num_leaves(out_tree) != 1 else str(out.aval)
+            got = (f"{num_leaves(out_tree)} outputs" if num_leaves(out_tree) != 1
+                   else str(out.aval))
             raise GradientError(f"{where}: the function must return a float scalar, got "
                                 f"{got}. For non-scalar outputs use vjp(f, *args) and call "
                                 f"vjp_fn with a cotangent.")
+        arg_trees = [flatten(a)[1] for a in args]
+        wrt = [i in nums for i, t in enumerate(arg_trees) for _ in range(num_leaves(t))]
+        wrt += [False] * len(captured)
         check_differentiable(graph, wrt)
         n_aux = len(graph.outvars) - 1
 
         def joint(*xs):
-            from tracer import numpy as tnp
-            one = tnp.ones((), out.aval.dtype)
-            outs, grads = backward(graph, xs, [one] + [None] * n_aux, wrt)
-            return outs + grads
-        g, _ = trace_flat(joint, [v.aval for v in graph.invars])
+            seed = [tnp.ones((), out.aval.dtype)] + [None] * n_aux
+            outs, grads = backward(graph, xs, seed, wrt)
+            return (outs if with_value else outs[1:]) + grads
+        g, _ = trace_flat(joint, graph.in_avals)
         vals = eval_graph(dce(cse(g)), leaves + captured)
-        value, aux, grads = vals[0], vals[1:1 + n_aux], iter(vals[1 + n_aux:])
-        per_arg = [unflatten(arg_trees[i], [next(grads) for _ in range(num_leaves(arg_trees[i]))])
-                   for i in nums]
-        grad_out = per_arg[0] if isinstance(argnums, int) else tuple(per_arg)
-        if has_aux:
-            return (value, unflatten(aux_tree, aux)), grad_out
-        return value, grad_out
-    value_and_grad_f.__name__ = f"value_and_grad_{name}"
+        if with_value:
+            value, vals = vals[0], vals[1:]
+        aux, grads = vals[:n_aux], iter(vals[n_aux:])
+        per_arg = tuple(unflatten(arg_trees[i], [next(grads) for _ in range(num_leaves(
+            arg_trees[i]))]) for i in nums)
+        grad_out = per_arg[0] if isinstance(argnums, int) else per_arg
+        if with_value:
+            return ((value, unflatten(aux_tree, aux)) if has_aux else value), grad_out
+        return (grad_out, unflatten(aux_tree, aux)) if has_aux else grad_out
+    value_and_grad_f.__name__ = f"{'value_and_grad' if with_value else 'grad'}_{name}"
     return value_and_grad_f
 
 
-def grad(fun, argnums=0, has_aux=False):
-    """Gradient of a float-scalar-valued function wrt args[argnums]."""
-    vg = value_and_grad(fun, argnums, has_aux)
+def value_and_grad(fun, argnums=0, has_aux=False):
+    """A function computing (fun(*args), gradient wrt args[argnums]); with has_aux,
+    ((value, aux), gradient). argnums may be an int or a tuple (then a tuple of grads)."""
+    return _value_and_grad(fun, argnums, has_aux, with_value=True)
 
-    def grad_f(*args):
-        value, g = vg(*args)
-        return (g, value[1]) if has_aux else g
-    grad_f.__name__ = f"grad_{getattr(fun, '__name__', 'function')}"
-    return grad_f
+
+def grad(fun, argnums=0, has_aux=False):
+    """Gradient of a float-scalar-valued function wrt args[argnums] (the value itself is
+    not computed unless the gradient needs it); with has_aux, (gradient, aux)."""
+    return _value_and_grad(fun, argnums, has_aux, with_value=False)
 
 
 def jvp(fun, primals, tangents):
-    """(fun(*primals), J @ tangents), by transposing the reverse-mode graph."""
+    """(fun(*primals), J @ tangents), by transposing the reverse-mode graph.
+
+    The pullback ct -> J^T ct is linear in ct, so its VJP with respect to ct, evaluated at
+    any ct (zeros), is J: differentiating the pullback once more gives forward mode from
+    the same gradient registry (built-in, overridden, or custom)."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise GradientError("jvp: primals and tangents must be tuples (one entry per argument)")
+        raise GradientError("jvp: primals and tangents must be tuples (one entry per "
+                            "argument)")
     graph, leaves, in_tree, out_tree, _, captured = _trace_fun(fun, primals, where="jvp")
     t_leaves, t_tree = flatten(list(tangents))
     if t_tree != in_tree:
-        raise GradientError(f"jvp: tangents structure {t_tree} does not match primals {in_tree}")
-    n = len(leaves) + len(captured)
-    wrt = [_leaf_aval(x, "jvp").dtype.kind == "f" for x in leaves] + [False] * len(captured)
+        raise GradientError(f"jvp: tangents structure {t_tree} does not match primals "
+                            f"{in_tree}")
     for x, t in zip(leaves, t_leaves):
         if tuple(np.shape(t)) != tuple(np.shape(x)):
             raise GradientError(f"jvp: tangent shape {np.shape(t)} does not match primal "
                                 f"shape {np.shape(x)}")
+    n = len(leaves) + len(captured)
+    in_dtypes = [_leaf_aval(x, "jvp").dtype for x in leaves]
+    wrt = [dt.kind == "f" for dt in in_dtypes] + [False] * len(captured)
     check_differentiable(graph, wrt)
     out_avals = [v.aval.strip_weak() for v in graph.outvars]
     pullback, _ = trace_flat(lambda *a: backward(graph, a[:n], a[n:], wrt)[1],
-                             [v.aval for v in graph.invars] + out_avals)
+                             graph.in_avals + out_avals)
+    pullback = dce(cse(pullback))
     wrt_ct = [False] * n + [True] * len(out_avals)
     check_differentiable(pullback, wrt_ct)
-    float_avals = [v.aval for v, w in zip(graph.invars, wrt) if w]
 
     def push(*a):
-        from tracer import numpy as tnp
         primal, tans = list(a[:n]), list(a[n:])
-        outs = eval_graph(graph, primal)
         zero_cts = [tnp.zeros(av.shape, av.dtype) for av in out_avals]
-        return outs + backward(pullback, primal + zero_cts, tans, wrt_ct)[1]
-    g, _ = trace_flat(push, [v.aval for v in graph.invars] + float_avals)
-    tans = [_as_dtype(t, _leaf_aval(x, "jvp").dtype) for t, x, w in zip(t_leaves, leaves, wrt) if w]
+        tangents_out = backward(pullback, primal + zero_cts, tans, wrt_ct)[1]
+        return eval_graph(graph, primal) + tangents_out
+    float_avals = [v.aval.strip_weak() for v, w in zip(graph.invars, wrt) if w]
+    g, _ = trace_flat(push, graph.in_avals + float_avals)
+    tans = [_as_dtype(t, dt) for t, dt, w in zip(t_leaves, in_dtypes, wrt) if w]
     vals = eval_graph(dce(cse(g)), leaves + captured + tans)
     k = len(out_avals)
     return unflatten(out_tree, vals[:k]), unflatten(out_tree, vals[k:])
+

@@ -1,1 +1,53 @@
-"""LLVM backend: whole-graph compilation to fused native code via llvmlite."""
+"""The `llvm` backend: whole-graph compilation to fused native code via llvmlite.
+
+    from lowering.llvm import compile_graph
+    program = compile_graph(graph)      # one LLVM module, cached in memory and on disk
+    outs = program.run(inputs)          # usually one native call
+    program.as_text(); print(program.graph)
+
+Kernel impls come in three forms (lowering.llvm.protocol): `ScalarKernel` bodies and
+`IndexMap`s fuse into their consumers' loops, `KernelEmitter`s emit whole kernels. A
+node whose kernel has no llvm impl runs its numpy kernel inside the program.
+Importing this package registers an llvm impl for every built-in kernel and the eager
+runner used by `tracer.set_backend("llvm")`.
+"""
+import numpy as np
+
+import registry
+from ir import Graph, Node, ShapedArray, Var
+from ir.graph import freeze_attrs
+from lowering.llvm.program import Program, compile_graph
+from lowering.llvm.protocol import Index, IndexMap, KernelEmitter, ScalarKernel
+from lowering.llvm import linalg, reductions, scalars, shapes
+from registry.shape_rules import apply_shape_rule
+
+for _table in (scalars.KERNELS, shapes.KERNELS, reductions.KERNELS, linalg.KERNELS):
+    for _name, _impl in _table.items():
+        registry.register_kernel(_name, "llvm", _impl)
+
+_eager_cache = {}
+
+
+def run_eager(kernel, arrays, attrs):
+    """Run one kernel on concrete arrays by compiling (once per kernel, input types,
+    attrs and registry version) a one-node graph."""
+    avals = [ShapedArray(np.shape(a), np.asarray(a).dtype) for a in arrays]
+    key = (kernel, tuple((a.shape, a.dtype) for a in avals), freeze_attrs(attrs),
+           registry.version(kernel))
+    entry = _eager_cache.get(key)
+    if entry is None:
+        if len(_eager_cache) > 4096:
+            _eager_cache.clear()
+        outs, multi = apply_shape_rule(kernel, avals, attrs)
+        invars, outvars = [Var(a) for a in avals], [Var(a) for a in outs]
+        graph = Graph(invars, outvars, [Node(kernel, invars, outvars, attrs)])
+        entry = _eager_cache[key] = (compile_graph(graph), multi)
+    program, multi = entry
+    result = program.run(list(arrays))
+    return tuple(result) if multi else result[0]
+
+
+registry.register_backend("llvm", eager=run_eager)
+
+__all__ = ["compile_graph", "Program", "ScalarKernel", "IndexMap", "KernelEmitter", "Index",
+           "run_eager"]

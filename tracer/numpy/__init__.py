@@ -14,8 +14,9 @@ from tracer.numpy.elementwise import (abs, absolute, add, clip, cos, divide, equ
                                       true_divide, where)
 from tracer.numpy.linalg import dot, matmul, outer
 from tracer.numpy.reductions import amax, amin, argmax, argmin, max, mean, min, prod, sum
-from tracer.numpy.shape_ops import (broadcast_to, concatenate, expand_dims, getitem, ravel,
-                                    reshape, squeeze, stack, swapaxes, take, transpose)
+from tracer.numpy.shape_ops import (broadcast_to, concatenate, expand_dims, ravel, reshape,
+                                    squeeze, stack, swapaxes, transpose)
+from tracer.numpy.indexing import getitem, take
 
 float32, float64, int32, int64, bool_ = (_np.float32, _np.float64, _np.int32, _np.int64,
                                          _np.bool_)

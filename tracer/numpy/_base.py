@@ -21,10 +21,15 @@ def value(x, op):
     """Normalize an op argument: tracers and Python scalars pass, the rest -> ndarray."""
     if isinstance(x, Tracer) or (isinstance(x, SCALARS) and not isinstance(x, np.generic)):
         return x
-    if isinstance(x, (list, tuple)) and any(isinstance(e, Tracer) for e in x):
+    if isinstance(x, (list, tuple)) and has_tracer(x):
         from tracer.numpy.shape_ops import stack
-        return stack(x)
+        return stack([value(e, op) for e in x])
     return as_array(x, op)
+
+
+def has_tracer(seq):
+    return any(isinstance(e, Tracer) or isinstance(e, (list, tuple)) and has_tracer(e)
+               for e in seq)
 
 
 def aval(x):
@@ -95,7 +100,9 @@ def broadcast(x, shp, trace=None):
 
 
 def mark_weak(out, *inputs):
-    """A traced result of only weak inputs stays weak (as in JAX)."""
+    """Make a traced result of only weak inputs weak. Only the operators on traced values
+    do this (Python arithmetic on Python scalars gives a Python scalar); tracer.numpy
+    functions give strong results, as NumPy's do, so jit agrees with eager NumPy."""
     if isinstance(out, Tracer) and all(is_weak(x) for x in inputs):
         out._var.aval = ShapedArray(out.shape, out.dtype, weak_type=True)
     return out
@@ -108,7 +115,7 @@ def elementwise(kernel, op, xs, dtype=None):
     shp = broadcast_shapes(op, *[shape(x) for x in xs])
     trace = innermost_trace(xs)
     args = [broadcast(convert(x, dt, op), shp, trace) for x in xs]
-    return mark_weak(run_kernel(kernel, args), *xs)
+    return run_kernel(kernel, args)
 
 
 def normalize_axis(op, axis, ndim):

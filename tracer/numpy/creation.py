@@ -3,8 +3,9 @@
 import numpy as np
 
 from ir import check_dtype
+from ir.errors import ArgumentError, TracerError
 from tracer.core import Tracer, as_array, run_kernel
-from tracer.numpy._base import convert, current_trace, dtype_of, shape, value
+from tracer.numpy._base import convert, current_trace, dtype_of, has_tracer, shape, value
 from tracer.numpy.shape_ops import _shape_arg
 
 
@@ -49,29 +50,41 @@ def full_like(x, fill_value, dtype=None):
 
 def arange(start, stop=None, step=1, dtype=None):
     """Concrete only (sizes must be static): a NumPy array, a constant when traced."""
-    out = np.arange(start, stop, step) if stop is not None else np.arange(start)
-    if out.dtype.kind == "f" and dtype is None:
-        dtype = np.float64
-    return out.astype(check_dtype(dtype or np.int64, "arange"))
+    if dtype is not None:
+        check_dtype(dtype, "arange")
+    try:
+        out = np.arange(start, stop, step, dtype=dtype)
+    except TracerError:
+        raise
+    except (TypeError, ValueError, ZeroDivisionError) as e:
+        raise ArgumentError(f"arange({start!r}, {stop!r}, {step!r}): {e}") from None
+    return as_array(out, "arange")
+
+
+def _traced(x):
+    return isinstance(x, Tracer) or isinstance(x, (list, tuple)) and has_tracer(x)
 
 
 def asarray(x, dtype=None):
-    if isinstance(x, Tracer):
-        return x if dtype is None else astype(x, dtype)
-    if isinstance(x, (list, tuple)) and any(isinstance(e, Tracer) for e in x):
-        from tracer.numpy.shape_ops import stack
-        out = stack(x)
-        return out if dtype is None else astype(out, dtype)
-    arr = np.asarray(x, dtype=dtype)
-    return as_array(arr, "asarray")
+    """Like numpy.asarray; a (nested) list of traced values is stacked."""
+    dt = None if dtype is None else check_dtype(dtype, "asarray")
+    if _traced(x):
+        x = value(x, "asarray")
+        if dt is None and x.aval.weak_type:   # numpy.asarray(2.0) is a strong float64
+            dt = x.dtype
+        return x if dt is None else run_kernel("convert", [x], {"dtype": dt})
+    return as_array(np.asarray(x, dtype=dt), "asarray")
 
 
 array = asarray
 
 
 def astype(x, dtype):
-    x = value(x, "astype")
+    """x cast to dtype; a concrete x of an unsupported dtype may be cast to a supported one."""
     dt = check_dtype(dtype, "astype")
-    if isinstance(x, (bool, int, float)):
-        return np.asarray(x, dt)
-    return convert(x, dt, "astype")
+    if _traced(x):
+        return convert(value(x, "astype"), dt, "astype")
+    try:
+        return np.asarray(x).astype(dt)
+    except (TypeError, ValueError) as e:
+        raise ArgumentError(f"astype: cannot cast {type(x).__name__} to {dt}: {e}") from None

@@ -2,8 +2,9 @@
 import numpy as np
 
 from ir.errors import DTypeError
+from tracer.core import Tracer
 from tracer.numpy._base import (FLOAT64, broadcast, broadcast_shapes, convert, dtype_of,
-                               elementwise, innermost_trace, mark_weak, result_dtype, run_kernel,
+                               elementwise, innermost_trace, is_weak, result_dtype, run_kernel,
                                shape, value)
 
 
@@ -59,24 +60,26 @@ def _binary(kernel, name, no_bool=False):
 add = _binary("add", "add")
 subtract = _binary("sub", "subtract", no_bool=True)
 multiply = _binary("mul", "multiply")
-_pow = _binary("pow", "power", no_bool=True)
+_pow = _binary("pow", "power")
 
 
 def power(x, y):
     """x ** y. A small non-negative integer Python exponent becomes multiplications
     (like JAX's integer_pow): cheaper, exact, and a simpler gradient."""
-    if isinstance(y, (int, float)) and not isinstance(y, bool) and y in (1, 2, 3, 4):
-        x = value(x, "power")
-        dt = result_dtype("power", x, y)
-        if dt.kind == "b":
-            raise DTypeError("power: not supported for bool operands; cast with "
-                             "astype(int) first")
-        base = convert(x, dt, "power")
+    x, y = value(x, "power"), value(y, "power")
+    if dtype_of(x).kind == "b" and (dtype_of(y).kind == "b" or is_weak(y) and
+                                    dtype_of(y).kind == "i"):
+        raise DTypeError("power: not supported for a bool base with a bool or Python int "
+                         "exponent (NumPy would give int8); cast with astype(int) first")
+    if is_weak(y) and not isinstance(y, Tracer) and y in (1, 2, 3, 4):
+        base = convert(x, result_dtype("power", x, y), "power")
         out = base
         for _ in range(int(y) - 1):
             out = multiply(out, base)
-        return mark_weak(out, x) if int(y) > 1 else out
+        return out
     return _pow(x, y)
+
+
 maximum = _binary("max", "maximum")
 minimum = _binary("min", "minimum")
 
@@ -117,15 +120,13 @@ def where(condition, x, y):
     shp = broadcast_shapes("where", shape(c), shape(x), shape(y))
     trace = innermost_trace([c, x, y])
     c = broadcast(convert(c, np.bool_, "where"), shp, trace)
-    out = run_kernel("select", [c] + [broadcast(convert(v, dt, "where"), shp, trace)
-                                      for v in (x, y)])
-    return mark_weak(out, x, y)
+    return run_kernel("select", [c] + [broadcast(convert(v, dt, "where"), shp, trace)
+                                       for v in (x, y)])
 
 
 def clip(x, a_min=None, a_max=None):
-    """minimum(maximum(x, a_min), a_max); either bound may be None."""
-    if a_min is None and a_max is None:
-        raise ValueError("clip: at least one of a_min and a_max must be given")
+    """minimum(maximum(x, a_min), a_max); either bound (or both, as in NumPy 2) may be None."""
+    x = value(x, "clip")
     if a_min is not None:
         x = maximum(x, a_min)
     return x if a_max is None else minimum(x, a_max)

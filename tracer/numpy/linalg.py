@@ -1,16 +1,17 @@
 """matmul and dot with NumPy semantics, built on one batched `matmul` kernel
 ((..., m, k) @ (..., k, n), equal batch dims): vectors are reshaped, batch dims broadcast."""
-from ir.errors import DTypeError, ShapeError
+import numpy as np
+
+from ir.errors import ShapeError
 from tracer.core import run_kernel
-from tracer.numpy._base import broadcast, broadcast_shapes, convert, result_dtype, shape, value
+from tracer.numpy._base import (broadcast, broadcast_shapes, convert, dtype_of, result_dtype,
+                                shape, value)
 from tracer.numpy.shape_ops import reshape, transpose
 
 
 def _operands(op, a, b):
     a, b = value(a, op), value(b, op)
     dt = result_dtype(op, a, b)
-    if dt.kind == "b":
-        raise DTypeError(f"{op}: bool operands are not supported; cast with astype(int) first")
     if len(shape(a)) == 0 or len(shape(b)) == 0:
         raise ShapeError(f"{op}: operands must not be 0-d (shapes {shape(a)}, {shape(b)}); "
                          f"use multiply for scalars")
@@ -19,6 +20,9 @@ def _operands(op, a, b):
 
 def matmul(a, b):
     a, b = _operands("matmul", a, b)
+    if dtype_of(a).kind == "b":     # NumPy: the OR of ANDs, i.e. a nonzero integer product
+        from tracer.numpy.elementwise import not_equal
+        return not_equal(matmul(convert(a, np.int64), convert(b, np.int64)), 0)
     sa, sb = shape(a), shape(b)
     a2 = reshape(a, (1,) + sa) if len(sa) == 1 else a
     b2 = reshape(b, sb + (1,)) if len(sb) == 1 else b

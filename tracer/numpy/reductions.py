@@ -4,7 +4,8 @@ import numpy as np
 
 from ir.errors import ShapeError
 from tracer.core import run_kernel
-from tracer.numpy._base import FLOAT64, convert, dtype_of, normalize_axes, normalize_axis, shape, value
+from tracer.numpy._base import (FLOAT64, convert, dtype_of, normalize_axes, normalize_axis,
+                                shape, value)
 from tracer.numpy.elementwise import divide
 
 INT64 = np.dtype(np.int64)

@@ -1,0 +1,332 @@
+"""Groups -> one LLVM module: a function per group, an entry per native segment.
+
+A group function is `i32 g<k>(ptr noalias %buf..., i64 %start, i64 %end)`: its leaves'
+buffers, then its outputs', then the slice [start, end) of its parallel work items. A
+segment entry `i32 s<k>(ptr %array...)` takes NumPy array objects, reads their data
+pointers, and calls its groups in order; a jitted call is one ctypes call per segment.
+Every function returns 0 or the code of the first `fail_if` that fired (Program maps it
+back to an exception). Static shapes are constants, so loops have constant trip counts.
+"""
+import contextlib
+import re
+
+import numpy as np
+from llvmlite import ir
+
+from ir import Literal
+from ir.errors import CodegenError, KernelError
+from lowering.llvm import irutil, target
+from lowering.llvm.irutil import FAST, I32, I64, PTR, const, i64, lltype
+from lowering.llvm.protocol import Index
+from lowering.llvm.scalars import convert_value
+
+
+def data_offset():
+    """Offset of the data pointer in a NumPy array object (probed, not assumed)."""
+    import ctypes
+    a, b = np.empty(3), np.empty(5)
+    for off in range(8, 80, 8):
+        if (ctypes.c_void_p.from_address(id(a) + off).value == a.ctypes.data and
+                ctypes.c_void_p.from_address(id(b) + off).value == b.ctypes.data):
+            return off
+    raise CodegenError("cannot locate the data pointer in numpy array objects")
+
+
+DATA_OFFSET = data_offset()
+
+
+class ModuleBuilder:
+    """The module being built, plus pasted-in IR texts (mathlib, matmul) and the error
+    table shared by its functions."""
+
+    def __init__(self):
+        self.module = ir.Module(name="tracer")
+        self.module.triple, self.module.data_layout = target.TRIPLE, target.DATA_LAYOUT
+        self.texts = {}         # symbol -> IR text defining it
+        self.errors = []        # (exception class, message); code = index + 1
+
+    def external(self, symbol, ret, args, text):
+        """Declare `symbol` for calls; its definition `text` is pasted into the module."""
+        self.texts.setdefault(symbol, text)
+        return irutil.intrinsic(self.module, symbol, ret, args)
+
+    def error_code(self, error, message):
+        key = (error, message)
+        if key not in self.errors:
+            self.errors.append(key)
+        return self.errors.index(key) + 1
+
+    def text(self):
+        text = str(self.module)
+        texts = "\n".join(dict.fromkeys(self.texts.values()))
+        for sym in self.texts:
+            pattern = r'@"?' + re.escape(sym) + r'"?\('
+            text = re.sub(r"^declare [^\n]*" + pattern + r".*\n", "", text, flags=re.M)
+            texts = re.sub(r"^define (?!internal )([^\n]*" + pattern + ")", r"define internal \1",
+                           texts, flags=re.M)
+        text = text.replace(") nounwind\n{", ") #0\n{")
+        return "\n".join([text, texts] +
+                         ['attributes #0 = { nounwind "no-trapping-math"="true" }\n'])
+
+
+class Ctx:
+    """What kernel impls get (documented in lowering.llvm.protocol)."""
+    FAST = FAST
+
+    def __init__(self, mb, b, name, start, end, err, scratch=None):
+        self.mb, self.b, self.name, self._err = mb, b, name, err
+        self.start, self.end, self.scratch = start, end, scratch
+        self.in_avals, self.out_avals = (), ()
+
+    def for_node(self, node):
+        c = object.__new__(Ctx)
+        c.__dict__.update(self.__dict__)
+        c.in_avals = tuple(x.aval for x in node.inputs)
+        c.out_avals = tuple(o.aval for o in node.outputs)
+        return c
+
+    in_dtypes = property(lambda self: tuple(a.dtype for a in self.in_avals))
+    out_dtype = property(lambda self: self.out_avals[0].dtype)
+    out_aval = property(lambda self: self.out_avals[0])
+
+    def const(self, value, dtype=None):
+        return const(value, self.out_dtype if dtype is None else dtype)
+
+    def math(self, name, *xs):
+        from lowering.llvm import mathlib
+        t = xs[0].type
+        dtype = np.float32 if t == irutil.F32 else np.float64
+        symbol, text = mathlib.declare(name, dtype)
+        fn = self.mb.external(symbol, t, [t] * len(xs), text)
+        return self.b.call(fn, list(xs), fastmath=FAST)
+
+    def external(self, symbol, ret, args, text):
+        return self.mb.external(symbol, ret, args, text)
+
+    def unique(self, stem):
+        return f"{self.name}.{stem}"
+
+    def intrinsic(self, base, *xs):
+        fn = irutil.typed_intrinsic(self.b, base, xs[0].type, len(xs))
+        return self.b.call(fn, list(xs), fastmath=FAST if xs[0].type in (irutil.F32, irutil.F64) else ())
+
+    def convert(self, x, src, dst):
+        return convert_value(self.b, x, src, dst)
+
+    def fail_if(self, cond, message, error=KernelError):
+        """After this kernel returns, raise error(message) if cond was ever true."""
+        code = ir.Constant(I32, self.mb.error_code(error, message))
+        b = self.b
+        b.store(b.select(cond, code, b.load(self._err)), self._err)
+
+    def loop(self, start, end, name="i"):
+        return irutil.loop(self.b, start, end, name)
+
+    @contextlib.contextmanager
+    def nest(self, shape, parallel=False):
+        """Loops over `shape` yielding the multi-index (axes of extent 1 get no loop).
+        With parallel=True the outermost axis of extent > 1 runs over [start, end)."""
+        with contextlib.ExitStack() as stack:
+            multi, first = [], parallel
+            for d in shape:
+                if d == 1:
+                    multi.append(i64(0))
+                    continue
+                lo, hi = (self.start, self.end) if first else (0, d)
+                first = False
+                multi.append(stack.enter_context(self.loop(lo, hi)))
+            yield multi
+
+    def index(self, shape, flat=None, multi=None):
+        return Index(self.b, shape, flat=flat, multi=multi)
+
+    def slot(self, init):
+        return irutil.slot(self.b, init)
+
+
+def parallel_extent(shape):
+    """Work items of `nest(shape, parallel=True)`."""
+    return next((d for d in shape if d != 1), 1)
+
+
+class Operand:
+    """An input of a whole kernel: `read(multi)` emits its value (fused producers
+    inlined); `ptr` is its buffer when it is materialized (None for fused/literal)."""
+
+    def __init__(self, values, x, ptr):
+        self._values, self._x, self.aval, self.ptr = values, x, x.aval, ptr
+
+    def read(self, multi):
+        return self._values.value(self._x, Index(self._values.ctx.b, self.aval.shape,
+                                                 multi=multi), {})
+
+    def read_flat(self, flat):
+        return self._values.value(self._x, Index(self._values.ctx.b, self.aval.shape,
+                                                 flat=flat), {})
+
+
+class Buffer:
+    """An output buffer of a whole kernel (contiguous, row-major)."""
+
+    def __init__(self, b, aval, ptr):
+        self.b, self.aval, self.ptr = b, aval, ptr
+
+    def _flat(self, multi):
+        return Index(self.b, self.aval.shape, multi=multi).flat
+
+    def load(self, multi):
+        return irutil.load(self.b, self.ptr, self._flat(multi), self.aval.dtype)
+
+    def store(self, multi, value):
+        irutil.store(self.b, self.ptr, self._flat(multi), value, self.aval.dtype)
+
+    def store_flat(self, flat, value):
+        irutil.store(self.b, self.ptr, flat, value, self.aval.dtype)
+
+
+class Values:
+    """Emits graph values at positions inside one function: loads of materialized
+    leaves, or the fused producers' code (memoized per position within one element)."""
+
+    def __init__(self, ctx, part, buffers):
+        self.ctx, self.part, self.buffers = ctx, part, buffers
+
+    def value(self, x, index, memo):
+        if isinstance(x, Literal):
+            return const(x.value, x.aval.dtype)
+        key = (id(x), index.key)
+        v = memo.get(key)
+        if v is not None:
+            return v
+        ptr = self.buffers.get(id(x))
+        if ptr is not None:
+            flat = i64(0) if x.aval.size == 1 else index.flat
+            v = irutil.load(self.ctx.b, ptr, flat, x.aval.dtype)
+        else:
+            n = self.part.producer[id(x)]
+            impl, ctx = self.part.impls[id(n)], self.ctx.for_node(n)
+            if impl.kind == "scalar":
+                v = impl.emit(ctx, *[self.value(y, index, memo) for y in n.inputs], **n.attrs)
+            else:
+                v = impl.emit(ctx, index, lambda i, idx: self.value(n.inputs[i], idx, memo),
+                              **n.attrs)
+            want = lltype(x.aval.dtype)
+            if getattr(v, "type", None) != want:
+                raise CodegenError(f"llvm impl {impl!r} of kernel {n.kernel!r} returned "
+                                   f"{getattr(v, 'type', v)}, expected {want} for "
+                                   f"{x.aval.dtype} output")
+        memo[key] = v
+        return v
+
+
+def _function(mb, name, grp, scratch, base):
+    """`i32 name(ptr leaves..., ptr outputs..., [ptr scratch,] i64 start, i64 end)`; the
+    ctx's unique() names derive from the group's `base` name."""
+    nbuf = len(grp.leaves) + len(grp.roots) + (scratch is not None)
+    fn = ir.Function(mb.module, ir.FunctionType(I32, [PTR] * nbuf + [I64, I64]), name)
+    fn.attributes.add("nounwind")
+    for arg in fn.args[:nbuf]:
+        arg.add_attribute("noalias")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    err = irutil.slot(b, ir.Constant(I32, 0))
+    ctx = Ctx(mb, b, base, fn.args[-2], fn.args[-1], err, fn.args[nbuf - 1] if scratch is not None else None)
+    return fn, ctx
+
+
+def emit_group(mb, part, grp, name):
+    """Define group function `name` (and `name`.prep for a kernel's prepare step); sets
+    grp.parallel (work items), grp.work (ns), grp.scratch (bytes, None: no scratch
+    argument) and grp.prepare."""
+    grp.scratch, grp.prepare = None, False
+    if grp.kind == "kernel":
+        n = grp.node
+        impl = part.impls[id(n)]
+        in_avals, out_avals = [x.aval for x in n.inputs], [o.aval for o in n.outputs]
+        grp.scratch = impl.hook("scratch", in_avals, out_avals, n.attrs, None)
+        grp.parallel = int(impl.hook("parallel", in_avals, out_avals, n.attrs, 1))
+        grp.work = float(impl.hook("work", in_avals, out_avals, n.attrs,
+                                   0.5 * sum(a.size for a in in_avals + out_avals)))
+        grp.prepare = impl.prepare is not None
+        for fname, emit in [(name, impl.emit)] + [(name + ".prep", impl.prepare)] * grp.prepare:
+            fn, ctx = _function(mb, fname, grp, grp.scratch, name)
+            values = Values(ctx, part, {id(x): a for x, a in zip(grp.leaves, fn.args)})
+            outs = fn.args[len(grp.leaves):len(grp.leaves) + len(grp.roots)]
+            ins = [Operand(values, x, values.buffers.get(id(x))) for x in n.inputs]
+            emit(ctx.for_node(n), ins, [Buffer(ctx.b, o.aval, p) for o, p in zip(n.outputs, outs)],
+                 **n.attrs)
+            ctx.b.ret(ctx.b.load(ctx._err))
+        return
+    fn, ctx = _function(mb, name, grp, None, name)
+    values = Values(ctx, part, {id(x): a for x, a in zip(grp.leaves, fn.args)})
+    _emit_loop(ctx, values, grp, fn.args[len(grp.leaves):len(grp.leaves) + len(grp.roots)])
+    ctx.b.ret(ctx.b.load(ctx._err))
+
+
+TILE = 32
+
+
+def _emit_loop(ctx, values, grp, outs):
+    b, shape = ctx.b, grp.shape
+    size = int(np.prod(shape, dtype=np.int64))
+    grp.work = 0.3 * size * (1 + len(grp.leaves) + len(grp.roots) +
+                             sum(values.part.impls[id(m)].cost for m in grp.nodes))
+    if grp.flat:
+        grp.parallel, walk = size, lambda: _flat(ctx, shape)
+    elif grp.tiled:
+        outer = parallel_extent(shape[:-2])
+        grp.parallel, walk = (outer if outer > 1 else shape[-2]), lambda: _tiled(ctx, shape)
+    else:
+        grp.parallel, walk = parallel_extent(shape), lambda: _nested(ctx, shape)
+    if size == 0:
+        return
+    with walk() as index:
+        memo = {}
+        for r, ptr in zip(grp.roots, outs):
+            irutil.store(b, ptr, index.flat, values.value(r, index, memo), r.aval.dtype)
+
+
+@contextlib.contextmanager
+def _flat(ctx, shape):
+    with ctx.loop(ctx.start, ctx.end) as i:
+        yield Index(ctx.b, shape, flat=i)
+
+
+@contextlib.contextmanager
+def _nested(ctx, shape):
+    with ctx.nest(shape, parallel=True) as multi:
+        yield Index(ctx.b, shape, multi=multi)
+
+
+@contextlib.contextmanager
+def _tiled(ctx, shape):
+    """The last two axes in TILE x TILE blocks, so that transposed reads stay in cache;
+    work items are the outer axes' first, or else the rows."""
+    b, rows, cols = ctx.b, shape[-2], shape[-1]
+    split_outer = parallel_extent(shape[:-2]) > 1
+    with ctx.nest(shape[:-2], parallel=split_outer) as outer:
+        lo, hi = (i64(0), i64(rows)) if split_outer else (ctx.start, ctx.end)
+        ntiles = b.udiv(b.add(b.sub(hi, lo), i64(TILE - 1)), i64(TILE))
+        with ctx.loop(0, ntiles, "ti") as ti:
+            r0 = b.add(lo, b.mul(ti, i64(TILE)))
+            r1 = b.add(r0, i64(TILE))
+            r1 = b.select(b.icmp_signed("<", r1, hi), r1, hi)
+            with ctx.loop(0, -(-cols // TILE), "tj") as tj:
+                c0 = b.mul(tj, i64(TILE))
+                c1 = b.add(c0, i64(TILE))
+                c1 = b.select(b.icmp_signed("<", c1, i64(cols)), c1, i64(cols))
+                with ctx.loop(r0, r1) as i, ctx.loop(c0, c1, "j") as j:
+                    yield Index(b, shape, multi=list(outer) + [i, j])
+
+
+def emit_segment(mb, name, calls, objects):
+    """Entry `name(ptr %array...)` running `calls` = [(function name, buffer positions
+    into `objects`, work items)] in order, returning the first nonzero code."""
+    fn = ir.Function(mb.module, ir.FunctionType(I32, [PTR] * len(objects)), name)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ptrs = [b.load(b.gep(a, [i64(DATA_OFFSET)], inbounds=True, source_etype=irutil.I8), typ=PTR)
+            for a in fn.args]
+    for callee, positions, items in calls:
+        rc = b.call(mb.module.globals[callee], [ptrs[p] for p in positions] + [i64(0), i64(items)])
+        with b.if_then(b.icmp_unsigned("!=", rc, ir.Constant(I32, 0)), likely=False):
+            b.ret(rc)
+    b.ret(ir.Constant(I32, 0))

@@ -1,0 +1,109 @@
+"""Small llvmlite.ir helpers shared by the code generator and the kernel impls: dtype <->
+LLVM type, constants, counted loops, intrinsics, and the fast-math flag sets.
+
+Values live in registers as i1 (bool), i32, i64, float, double; bools are stored in memory
+as one byte (NumPy's layout), so `load`/`store` convert at the boundary.
+"""
+import contextlib
+
+import numpy as np
+from llvmlite import ir
+
+from ir.errors import CodegenError
+
+I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+F32, F64 = ir.FloatType(), ir.DoubleType()
+PTR = ir.PointerType()
+FAST = ("nsz", "arcp", "contract", "afn")          # no nnan/ninf: NaN and inf propagate
+REDUCE_FAST = ("reassoc", "nsz")                     # only on reduction accumulators
+
+_TYPES = {np.dtype(np.bool_): I1, np.dtype(np.int32): I32, np.dtype(np.int64): I64,
+          np.dtype(np.float32): F32, np.dtype(np.float64): F64}
+
+
+def lltype(dtype):
+    """Register type of a NumPy dtype."""
+    try:
+        return _TYPES[np.dtype(dtype)]
+    except KeyError:
+        raise CodegenError(f"llvm backend: dtype {np.dtype(dtype)} is not supported") from None
+
+
+def memtype(dtype):
+    """In-memory element type (bool is a byte)."""
+    t = lltype(dtype)
+    return I8 if t is I1 else t
+
+
+def is_float(dtype):
+    return np.dtype(dtype).kind == "f"
+
+
+def const(value, dtype):
+    """A register constant of `dtype` (floats are exact: llvmlite prints them in hex)."""
+    dt = np.dtype(dtype)
+    v = np.asarray(value).astype(dt)[()]
+    if dt.kind == "f":
+        return ir.Constant(lltype(dt), float(v))
+    return ir.Constant(lltype(dt), int(v))
+
+
+def i64(n):
+    return ir.Constant(I64, int(n))
+
+
+def load(b, ptr, flat, dtype):
+    """Element `flat` of a buffer of `dtype`, as a register value."""
+    mt = memtype(dtype)
+    v = b.load(b.gep(ptr, [flat], inbounds=True, source_etype=mt), typ=mt)
+    return b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if mt is I8 else v
+
+
+def store(b, ptr, flat, value, dtype):
+    mt = memtype(dtype)
+    if mt is I8:
+        value = b.zext(value, I8)
+    b.store(value, b.gep(ptr, [flat], inbounds=True, source_etype=mt))
+
+
+def intrinsic(module, name, ret, args):
+    """Declare (once) and return intrinsic/external function `name`."""
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, list(args)), name)
+    return fn
+
+
+def typed_intrinsic(b, base, value_type, nargs):
+    """`llvm.<base>.<f32|f64|i32|i64>` taking `nargs` values of `value_type`."""
+    suffix = {F32: "f32", F64: "f64", I32: "i32", I64: "i64", I1: "i1"}[value_type]
+    return intrinsic(b.module, f"llvm.{base}.{suffix}", value_type, [value_type] * nargs)
+
+
+@contextlib.contextmanager
+def loop(b, start, end, name="i"):
+    """`for (i = start; i < end; i++)`: yields i with the builder inside the body; on exit
+    the builder sits after the loop. Trip counts of zero are handled (guarded)."""
+    start = start if isinstance(start, ir.Value) else i64(start)
+    end = end if isinstance(end, ir.Value) else i64(end)
+    pre = b.block
+    body = b.append_basic_block(f"{name}.body")
+    exit_ = b.append_basic_block(f"{name}.exit")
+    b.cbranch(b.icmp_signed("<", start, end), body, exit_)
+    b.position_at_end(body)
+    i = b.phi(I64, name=name)
+    i.add_incoming(start, pre)
+    yield i
+    nxt = b.add(i, i64(1), name=f"{name}.next", flags=("nuw", "nsw"))
+    i.add_incoming(nxt, b.block)
+    b.cbranch(b.icmp_signed("<", nxt, end), body, exit_)
+    b.position_at_end(exit_)
+
+
+def slot(b, init):
+    """A mutable local (alloca in the entry block, promoted to a register by mem2reg),
+    initialized to `init` at the current position: loop accumulators without phis."""
+    with b.goto_entry_block():
+        p = b.alloca(init.type)
+    b.store(init, p)
+    return p

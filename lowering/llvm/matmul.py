@@ -1,0 +1,288 @@
+"""Batched matmul as generated LLVM IR: pack B into column panels, then register-tile C.
+
+Why generate it rather than call BLAS: a compiled graph stays one native module with no
+Python round-trip, and a packed-B micro-kernel reaches BLAS speed (llvm-notes 2.7).
+
+Layout. `<symbol>_pack` copies B (batch x k x n) into panels of NR = NV * VL columns
+(VL = lanes of one SIMD vector), each contiguous in k: panel p of batch b holds, for
+each kk, B[b, kk, p*NR : p*NR+NR], zero-padded past n. The row function computes C in
+MR x NR register tiles (MR * NV vector accumulators, one fused multiply-add each per kk).
+Loop order, GotoBLAS-style: batch -> K block of KC_BYTES (so a tile's B slice stays in
+L1/L2) -> row tile, whose MR x KC slice of A is first copied to a stack buffer with rows
+one cache line more than KC apart (A rows 4 KB apart would all share an L1 set) -> panel.
+The first K block stores C, later ones add to it. Leftover rows use 4- and 1-row tiles;
+the last, narrower panel uses fewer vectors and scalar stores for a partial vector, so
+nothing is read or written outside A, B, C and the scratch buffer.
+
+No alignment beyond the element size is assumed anywhere (numpy buffers are only
+16-byte aligned; the scratch buffer needs no more either). Integers use the same tiles
+with `mul`/`add`, which wrap like NumPy's. LLVM may turn the A copy into a `memcpy`
+call, which MCJIT resolves from the process.
+"""
+from functools import lru_cache
+
+import numpy as np
+
+from ir.errors import DTypeError, ShapeError
+
+_ELEM = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+         np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
+_ATTRS = 'nounwind "no-trapping-math"="true"'
+KC_BYTES = 4096  # K block: one A row slice; measured best of 1-16 KB (f32 and f64)
+
+
+@lru_cache(maxsize=None)
+def _vector_bytes() -> int:
+    """64 when the host has AVX-512 (32 vector registers), else 32 (AVX2: 16 registers)."""
+    import llvmlite.binding as llvm
+    return 64 if llvm.get_host_cpu_features().get("avx512f") else 32
+
+
+def _geometry(dtype):
+    """(element IR type, VL lanes per vector, MR rows, NV vectors) of the register tile.
+
+    MR * NV accumulators + NV B vectors + 1 broadcast fit the register file: 6 x 2 with 16
+    registers (llvm-notes 2.7), 14 x 2 with 32."""
+    dt = np.dtype(dtype)
+    if dt not in _ELEM:
+        raise DTypeError(f"matmul (llvm): unsupported dtype {dt}; expected one of "
+                         f"{sorted(str(d) for d in _ELEM)} (convert the operands first)")
+    vb = _vector_bytes()
+    return _ELEM[dt], vb // dt.itemsize, (14 if vb == 64 else 6), 2
+
+
+def _check(batch, m, k, n):
+    if batch < 1 or min(m, k, n) < 0:
+        raise ShapeError(f"matmul (llvm): bad shape batch={batch}, m={m}, k={k}, n={n}; "
+                         "need batch >= 1 and m, k, n >= 0")
+
+
+def scratch_bytes(batch, m, k, n, dtype) -> int:
+    """Bytes of the packed-B scratch buffer (0 when there is nothing to pack)."""
+    _check(batch, m, k, n)
+    _, vl, _, nv = _geometry(dtype)
+    nr = vl * nv
+    return batch * -(-n // nr) * k * nr * np.dtype(dtype).itemsize
+
+
+class _Body:
+    """Lines of one function body: fresh SSA names, i64 arithmetic that folds Python ints,
+    and counted loops."""
+
+    def __init__(self, elem):
+        self.elem, self.lines, self.count, self.block = elem, [], 0, "%entry"
+        self.align = {"float": 4, "double": 8, "i32": 4, "i64": 8}[elem]  # claim no more
+
+    def fresh(self, stem="t"):
+        self.count += 1
+        return f"%{stem}{self.count}"
+
+    def __call__(self, text, stem="t"):
+        """Emit `%new = text` and return %new."""
+        name = self.fresh(stem)
+        self.lines.append(f"  {name} = {text}")
+        return name
+
+    def emit(self, text):
+        self.lines.append(f"  {text}")
+
+    def label(self, name):
+        self.lines.append(f"{name[1:]}:")
+        self.block = name
+
+    def add(self, x, y):
+        if isinstance(x, int) and isinstance(y, int):
+            return x + y
+        return x if y == 0 else y if x == 0 else self(f"add nuw nsw i64 {x}, {y}")
+
+    def mul(self, x, y):
+        if isinstance(x, int) and isinstance(y, int):
+            return x * y
+        return 0 if y == 0 else x if y == 1 else self(f"mul nuw nsw i64 {x}, {y}")
+
+    def load(self, ty, ptr, lanes=None):
+        """Load `ty`; a vector with `lanes` < its length loads only those (zeros after)."""
+        if lanes is None:
+            return self(f"load {ty}, ptr {ptr}, align {self.align}")
+        return self(f"call {ty} @llvm.masked.load.{self._suffix(ty)}.p0(ptr align {self.align} {ptr}, "
+                    f"{self._mask(ty, lanes)}, {ty} zeroinitializer)")
+
+    def store(self, ty, x, ptr, lanes=None):
+        """Store `ty`; a vector with `lanes` < its length stores only those (masked)."""
+        if lanes is None:
+            self.emit(f"store {ty} {x}, ptr {ptr}, align {self.align}")
+        else:
+            self.emit(f"call void @llvm.masked.store.{self._suffix(ty)}.p0({ty} {x}, ptr align {self.align} {ptr}, "
+                      f"{self._mask(ty, lanes)})")
+
+    def _suffix(self, ty):  # "<16 x float>" -> "v16f32"
+        return f"v{ty[1:].split(' x')[0]}" + {"float": "f32", "double": "f64"}.get(self.elem, self.elem)
+
+    @staticmethod
+    def _mask(ty, lanes):
+        width = int(ty[1:].split(" x")[0])
+        return f"<{width} x i1> <" + ", ".join(["i1 true"] * lanes + ["i1 false"] * (width - lanes)) + ">"
+
+    def gep(self, base, index):
+        """Pointer to element `index` of `base`."""
+        return base if index == 0 else self(f"getelementptr inbounds {self.elem}, ptr {base}, i64 {index}", "p")
+
+    def loop(self, lo, hi, body):
+        """for i in range(lo, hi): body(i)   (lo, hi: i64 operands; the range may be empty)."""
+        if isinstance(lo, int) and isinstance(hi, int) and hi <= lo:
+            return
+        head, inner, done = self.fresh("head"), self.fresh("body"), self.fresh("done")
+        i, nxt, pre = self.fresh("i"), self.fresh("i"), self.block
+        self.emit(f"br label {head}")
+        self.label(head)
+        phi = len(self.lines)
+        self.lines.append(None)  # the phi, filled in once the latch block is known
+        self.emit(f"br i1 {self(f'icmp slt i64 {i}, {hi}')}, label {inner}, label {done}")
+        self.label(inner)
+        body(i)
+        self.emit(f"{nxt} = add nuw nsw i64 {i}, 1")
+        self.emit(f"br label {head}")
+        self.lines[phi] = f"  {i} = phi i64 [ {lo}, {pre} ], [ {nxt}, {self.block} ]"
+        self.label(done)
+
+    def text(self, header, attrs=""):
+        return "\n".join([f"define {header} {attrs} {_ATTRS} {{", "entry:", *self.lines, "  ret void", "}", ""])
+
+
+def _tile(name, elem, vl, nr, rows, cols, lda, n, k):
+    """`void name(ptr a, ptr b, ptr c, i64 kc, i1 add, i64 panels)`: for each of `panels`
+    panels, C[rows x cols] = (C if add else 0) + A @ B over kc steps of k, where a is a
+    copied A sliver (rows x kc, row stride lda), b the first packed B panel (kc x NR, the
+    next one k * NR further) and c the tile's first element (row stride n). The panel loop
+    is here rather than in the caller so that LLVM does not unroll it into many calls."""
+    f, vec, nv = _Body(elem), f"<{vl} x {elem}>", -(-cols // vl)
+    is_float = elem in ("float", "double")
+
+    def panel(p):
+        b, c, pre = f.gep("%b", f.mul(p, k * nr)), f.gep("%c", f.mul(p, nr)), f.block
+        loop, kdone, kk, knext = f.fresh("kloop"), f.fresh("kdone"), f.fresh("k"), f.fresh("k")
+        phis = [[f.fresh("acc") for _ in range(nv)] for _ in range(rows)]
+        nexts = [[f.fresh("acc") for _ in range(nv)] for _ in range(rows)]
+        f.emit(f"br i1 {f('icmp sgt i64 %kc, 0')}, label {loop}, label {kdone}")
+        f.label(loop)
+        f.emit(f"{kk} = phi i64 [ 0, {pre} ], [ {knext}, {loop} ]")
+        for r in range(rows):
+            for v in range(nv):
+                f.emit(f"{phis[r][v]} = phi {vec} [ zeroinitializer, {pre} ], [ {nexts[r][v]}, {loop} ]")
+        bvec = [f.load(vec, f.gep(b, f.add(f.mul(kk, nr), v * vl))) for v in range(nv)]
+        for r in range(rows):
+            one = f(f"insertelement {vec} poison, {elem} {f.load(elem, f.gep('%a', f.add(kk, r * lda)))}, i64 0")
+            av = f(f"shufflevector {vec} {one}, {vec} poison, <{vl} x i32> zeroinitializer")
+            for v in range(nv):
+                if is_float:
+                    f.emit(f"{nexts[r][v]} = call {vec} @llvm.fma.v{vl}f{32 if elem == 'float' else 64}"
+                           f"({vec} {av}, {vec} {bvec[v]}, {vec} {phis[r][v]})")
+                else:  # wrapping integer arithmetic, as NumPy's
+                    f.emit(f"{nexts[r][v]} = add {vec} {phis[r][v]}, {f(f'mul {vec} {av}, {bvec[v]}')}")
+        f.emit(f"{knext} = add nuw nsw i64 {kk}, 1")
+        f.emit(f"br i1 {f(f'icmp eq i64 {knext}, %kc')}, label {kdone}, label {loop}")
+        f.label(kdone)
+        acc = [[f(f"phi {vec} [ zeroinitializer, {pre} ], [ {x}, {loop} ]") for x in row] for row in nexts]
+        fresh, add, out = f.fresh("fresh"), f.fresh("add"), f.fresh("out")
+        f.emit(f"br i1 %add, label {add}, label {fresh}")
+
+        for label, old in ((fresh, False), (add, True)):
+            f.label(label)
+            for r in range(rows):
+                for v in range(nv):
+                    x, ptr = acc[r][v], f.gep(c, r * n + v * vl)
+                    lanes = None if (v + 1) * vl <= cols else cols - v * vl  # narrow panel: masked
+                    if old:
+                        x = f(f"{'fadd' if is_float else 'add'} {vec} {f.load(vec, ptr, lanes)}, {x}")
+                    f.store(vec, x, ptr, lanes)
+            f.emit(f"br label {out}")
+        f.label(out)
+    f.loop(0, "%panels", panel)
+    return f.text(f"internal void @\"{name}\"(ptr noalias %a, ptr noalias %b, ptr noalias %c, i64 %kc, "
+                  "i1 %add, i64 %panels)", "noinline")  # inlined, it would be copied per call site
+
+
+def _pack(symbol, elem, nr, batch, k, n):
+    """Copy B into zero-padded panels, reading B row by row."""
+    f, vec, npan, edge = _Body(elem), f"<{nr} x {elem}>", -(-n // nr), n % nr
+
+    def row(b, kk):
+        src = f.gep("%b", f.mul(f.add(f.mul(b, k), kk), n))
+        dst = f.gep("%scratch", f.add(f.mul(b, npan * k * nr), f.mul(kk, nr)))
+
+        def panel(p):
+            f.store(vec, f.load(vec, f.gep(src, f.mul(p, nr))), f.gep(dst, f.mul(p, k * nr)))
+        f.loop(0, n // nr, panel)
+        if edge:
+            f.store(vec, f.load(vec, f.gep(src, (npan - 1) * nr), edge), f.gep(dst, (npan - 1) * k * nr))
+    if n and k:
+        f.loop(0, batch, lambda b: f.loop(0, k, lambda kk: row(b, kk)))
+    return f.text(f"void @\"{symbol}_pack\"(ptr noalias %b, ptr noalias %scratch)")
+
+
+def _rows(symbol, elem, nr, sizes, kc_max, lda, batch, m, k, n):
+    """The row function: batches -> K blocks -> row tiles (each size in `sizes` in turn;
+    the tile's A sliver is copied to the stack, rows lda apart) -> panels."""
+    f, npan, abuf = _Body(elem), -(-n // nr), "%abuf"
+
+    def clamp(fn, x, y):
+        return f(f"call i64 @llvm.{fn}.i64(i64 {x}, i64 {y})")
+
+    def batch_body(b):
+        base = f.mul(b, m)
+        lo = f(f"sub nsw i64 {clamp('smax', start, base)}, {base}")  # 0 <= lo < hi <= m
+        hi = f(f"sub nsw i64 {clamp('smin', end, f.add(base, m))}, {base}")
+        a, c = f.gep("%a", f.mul(b, m * k)), f.gep("%c", f.mul(b, m * n))
+        s = f.gep("%scratch", f.mul(b, npan * k * nr))
+
+        def k_block(kb):
+            k0 = f.mul(kb, kc_max)
+            kc, add = clamp("smin", f(f"sub nsw i64 {k}, {k0}"), kc_max), f(f"icmp ne i64 {kb}, 0")
+
+            def row_tile(size, row):
+                src = f.gep(a, f.add(f.mul(row, k), k0))
+                f.loop(0, size, lambda r: f.loop(0, kc, lambda kk: f.store(
+                    elem, f.load(elem, f.gep(src, f.add(f.mul(r, k), kk))), f.gep(abuf, f.add(f.mul(r, lda), kk)))))
+                tb, tc = f.gep(s, f.mul(k0, nr)), f.gep(c, f.mul(row, n))
+                for p, cols, count in [(0, nr, n // nr), (n // nr, n % nr, 1)]:
+                    if cols and count:
+                        f.emit(f"call void @\"{symbol}.{size}x{cols}\"(ptr {abuf}, ptr {f.gep(tb, p * k * nr)}, "
+                               f"ptr {f.gep(tc, p * nr)}, i64 {kc}, i1 {add}, i64 {count})")
+            i = lo
+            for size in sizes:
+                count = f(f"sdiv i64 {f(f'sub nsw i64 {hi}, {i}')}, {size}")
+                f.loop(0, count, lambda t: row_tile(size, f.add(i, f.mul(t, size))))
+                i = f.add(i, f.mul(count, size))
+        f.loop(0, max(1, -(-k // kc_max)), k_block)
+    if m and n:
+        f.emit(f"{abuf} = alloca {elem}, i64 {sizes[0] * lda}, align 64")
+        start, end = (clamp("smin", clamp("smax", x, 0), batch * m) for x in ("%start", "%end"))
+        f.emit(f"br i1 {f(f'icmp slt i64 {start}, {end}')}, label %rows, label %exit")
+        f.label("%rows")
+        f.loop(f(f"udiv i64 {start}, {m}"), f(f"udiv i64 {f.add(end, m - 1)}, {m}"), batch_body)
+        f.emit("br label %exit")
+        f.label("%exit")
+    return f.text(f"void @\"{symbol}\"(ptr noalias %a, ptr noalias %scratch, ptr noalias %c, "
+                  "i64 %start, i64 %end)")
+
+
+def matmul_ir(symbol: str, batch: int, m: int, k: int, n: int, dtype) -> str:
+    """LLVM IR text defining two functions:
+      define void @<symbol>_pack(ptr noalias %b, ptr noalias %scratch)
+          packs B (batch x k x n, row-major contiguous) into scratch (scratch_bytes long);
+      define void @<symbol>(ptr noalias %a, ptr noalias %scratch, ptr noalias %c, i64 %start, i64 %end)
+          computes rows [start, end) of the flattened (batch*m) x n output C = A @ B
+          (A: batch x m x k row-major contiguous), reading packed B from scratch.
+    The pack function is called once per call, then the row function once (or once per
+    thread chunk, with disjoint row ranges, possibly concurrently). Out-of-range parts of
+    [start, end) are clipped to [0, batch*m). Internal helpers are named <symbol>.<r>x<c>."""
+    _check(batch, m, k, n)
+    elem, vl, mr, nv = _geometry(dtype)
+    nr = vl * nv
+    sizes = sorted({min(mr, m), min(4, m), 1}, reverse=True) if m else []
+    widths = [nr] * (n >= nr) + [n % nr] * (n % nr > 0)
+    kc = max(1, min(k, KC_BYTES // np.dtype(dtype).itemsize))
+    lda = kc + 64 // np.dtype(dtype).itemsize  # +1 cache line: A rows 4 KB apart share L1 sets
+    tiles = [_tile(f"{symbol}.{r}x{w}", elem, vl, nr, r, w, lda, n, k) for w in widths for r in sizes]
+    return "\n".join([_pack(symbol, elem, nr, batch, k, n),
+                      _rows(symbol, elem, nr, sizes, kc, lda, batch, m, k, n), *tiles])

@@ -1,0 +1,274 @@
+"""compile_graph: graph -> Program, a short list of steps run on per-call buffers.
+
+Steps are native segments (one ctypes call each, taking the array objects themselves),
+Python calls of numpy kernels for nodes the llvm backend lacks, and native groups big
+enough (> PARALLEL_NS of estimated work) to split across TRACER_NUM_THREADS threads. A
+graph the llvm backend fully covers and that needs no threads is one native call.
+
+Inputs are checked against the graph's types before any native code runs: arrays of the
+right shape and dtype are used as they are if C-contiguous and aligned, else copied;
+Python scalars are converted; anything else raises ShapeError/DTypeError naming the input.
+Each call allocates its own outputs and temporaries, so concurrent calls are safe.
+"""
+import ctypes
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ir import Literal
+from ir.errors import ArgumentError, DTypeError, KernelError, ShapeError
+from ir.passes import cse, dce, fold_constants, inline_calls
+from lowering.interpreter import run_node
+from lowering.llvm import codegen, target
+from lowering.llvm.fusion import Partition, check_kernels, display_graph
+from registry.tables import _kernels
+
+PARALLEL_NS = 500_000
+_pools, _pool_lock = {}, threading.Lock()
+_P, _I64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
+_CARRAY = 0x0101           # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
+
+
+def num_threads():
+    value = os.environ.get("TRACER_NUM_THREADS") or str(os.cpu_count() or 1)
+    try:
+        return max(1, int(value))
+    except ValueError:
+        raise ArgumentError(f"TRACER_NUM_THREADS must be an integer, got {value!r}") from None
+
+
+def _pool(n):
+    with _pool_lock:
+        if n not in _pools:
+            _pools[n] = ThreadPoolExecutor(max_workers=n, thread_name_prefix="tracer-llvm")
+        return _pools[n]
+
+
+class _Slots:
+    """Numbering of a call's buffers: inputs, consts, then one slot per value a step
+    produces (`spec` (shape, dtype) is allocated per call; None is filled by a Python
+    step) and per kernel scratch buffer."""
+
+    def __init__(self, graph):
+        fixed = graph.invars + graph.constvars
+        self.nfixed, self.specs = len(fixed), []
+        self.index = {id(v): k for k, v in enumerate(fixed)}
+
+    def of(self, x, spec=None):
+        if isinstance(x, Literal):
+            return x
+        k = self.index.get(id(x))
+        if k is None:
+            k = self.index[id(x)] = self.nfixed + len(self.specs)
+            self.specs.append(spec or (None, None))
+        return k
+
+    def scratch(self, nbytes):
+        self.specs.append(((max(int(nbytes), 1),), np.dtype(np.uint8)))
+        return self.nfixed + len(self.specs) - 1
+
+
+def _evaluate(node, values):
+    """Constant folding through the numpy kernels (kernels without one are left alone)."""
+    return run_node(node, values) if (node.kernel, "numpy") in _kernels else None
+
+
+def compile_graph(graph):
+    """Compile an ir.Graph for the llvm backend: inline calls, optimize, fuse, generate
+    one module, load it (through the caches). Returns a Program."""
+    check_kernels(graph)
+    g = dce(cse(fold_constants(inline_calls(graph), _evaluate)))
+    part = Partition(g)
+    mb, slots, threads = codegen.ModuleBuilder(), _Slots(g), num_threads()
+    steps, segment = [], []
+
+    def flush():
+        if segment:
+            objects = sorted({p for _, pos, _ in segment for p in pos})
+            name = f"s{len(steps)}"
+            codegen.emit_segment(mb, name, [(f, [objects.index(p) for p in pos], n)
+                                            for f, pos, n in segment], objects)
+            steps.append(("segment", name, objects))
+            segment.clear()
+
+    for k, grp in enumerate(part.groups):
+        if grp.kind == "python":
+            flush()
+            steps.append(("python", grp.node, [slots.of(x) for x in grp.node.inputs],
+                          [slots.of(o) for o in grp.roots]))
+            continue
+        codegen.emit_group(mb, part, grp, f"g{k}")
+        pos = [slots.of(x) for x in grp.leaves] + [
+            slots.of(r, (r.aval.shape, r.aval.dtype)) for r in grp.roots]
+        if grp.scratch is not None:
+            pos.append(slots.scratch(grp.scratch))
+        calls = [(f"g{k}.prep", pos, 1)] * grp.prepare + [(f"g{k}", pos, grp.parallel)]
+        if threads > 1 and grp.parallel > 1 and grp.work > PARALLEL_NS:
+            flush()
+            steps.append(("parallel", calls, threads))
+        else:       # only called from a segment entry: inlined there, then dropped
+            for name, _, _ in calls:
+                mb.module.globals[name].linkage = "internal"
+            segment.extend(calls)
+    flush()
+    outs = [slots.of(v) for v in g.outvars]
+    return Program(g, display_graph(g, part.groups), mb, slots, steps, outs)
+
+
+class Program:
+    """A compiled graph: `run(leaves)` -> list of output arrays; `as_text()` is the LLVM
+    module; `graph` the optimized graph with each fused group as one `fusion` node."""
+    backend = "llvm"
+
+    def __init__(self, graph, shown, mb, slots, steps, outs):
+        self.graph = shown
+        self._text = mb.text()
+        self._errors = list(mb.errors)
+        self.loaded = target.load(self._text)
+        self._in = [(v.aval.shape, v.aval.dtype) for v in graph.invars]
+        self._consts = [np.require(c, v.aval.dtype, ["C", "A"])
+                        for v, c in zip(graph.constvars, graph.consts)]
+        self._alloc = slots.specs
+        self._outs = outs
+        if all(s[0] == "segment" for s in steps):
+            self.run = self._fast_run([(self._function(name, len(objects)), objects)
+                                       for _, name, objects in steps])
+        else:
+            self._steps = [self._step(*s) for s in steps]
+
+    def as_text(self):
+        return self._text
+
+    def __repr__(self):
+        return f"<llvm Program {self.loaded.key[:12]}: {len(self._steps)} step(s)>"
+
+    # ---- per call ---------------------------------------------------------------------
+
+    def run(self, leaves):
+        """The outputs of the graph on `leaves` (a list of arrays or scalars)."""
+        bufs = self._inputs(leaves)
+        bufs.extend(self._consts)
+        bufs.extend([np.empty(s, d) if d is not None else None for s, d in self._alloc])
+        for step in self._steps:
+            step(bufs)
+        nin = len(self._in)
+        return [np.array(k.value) if type(k) is Literal else
+                bufs[k].copy() if nin <= k < nin + len(self._consts) else bufs[k]
+                for k in self._outs]
+
+    def _inputs(self, leaves):
+        if len(leaves) != len(self._in):
+            raise ArgumentError(f"llvm program takes {len(self._in)} inputs, got {len(leaves)}")
+        return [x if type(x) is np.ndarray and x.dtype is d and x.shape == s and
+                x.flags.num & _CARRAY == _CARRAY else _convert(k, x, s, d)
+                for k, (x, (s, d)) in enumerate(zip(leaves, self._in))]
+
+    def _fast_run(self, segments):
+        """`run` as straight-line Python for a program of native segments only: the hot
+        path of every jitted call, so no loops, lists of buffers or attribute lookups."""
+        nin, ncon = len(self._in), len(self._consts)
+        env = {"ndarray": np.ndarray, "empty": np.empty, "array": np.array, "id": id,
+               "convert": _convert, "fail": self._fail, "inputs": self._inputs}
+        lines = ["def run(leaves):", f"    if len(leaves) != {nin}:", "        inputs(leaves)"]
+        if nin:
+            lines.append(f"    {''.join(f'b{k}, ' for k in range(nin))}= leaves")
+        for k, (shape, dtype) in enumerate(self._in):
+            env[f"S{k}"], env[f"D{k}"] = shape, dtype
+            lines += [f"    if not (type(b{k}) is ndarray and b{k}.dtype is D{k} and b{k}.shape == "
+                      f"S{k} and b{k}.flags.num & {_CARRAY} == {_CARRAY}):",
+                      f"        b{k} = convert({k}, b{k}, S{k}, D{k})"]
+        for j, c in enumerate(self._consts):
+            env[f"b{nin + j}"] = c
+        for j, (shape, dtype) in enumerate(self._alloc):
+            env[f"S{nin + ncon + j}"], env[f"D{nin + ncon + j}"] = shape, dtype
+            lines.append(f"    b{nin + ncon + j} = empty(S{nin + ncon + j}, D{nin + ncon + j})")
+        for i, (fn, objects) in enumerate(segments):
+            env[f"F{i}"] = fn
+            lines += [f"    rc = F{i}({', '.join(f'id(b{k})' for k in objects)})",
+                      "    if rc:", "        fail(rc)"]
+        outs = []
+        for j, k in enumerate(self._outs):
+            if type(k) is Literal:
+                env[f"L{j}"] = k.value
+                outs.append(f"array(L{j})")
+            else:
+                outs.append(f"b{k}.copy()" if nin <= k < nin + ncon else f"b{k}")
+        lines.append(f"    return [{', '.join(outs)}]")
+        exec(compile("\n".join(lines), f"<llvm program {self.loaded.key[:12]}>", "exec"), env)
+        return env["run"]
+
+    def _fail(self, rc):
+        error, message = self._errors[rc - 1]
+        raise error(f"{message} (llvm backend)")
+
+    # ---- steps ------------------------------------------------------------------------
+
+    def _step(self, kind, *args):
+        return getattr(self, "_" + kind)(*args)
+
+    def _function(self, name, nobjects):
+        return self.loaded.function(name, _I32, *[_P] * nobjects)
+
+    def _segment(self, name, objects):
+        fn = self._function(name, len(objects))
+        objects, fail = tuple(objects), self._fail
+
+        def step(bufs):
+            rc = fn(*[id(bufs[k]) for k in objects])
+            if rc:
+                fail(rc)
+        return step
+
+    def _python(self, node, ins, outs):
+        def step(bufs):
+            vals = run_node(node, [bufs[k] if type(k) is int else k.value for k in ins], "numpy")
+            for o, val, k in zip(node.outputs, vals, outs):
+                bufs[k] = _conform(node, o.aval, val)
+        return step
+
+    def _parallel(self, calls, threads):
+        fns = [(self.loaded.function(name, _I32, *[_P] * len(pos), _I64, _I64), pos, n)
+               for name, pos, n in calls]
+        pool, fail = _pool(threads - 1), self._fail
+
+        def step(bufs):
+            for fn, pos, n in fns:
+                ptrs = [bufs[k].ctypes.data for k in pos]
+                bounds = [n * t // threads for t in range(threads + 1)] if n > 1 else [0, n]
+                futures = [pool.submit(fn, *ptrs, lo, hi) for lo, hi in zip(bounds[1:-1], bounds[2:])]
+                rcs = [fn(*ptrs, bounds[0], bounds[1])] + [f.result() for f in futures]
+                if any(rcs):
+                    fail(next(rc for rc in rcs if rc))
+        return step
+
+
+def _convert(k, x, shape, dtype):
+    """Input k as a C-contiguous aligned array of the compiled type, or a clear error."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        arr = np.asarray(x)
+        if arr.dtype != dtype:
+            raise DTypeError(f"llvm program input {k}: dtype {arr.dtype}, but it was compiled "
+                             f"for {dtype}; cast with .astype({dtype.name!r})")
+    else:
+        try:
+            arr = np.asarray(x)
+        except Exception as e:
+            raise ArgumentError(f"llvm program input {k}: cannot convert "
+                                f"{type(x).__name__} to an array: {e}") from None
+        if arr.dtype != dtype and not np.can_cast(arr.dtype, dtype, "same_kind"):
+            raise DTypeError(f"llvm program input {k}: a {arr.dtype} value, but it was "
+                             f"compiled for {dtype}")
+    if arr.shape != shape:
+        raise ShapeError(f"llvm program input {k}: shape {arr.shape}, but it was compiled "
+                         f"for {shape}")
+    return np.require(arr, dtype, ["C", "A"])
+
+
+def _conform(node, aval, val):
+    arr = np.asarray(val)
+    if arr.shape != aval.shape or arr.dtype != aval.dtype:
+        raise KernelError(f"numpy kernel {node.kernel!r} (run by the llvm backend) returned "
+                          f"{arr.dtype}{list(arr.shape)}, but its shape rule says {aval}")
+    return np.require(arr, None, ["C", "A"])

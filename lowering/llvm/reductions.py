@@ -1,0 +1,185 @@
+"""Reductions (sum/prod/max/min over any axes) and argmax/argmin, with their elementwise
+producers fused into the read of each element.
+
+Reducing the innermost axis: one output element per work item, the reduced axes are
+inner loops whose accumulator is the only op carrying `reassoc` (so LLVM vectorizes it),
+and float32 sums are blocked (float32 partial sums over runs of at most BLOCK elements,
+added into a float64 total), as accurate as NumPy's pairwise sum. Keeping the innermost
+axis: whole rows are accumulated (contiguous, vectorized across the row), float32 sums
+in a float64 scratch row. max/min use
+llvm.maximum/minimum, which propagate NaN as NumPy does; argmax/argmin return the first
+NaN's index if there is one, else the first extreme.
+"""
+import numpy as np
+from llvmlite import ir
+
+from ir import ShapedArray
+from lowering.llvm.codegen import Buffer, parallel_extent
+from lowering.llvm.irutil import F32, F64, REDUCE_FAST, const, i64, typed_intrinsic
+from lowering.llvm.protocol import KernelEmitter
+from lowering.llvm.scalars import arith
+
+BLOCK = 4096
+
+_INIT = {"reduce_sum": 0, "reduce_prod": 1}
+
+
+def _identity(kernel, dtype):
+    dt = np.dtype(dtype)
+    if kernel in _INIT:
+        return const(_INIT[kernel], dt)
+    big = kernel == "reduce_min"          # max starts at the lowest value, min at the highest
+    if dt.kind == "f":
+        return const(np.inf if big else -np.inf, dt)
+    if dt.kind == "b":
+        return const(big, dt)
+    info = np.iinfo(dt)
+    return const(info.max if big else info.min, dt)
+
+
+def _combine(kernel, dtype):
+    """fn(ctx, acc, x) -> acc' (reassoc on float accumulators)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        if kernel in ("reduce_max", "reduce_min"):
+            base = "maximum" if kernel == "reduce_max" else "minimum"
+            return lambda ctx, a, x: ctx.b.call(typed_intrinsic(ctx.b, base, a.type, 2), [a, x],
+                                                fastmath=REDUCE_FAST)
+        method = "fadd" if kernel == "reduce_sum" else "fmul"
+        return lambda ctx, a, x: getattr(ctx.b, method)(a, x, flags=REDUCE_FAST)
+    op = {"reduce_sum": "add", "reduce_prod": "mul", "reduce_max": "max",
+          "reduce_min": "min"}[kernel]
+    return arith(op, dt)
+
+
+def _positions(out_multi, red_multi, axes, ndim):
+    """The input position from output coordinates and reduced-axis coordinates."""
+    it_out, it_red = iter(out_multi), iter(red_multi)
+    return [next(it_red) if d in axes else next(it_out) for d in range(ndim)]
+
+
+def _columns(x, axes):
+    """Reduce by accumulating whole output rows (input rows stream contiguously) when the
+    innermost axis is kept and longer than one element, instead of one strided
+    reduction per output element."""
+    return bool(axes) and axes[-1] != x.ndim - 1 and x.shape[-1] > 1
+
+
+def _reduce(kernel):
+    def body(ctx, ins, outs, *, axes):
+        x, out = ins[0], outs[0]
+        red = [x.aval.shape[a] for a in axes]
+        if _columns(x.aval, axes):
+            _reduce_columns(ctx, kernel, x, out, axes, red)
+        else:
+            _reduce_rows(ctx, kernel, x, out, axes, red)
+    body.__name__ = kernel
+    return body
+
+
+def _reduce_rows(ctx, kernel, x, out, axes, red):
+    """One output element per work item; its reduced axes are the inner loops."""
+    b, dtype = ctx.b, x.aval.dtype
+    combine = _combine(kernel, dtype)
+    with ctx.nest(out.aval.shape, parallel=True) as om:
+        if _f32_sum(kernel, dtype) and red and red[-1] > 1:
+            total = ctx.slot(ir.Constant(F64, 0.0))
+            with ctx.nest(red[:-1]) as rm:
+                _blocked_row(ctx, x, om, rm, axes, red[-1], total)
+            acc = b.fptrunc(b.load(total), F32)
+        else:
+            slot = ctx.slot(_identity(kernel, dtype))
+            with ctx.nest(red) as rm:
+                v = x.read(_positions(om, rm, axes, x.aval.ndim))
+                b.store(combine(ctx, b.load(slot), v), slot)
+            acc = b.load(slot)
+        out.store(om, acc)
+
+
+def _reduce_columns(ctx, kernel, x, out, axes, red):
+    """For each reduced position, combine a whole input row into the output row (float32
+    sums accumulate in a float64 scratch row); work items are outer output rows, or the
+    columns themselves when there is a single output row."""
+    b, dtype, shape = ctx.b, x.aval.dtype, out.aval.shape
+    wide = _f32_sum(kernel, dtype)
+    acc = Buffer(b, ShapedArray(shape, np.float64), ctx.scratch) if wide else out
+    combine = _combine(kernel, np.float64 if wide else dtype)
+    split_rows = parallel_extent(shape[:-1]) > 1
+    with ctx.nest(shape[:-1], parallel=split_rows) as pm:
+        lo, hi = (0, shape[-1]) if split_rows else (ctx.start, ctx.end)
+        with ctx.loop(lo, hi) as j:
+            acc.store(pm + [j], _identity(kernel, np.float64 if wide else dtype))
+        with ctx.nest(red) as rm:
+            with ctx.loop(lo, hi) as j:
+                v = x.read(_positions(pm + [j], rm, axes, x.aval.ndim))
+                acc.store(pm + [j], combine(ctx, acc.load(pm + [j]), b.fpext(v, F64) if wide else v))
+        if wide:
+            with ctx.loop(lo, hi) as j:
+                out.store(pm + [j], b.fptrunc(acc.load(pm + [j]), F32))
+
+
+def _f32_sum(kernel, dtype):
+    return kernel == "reduce_sum" and dtype == np.float32
+
+
+def _blocked_row(ctx, x, om, rm, axes, n, total):
+    """total += sum of the innermost reduced axis, in float32 runs of <= BLOCK."""
+    b = ctx.b
+    nblocks = -(-n // BLOCK)
+    with ctx.loop(0, nblocks, "blk") as blk:
+        lo = b.mul(blk, i64(BLOCK), flags=("nuw", "nsw"))
+        hi = b.add(lo, i64(BLOCK), flags=("nuw", "nsw"))
+        hi = b.select(b.icmp_signed("<", hi, i64(n)), hi, i64(n)) if n % BLOCK else hi
+        part = ctx.slot(ir.Constant(F32, 0.0))
+        with ctx.loop(lo, hi) as j:
+            v = x.read(_positions(om, list(rm) + [j], axes, x.aval.ndim))
+            b.store(b.fadd(b.load(part), v, flags=REDUCE_FAST), part)
+        b.store(b.fadd(b.load(total), b.fpext(b.load(part), F64)), total)
+
+
+def _arg(kernel):
+    def body(ctx, ins, outs, *, axis):
+        x, out, b = ins[0], outs[0], ctx.b
+        n, ndim = x.aval.shape[axis], x.aval.ndim
+        is_f, kind = x.aval.dtype.kind == "f", x.aval.dtype.kind
+        op = ">" if kernel == "argmax" else "<"
+        with ctx.nest(out.aval.shape, parallel=True) as om:
+            best = ctx.slot(x.read(_positions(om, [i64(0)], (axis,), ndim)))
+            where = ctx.slot(i64(0))
+            with ctx.loop(1, n) as j:
+                v, cur = x.read(_positions(om, [j], (axis,), ndim)), b.load(best)
+                if is_f:
+                    better = b.or_(b.fcmp_ordered(op, v, cur), b.and_(
+                        b.fcmp_unordered("uno", v, v), b.fcmp_ordered("ord", cur, cur)))
+                elif kind == "b":
+                    better = b.icmp_unsigned(op, v, cur)
+                else:
+                    better = b.icmp_signed(op, v, cur)
+                b.store(b.select(better, v, cur), best)
+                b.store(b.select(better, j, b.load(where)), where)
+            out.store(om, b.load(where))
+    body.__name__ = kernel
+    return body
+
+
+def _items(in_avals, out_avals, axes):
+    shape = out_avals[0].shape
+    if _columns(in_avals[0], axes) and parallel_extent(shape[:-1]) == 1:
+        return shape[-1]
+    return parallel_extent(shape)
+
+
+def _scratch(in_avals, out_avals, axes):
+    """A float64 accumulator row for float32 sums done by columns."""
+    wide = _columns(in_avals[0], axes) and in_avals[0].dtype == np.float32
+    return out_avals[0].size * 8 if wide else None
+
+
+def _outputs(in_avals, out_avals, **attrs):
+    return parallel_extent(out_avals[0].shape)
+
+
+KERNELS = {k: KernelEmitter(_reduce(k), parallel=_items,
+                            scratch=_scratch if k == "reduce_sum" else None)
+           for k in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min")}
+KERNELS.update({k: KernelEmitter(_arg(k), parallel=_outputs) for k in ("argmax", "argmin")})

@@ -1,0 +1,147 @@
+"""Shape kernels: index maps that vanish into their consumer's loop (broadcast_to,
+reshape, transpose, slice, rev, pad, take) and copies (concatenate, scatter_add).
+
+Indices of `take` and `scatter_add` are *checked*: negative ones are normalized (as
+np.take does), and any index outside its axis makes the call raise OutOfBoundsError after
+the kernel ran with that index clamped into the axis, so memory is never touched out of
+bounds. pad fills with zeros.
+"""
+from llvmlite import ir
+
+from ir.errors import OutOfBoundsError
+from lowering.llvm.irutil import I64, i64
+from lowering.llvm.protocol import IndexMap, KernelEmitter
+from lowering.llvm.scalars import arith
+
+
+def _broadcast_to(ctx, index, read, *, shape):
+    x = ctx.in_avals[0]
+    if x.size == 1:
+        return read(0, ctx.index(x.shape, flat=i64(0)))
+    if x.shape == tuple(shape):
+        return read(0, index)
+    lead = len(shape) - x.ndim
+    return read(0, ctx.index(x.shape, multi=[i64(0) if d == 1 else index.multi[lead + k]
+                                             for k, d in enumerate(x.shape)]))
+
+
+def _reshape(ctx, index, read, *, shape):
+    return read(0, ctx.index(ctx.in_avals[0].shape, flat=index.flat))
+
+
+def _transpose(ctx, index, read, *, perm):
+    multi = [None] * len(perm)
+    for i, p in enumerate(perm):
+        multi[p] = index.multi[i]
+    return read(0, ctx.index(ctx.in_avals[0].shape, multi=multi))
+
+
+def _affine(b, v, scale, offset):
+    if scale != 1:
+        v = b.mul(v, i64(scale), flags=("nuw", "nsw"))
+    return b.add(v, i64(offset), flags=("nuw", "nsw")) if offset else v
+
+
+def _slice(ctx, index, read, *, start, limit, step):
+    multi = [_affine(ctx.b, v, k, s) for v, s, k in zip(index.multi, start, step)]
+    return read(0, ctx.index(ctx.in_avals[0].shape, multi=multi))
+
+
+def _rev(ctx, index, read, *, axes):
+    b, shape = ctx.b, ctx.in_avals[0].shape
+    multi = [b.sub(i64(shape[d] - 1), v) if d in axes else v for d, v in enumerate(index.multi)]
+    return read(0, ctx.index(shape, multi=multi))
+
+
+def _pad(ctx, index, read, *, lo, hi, interior):
+    """x's element where the position is on x's grid, else 0 (x is read at a clamped
+    position either way, so the loop stays branch-free)."""
+    b, shape = ctx.b, ctx.in_avals[0].shape
+    if ctx.in_avals[0].size == 0:
+        return ctx.const(0)
+    ok, multi = ir.Constant(ir.IntType(1), 1), []
+    for v, n, l, s in zip(index.multi, shape, lo, interior):
+        t = b.sub(v, i64(l))
+        ok = b.and_(ok, b.icmp_signed(">=", t, i64(0)))
+        ok = b.and_(ok, b.icmp_signed("<=", t, i64((n - 1) * (s + 1))))
+        t = b.select(b.icmp_signed("<", t, i64(0)), i64(0), t)
+        if s:
+            ok = b.and_(ok, b.icmp_unsigned("==", b.urem(t, i64(s + 1)), i64(0)))
+            t = b.udiv(t, i64(s + 1))
+        multi.append(b.select(b.icmp_signed(">", t, i64(n - 1)), i64(n - 1), t))
+    return b.select(ok, read(0, ctx.index(shape, multi=multi)), ctx.const(0))
+
+
+def checked_index(ctx, j, n, kernel, axis):
+    """Index value j (any int type) normalized (negative counts from the end), checked
+    against an axis of extent n > 0 (fail_if), and clamped into [0, n)."""
+    b = ctx.b
+    j = b.sext(j, I64) if j.type.width < 64 else j
+    j = b.select(b.icmp_signed("<", j, i64(0)), b.add(j, i64(n)), j)
+    bad = b.or_(b.icmp_signed("<", j, i64(0)), b.icmp_signed(">=", j, i64(n)))
+    ctx.fail_if(bad, f"{kernel}: index out of range for axis {axis} with size {n}",
+                OutOfBoundsError)
+    j = b.select(b.icmp_signed("<", j, i64(0)), i64(0), j)
+    return b.select(b.icmp_signed(">=", j, i64(n)), i64(n - 1), j)
+
+
+def _empty_axis(ctx, kernel, axis):
+    ctx.fail_if(ir.Constant(ir.IntType(1), 1),
+                f"{kernel}: index out of range for axis {axis} with size 0", OutOfBoundsError)
+
+
+def _take(ctx, index, read, *, axis):
+    x, idx = ctx.in_avals
+    n, k = x.shape[axis], idx.ndim
+    if n == 0:
+        _empty_axis(ctx, "take", axis)
+        return ctx.const(0)
+    m = index.multi
+    j = checked_index(ctx, read(1, ctx.index(idx.shape, multi=m[axis:axis + k])), n,
+                      "take", axis)
+    return read(0, ctx.index(x.shape, multi=m[:axis] + [j] + m[axis + k:]))
+
+
+def _concatenate(ctx, ins, outs, *, axis):
+    """One copy loop per operand (its producers fused) into its slab of the output."""
+    out, offset = outs[0], 0
+    for op in ins:
+        with ctx.nest(op.aval.shape) as m:
+            pos = m[:axis] + [_affine(ctx.b, m[axis], 1, offset)] + m[axis + 1:]
+            out.store(pos, op.read(m))
+        offset += op.aval.shape[axis]
+
+
+def _scatter_add(ctx, ins, outs, *, axis, size):
+    """Zero the output, then add each update at its checked index (sequential)."""
+    upd, idx = ins
+    out, b, k = outs[0], ctx.b, idx.aval.ndim
+    with ctx.loop(0, out.aval.size) as i:
+        out.store_flat(i, ctx.const(0))
+    if upd.aval.size == 0:
+        return
+    if size == 0:
+        _empty_axis(ctx, "scatter_add", axis)
+        return
+    add = arith("add", out.aval.dtype)
+    with ctx.nest(upd.aval.shape) as m:
+        j = checked_index(ctx, idx.read(m[axis:axis + k]), size, "scatter_add", axis)
+        pos = m[:axis] + [j] + m[axis + k:]
+        out.store(pos, add(ctx, out.load(pos), upd.read(m)))
+
+
+def _same_shape(in_avals, out_aval, **attrs):
+    return in_avals[0].size == 1 or in_avals[0].shape == out_aval.shape
+
+
+KERNELS = {
+    "broadcast_to": IndexMap(_broadcast_to, flat_ok=_same_shape),
+    "reshape": IndexMap(_reshape, flat_ok=lambda in_avals, out_aval, **a: True),
+    "transpose": IndexMap(_transpose),
+    "slice": IndexMap(_slice),
+    "rev": IndexMap(_rev),
+    "pad": IndexMap(_pad),
+    "take": IndexMap(_take),
+    "concatenate": KernelEmitter(_concatenate),
+    "scatter_add": KernelEmitter(_scatter_add),
+}

@@ -1,0 +1,37 @@
+"""Static types: ShapedArray, the five supported dtypes, and avals of concrete values."""
+import numpy as np
+import pytest
+
+from ir import DTypeError, SUPPORTED_DTYPES, ShapedArray, aval_of, check_dtype
+
+
+def test_shaped_array_prints_compares_and_hashes():
+    a = ShapedArray([3, np.int64(4)], "float32")
+    assert str(a) == "f32[3,4]" and a.shape == (3, 4) and a.ndim == 2 and a.size == 12
+    assert str(ShapedArray((), np.bool_)) == "bool[]" and ShapedArray((), bool).size == 1
+    assert str(ShapedArray((0, 2), np.int32)) == "i32[0,2]"
+    assert a == ShapedArray((3, 4), np.float32) and hash(a) == hash(ShapedArray((3, 4), "f4"))
+    weak = ShapedArray((), np.float64, weak_type=True)
+    assert weak != ShapedArray((), np.float64) and weak.strip_weak() == ShapedArray((), "f8")
+    assert a.strip_weak() is a
+    assert a != "f32[3,4]"
+
+
+def test_only_five_dtypes_are_supported():
+    assert [str(d) for d in SUPPORTED_DTYPES] == ["bool", "int32", "int64", "float32", "float64"]
+    for d in SUPPORTED_DTYPES:
+        assert check_dtype(d.type) == d
+    for bad in (np.float16, np.complex64, np.uint8, np.int16, "U3", object):
+        with pytest.raises(DTypeError, match=r"myop: dtype .* is not supported; supported "
+                                             r"dtypes are bool, int32, int64, float32, float64"):
+            check_dtype(bad, "myop")
+    with pytest.raises(DTypeError, match="'nonsense' is not a dtype"):
+        check_dtype("nonsense")
+
+
+def test_aval_of_python_scalars_is_weak():
+    assert aval_of(2.0) == ShapedArray((), np.float64, weak_type=True)
+    assert aval_of(2) == ShapedArray((), np.int64, weak_type=True)
+    assert aval_of(True) == ShapedArray((), np.bool_, weak_type=True)
+    assert aval_of(np.float32(2)) == ShapedArray((), np.float32)
+    assert aval_of(np.zeros((2, 0), np.int32)) == ShapedArray((2, 0), np.int32)

@@ -1,0 +1,185 @@
+"""The generated matmul IR, compiled directly with llvmlite and checked against numpy.matmul:
+odd shapes around the tile sizes, empty and unit dims, batches, split row ranges, wrapping
+integers, and buffers flush against PROT_NONE guard pages (any stray access faults)."""
+import ctypes
+import itertools
+import mmap
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+llvm = pytest.importorskip("llvmlite.binding")
+
+from ir.errors import DTypeError, ShapeError  # noqa: E402
+from lowering.llvm import matmul  # noqa: E402
+
+DTYPES = [np.float32, np.float64, np.int32, np.int64]
+_ROWS = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_PACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+
+
+class _Jit:
+    def __init__(self):
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        llvm.initialize_native_asmparser()
+        triple = llvm.get_process_triple()
+        self.tm = llvm.Target.from_triple(triple).create_target_machine(
+            cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+            opt=3, reloc="default", codemodel="jitdefault", jit=True)
+        backing = llvm.parse_assembly("")
+        backing.triple = triple
+        self.ee = llvm.create_mcjit_compiler(backing, self.tm)
+        self.count = itertools.count()
+
+    def build_many(self, shapes, dtype):
+        """[(pack, rows)] ctypes functions, one pair per (batch, m, k, n), from one module
+        (which also checks that several matmul_ir texts can share a module)."""
+        syms = [f"mm{next(self.count)}" for _ in shapes]
+        mod = llvm.parse_assembly("\n".join(matmul.matmul_ir(sym, *shape, dtype) for sym, shape in zip(syms, shapes)))
+        mod.triple, mod.data_layout = self.tm.triple, str(self.tm.target_data)
+        mod.verify()
+        pb = llvm.create_pass_builder(self.tm, llvm.create_pipeline_tuning_options(speed_level=3))
+        pb.getModulePassManager().run(mod, pb)
+        self.ee.add_object_file(llvm.ObjectFileRef.from_data(self.tm.emit_object(mod)))
+        return [(_PACK(self.ee.get_function_address(sym + "_pack")), _ROWS(self.ee.get_function_address(sym)))
+                for sym in syms]
+
+    def build(self, batch, m, k, n, dtype):
+        return self.build_many([(batch, m, k, n)], dtype)[0]
+
+
+@pytest.fixture(scope="module")
+def jit():
+    return _Jit()
+
+
+def _operands(batch, m, k, n, dtype, seed=0):
+    rng, dt = np.random.default_rng(seed), np.dtype(dtype)
+    if dt.kind == "f":
+        return (rng.standard_normal((batch, m, k)).astype(dt), rng.standard_normal((batch, k, n)).astype(dt))
+    big = np.iinfo(dt)  # full range: products and sums overflow and must wrap like NumPy's
+    return tuple(rng.integers(big.min, big.max, shape, dtype=dt, endpoint=True)
+                 for shape in ((batch, m, k), (batch, k, n)))
+
+
+def _check(c, a, b):
+    if c.dtype.kind in "iu":
+        np.testing.assert_array_equal(c, np.matmul(a, b))
+        return
+    ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    bound = np.matmul(np.abs(a).astype(np.float64), np.abs(b).astype(np.float64))
+    eps = np.finfo(c.dtype).eps
+    assert np.all(np.abs(c - ref) <= 4 * eps * bound + 1e-300), np.abs(c - ref).max()
+
+
+def _run(fns, batch, m, k, n, dtype, cuts=()):
+    """C via pack + the row function over consecutive ranges split at `cuts`."""
+    (pack, rows), (a, b) = fns, _operands(batch, m, k, n, dtype)
+    c = np.full((batch, m, n), 7, dtype)  # garbage that must be overwritten, also when k == 0
+    scratch = np.empty(matmul.scratch_bytes(batch, m, k, n, dtype), np.uint8)
+    pack(b.ctypes.data, scratch.ctypes.data)
+    bounds = [0, *cuts, batch * m]
+    for lo, hi in zip(bounds, bounds[1:]):
+        rows(a.ctypes.data, scratch.ctypes.data, c.ctypes.data, lo, hi)
+    _check(c, a, b)
+
+
+def _tile_sizes(dtype):
+    _, vl, mr, nv = matmul._geometry(dtype)
+    return mr, vl * nv, matmul.KC_BYTES // np.dtype(dtype).itemsize
+
+
+@pytest.mark.parametrize("vector_bytes", [32, 64], ids=["avx2-tiles", "avx512-tiles"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_edge_shapes(jit, dtype, vector_bytes, monkeypatch):
+    # both tile geometries run on any x86-64 host (LLVM splits vectors wider than the CPU's)
+    monkeypatch.setattr(matmul, "_vector_bytes", lambda: vector_bytes)
+    mr, nr, kc = _tile_sizes(dtype)
+    shapes = [(1, 0, 3, 5), (1, 3, 0, 5), (1, 3, 5, 0), (2, 0, 0, 0), (1, 1, 1, 1), (3, 1, 7, 1),
+              (1, mr, 3, nr), (2, mr + 1, 5, nr + 1), (1, mr - 1, 2, nr - 1), (2, 2 * mr + 5, 9, 2 * nr + 3),
+              (1, 5, kc + 1, 3), (2, 3, 2 * kc + 3, nr + 5)]
+    for shape, fns in zip(shapes, jit.build_many(shapes, dtype)):
+        _run(fns, *shape, dtype)
+        _run(fns, *shape, dtype, cuts=(shape[0] * shape[1] // 2 + 1,))  # two chunks, cut inside a tile
+
+
+@settings(max_examples=15, deadline=None)
+@given(dtype=st.sampled_from(DTYPES), batch=st.integers(1, 3), m=st.integers(0, 40),
+       k=st.integers(0, 40), n=st.integers(0, 70), cut=st.floats(0, 1))
+def test_random_shapes_and_splits(jit, dtype, batch, m, k, n, cut):
+    _run(jit.build(batch, m, k, n, dtype), batch, m, k, n, dtype, cuts=(int(cut * batch * m),))
+
+
+def test_row_ranges_are_clipped_and_empty_ranges_write_nothing(jit):
+    batch, m, k, n = 2, 5, 4, 3
+    pack, rows = jit.build(batch, m, k, n, np.float64)
+    a, b = _operands(batch, m, k, n, np.float64)
+    c = np.full((batch, m, n), np.nan)
+    scratch = np.empty(matmul.scratch_bytes(batch, m, k, n, np.float64), np.uint8)
+    pack(b.ctypes.data, scratch.ctypes.data)
+    for lo, hi in [(4, 4), (6, 3), (-5, -1), (10, 99)]:
+        rows(a.ctypes.data, scratch.ctypes.data, c.ctypes.data, lo, hi)
+    assert np.isnan(c).all()
+    rows(a.ctypes.data, scratch.ctypes.data, c.ctypes.data, -3, 99)
+    _check(c, a, b)
+
+
+def test_concurrent_row_chunks(jit):
+    batch, m, k, n = 2, 123, 77, 45
+    pack, rows = jit.build(batch, m, k, n, np.float32)
+    a, b = _operands(batch, m, k, n, np.float32)
+    c = np.zeros((batch, m, n), np.float32)
+    scratch = np.empty(matmul.scratch_bytes(batch, m, k, n, np.float32), np.uint8)
+    pack(b.ctypes.data, scratch.ctypes.data)
+    cuts = [0, 37, 130, 131, batch * m]
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda r: rows(a.ctypes.data, scratch.ctypes.data, c.ctypes.data, *r),
+                      zip(cuts, cuts[1:])))
+    _check(c, a, b)
+
+
+class _Guarded:
+    """A buffer of `nbytes` flush against an inaccessible page (after it, or before it)."""
+    PAGE = mmap.PAGESIZE
+    _libc = ctypes.CDLL(None, use_errno=True)
+
+    def __init__(self, nbytes, at_end):
+        pages = -(-nbytes // self.PAGE)
+        self.map = mmap.mmap(-1, (pages + 2) * self.PAGE)
+        base = ctypes.addressof(ctypes.c_char.from_buffer(self.map))
+        for page in (0, pages + 1):
+            assert self._libc.mprotect(ctypes.c_void_p(base + page * self.PAGE), self.PAGE, 0) == 0
+        self.offset = (pages + 1) * self.PAGE - nbytes if at_end else self.PAGE
+        self.addr, self.nbytes = base + self.offset, nbytes
+
+    def array(self, like):
+        out = np.frombuffer(self.map, np.uint8, self.nbytes, self.offset).view(like.dtype).reshape(like.shape)
+        out[...] = like
+        return out
+
+
+@pytest.mark.parametrize("at_end", [True, False], ids=["guard-after", "guard-before"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_no_access_outside_buffers(jit, dtype, at_end):
+    mr, nr, _ = _tile_sizes(dtype)
+    batch, m, k, n = 2, mr + 3, 11, nr + 3
+    pack, rows = jit.build(batch, m, k, n, dtype)
+    a0, b0 = _operands(batch, m, k, n, dtype)
+    c0 = np.zeros((batch, m, n), dtype)
+    bufs = [_Guarded(x.nbytes, at_end) for x in (a0, b0, c0)]
+    a, b, c = (g.array(x) for g, x in zip(bufs, (a0, b0, c0)))
+    scratch = _Guarded(matmul.scratch_bytes(batch, m, k, n, dtype), at_end)
+    pack(bufs[1].addr, scratch.addr)
+    rows(bufs[0].addr, scratch.addr, bufs[2].addr, 0, 3)
+    rows(bufs[0].addr, scratch.addr, bufs[2].addr, 3, batch * m)
+    _check(c, a, b)
+
+
+def test_rejects_bad_dtype_and_shape():
+    with pytest.raises(DTypeError, match="float16"):
+        matmul.matmul_ir("x", 1, 2, 2, 2, np.float16)
+    with pytest.raises(ShapeError, match="batch"):
+        matmul.scratch_bytes(1, -1, 2, 2, np.float32)

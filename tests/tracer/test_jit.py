@@ -1,0 +1,219 @@
+"""jit(backend="numpy") and make_graph: one trace per signature (shapes, dtypes, weak
+types, static values, pytree structure), static arguments, pytrees, caching, lowering."""
+import collections
+import functools
+
+import numpy as np
+import pytest
+
+import registry
+import tracer
+import tracer.numpy as tnp
+from ir import ArgumentError, Graph
+
+
+def counted(fun, **jit_kw):
+    """(jitted fun, list whose length is the number of traces so far)."""
+    traces = []
+
+    def f(*args):
+        traces.append(1)          # runs only while tracing
+        return fun(*args)
+    return tracer.jit(f, backend="numpy", **jit_kw), traces
+
+
+def test_traces_once_per_shape_and_dtype():
+    f, traces = counted(lambda x: x * 2)
+    x = np.ones(3, np.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(f(x), 2 * x)
+    assert len(traces) == 1
+    f(np.zeros(3, np.float32))               # other values, same signature: cache hit
+    assert len(traces) == 1
+    f(np.ones(4, np.float32))                # other shape
+    f(np.ones(3, np.float64))                # other dtype
+    f(np.ones((3, 1), np.float32))           # other rank
+    assert len(traces) == 4
+    f(np.ones(4, np.float32)), f(np.ones(3, np.float64))
+    assert len(traces) == 4
+
+
+def test_python_scalars_are_weak_and_keyed_apart_from_numpy_scalars():
+    f, traces = counted(lambda x, s: x * s)
+    x = np.ones(2, np.float32)
+    assert f(x, 2.0).dtype == np.float32                      # weak Python float
+    assert f(x, 3.0).dtype == np.float32 and len(traces) == 1
+    assert f(x, np.float64(2.0)).dtype == np.float64          # strong NumPy scalar
+    assert f(x, np.array(2.0)).dtype == np.float64
+    assert f(x, 2).dtype == np.float32                        # weak Python int
+    assert len(traces) == 4
+    assert tracer.jit(lambda i: i + 2.5, backend="numpy")(np.int32(1)).dtype == np.float64
+
+
+def test_pytree_structure_is_part_of_the_signature():
+    f, traces = counted(lambda t: t[0] + t[1])
+    a = np.ones(2)
+    f((a, a)), f((a, a)), f([a, a]), f([a, a])
+    assert len(traces) == 2
+    g, traces = counted(lambda d: d["x"] * d.get("y", 1.0))
+    g({"x": a}), g({"x": a, "y": a}), g({"y": a, "x": a})
+    assert len(traces) == 2
+
+
+def test_pytrees_in_arguments_and_results():
+    Point = collections.namedtuple("Point", "x y")
+
+    def f(tree, p):
+        (a, b), d, none = tree
+        return {"sum": a + b + d["k"][0], "list": [p.x * 2, None, (p.y,)], "none": none}
+    a, b = np.arange(3.0), np.ones(3)
+    args = (((a, b), {"k": [a]}, None), Point(np.float32(2), np.zeros(2)))
+    want, got = f(*args), tracer.jit(f, backend="numpy")(*args)
+    assert got.keys() == want.keys() and got["none"] is None and got["list"][1] is None
+    np.testing.assert_array_equal(got["sum"], want["sum"])
+    np.testing.assert_array_equal(got["list"][0], want["list"][0])
+    assert isinstance(got["list"][2], tuple) and isinstance(got["list"], list)
+    out = tracer.jit(lambda p: Point(p.y, p.x), backend="numpy")(Point(a, b))
+    assert type(out) is Point and out.x is not None
+    np.testing.assert_array_equal(out.x, b)
+
+
+def test_static_argnums_accept_hashable_lists_and_arrays():
+    def f(x, n, axes, scale):
+        out = x
+        for _ in range(n):
+            out = out * scale[0]
+        return tnp.sum(out, axis=tuple(axes))
+    j, traces = counted(f, static_argnums=(1, 2, 3))
+    x = np.ones((2, 3))
+    np.testing.assert_allclose(j(x, 2, [0], np.array([3.0])), np.sum(x * 9, axis=0))
+    j(x, 2, [0], np.array([3.0]))
+    assert len(traces) == 1
+    j(x, 3, [0], np.array([3.0]))              # another static int
+    j(x, 2, [1], np.array([3.0]))              # another static list
+    j(x, 2, [0], np.array([4.0]))              # another static array value
+    j(x, 2, (0,), np.array([3.0]))             # a tuple is not the list
+    assert len(traces) == 5
+    j(x, 2, [1], np.array([3.0]))
+    assert len(traces) == 5
+
+
+def test_static_argnums_forms():
+    for nums in (1, (1,), [1], -1, (-1, 1)):
+        j, traces = counted(lambda x, n: x * n, static_argnums=nums)
+        assert j(np.ones(2), 3)[0] == 3 and j(np.ones(2), 4)[0] == 4
+        assert len(traces) == 2
+    with pytest.raises(ArgumentError, match="static_argnums=.*only 1 positional"):
+        tracer.jit(lambda x: x, static_argnums=1, backend="numpy")(np.ones(2))
+    with pytest.raises(ArgumentError, match="static_argnums must be an int"):
+        tracer.jit(lambda x: x, static_argnums="x")
+    with pytest.raises(ArgumentError, match=r"static argument of type set is not hashable"):
+        tracer.jit(lambda x, s: x, static_argnums=1, backend="numpy")(np.ones(2), {1})
+
+
+def test_non_array_dynamic_argument_suggests_static_argnums():
+    with pytest.raises(ArgumentError, match="got str .* must be static: list its position "
+                                            "in static_argnums"):
+        tracer.jit(lambda x, mode: x, backend="numpy")(np.ones(2), "fast")
+    assert tracer.jit(lambda x, mode: x * (2 if mode == "fast" else 3), static_argnums=1,
+                      backend="numpy")(np.ones(2), "fast")[0] == 2
+
+
+def test_reregistering_a_kernel_retraces_only_what_used_it():
+    f, f_traces = counted(lambda x: tnp.exp(x))
+    g, g_traces = counted(lambda x: tnp.sin(x))
+    x = np.zeros(2)
+    f(x), g(x)
+    original = registry.get_kernel("exp", "numpy")
+    registry.register_kernel("exp", "numpy", lambda v: np.full_like(v, 7.0))
+    try:
+        np.testing.assert_array_equal(f(x), [7.0, 7.0])
+        g(x)
+        assert (len(f_traces), len(g_traces)) == (2, 1)
+    finally:
+        registry.register_kernel("exp", "numpy", original)
+    np.testing.assert_array_equal(f(x), [1.0, 1.0])
+
+
+def test_lower_gives_the_optimized_graph_and_text():
+    f = tracer.jit(lambda x: tnp.exp(x) + tnp.exp(x) * np.float32(2), backend="numpy")
+    lowered = f.lower(np.ones(3, np.float32))
+    assert isinstance(lowered.graph, Graph) and lowered.backend == "numpy"
+    assert [n.kernel for n in lowered.graph.nodes].count("exp") == 1
+    assert lowered.as_text() == str(lowered.graph)
+    lowered.graph.verify()
+
+
+def test_make_graph_traces_each_call_and_supports_static_argnums():
+    def f(x, n):
+        return tnp.sum(x ** n)
+    g = tracer.make_graph(f, static_argnums=1)(np.ones(3), 3)
+    assert isinstance(g, Graph) and "pow" not in g.kernels() and "mul" in g.kernels()
+    assert [str(a) for a in g.in_avals] == ["f64[3]"] and g.out_avals[0].shape == ()
+    assert str(tracer.make_graph(f, static_argnums=1)(np.ones(3), 3)) == str(g)
+
+
+def test_jit_composes_with_itself_and_closures_over_traced_values():
+    inner, inner_traces = counted(lambda x: x * 2)
+    outer = tracer.jit(lambda x: inner(x) + inner(x + 1), backend="numpy")
+    np.testing.assert_array_equal(outer(np.ones(2)), [6.0, 6.0])
+
+    def f(x):
+        return tracer.jit(lambda y: y * x, backend="numpy")(np.ones(2))   # closes over x
+    np.testing.assert_array_equal(tracer.jit(f, backend="numpy")(np.float64(3)), [3.0, 3.0])
+    np.testing.assert_allclose(tracer.grad(lambda x: tnp.sum(inner(x) ** 2))(np.ones(2)),
+                               [8.0, 8.0])
+
+
+def test_escaped_tracers_are_reported():
+    leaked = []
+    tracer.jit(lambda x: leaked.append(x) or x, backend="numpy")(np.ones(2))
+    with pytest.raises(tracer.TracerError, match="escaped the function it was traced in"):
+        tracer.jit(lambda y: y + leaked[0], backend="numpy")(np.ones(2))
+
+
+def test_constants_are_private_copies():
+    c = np.arange(3.0)
+    f = tracer.jit(lambda x: (x + c, c * 1), backend="numpy")
+    out1, const1 = f(np.zeros(3))
+    c[0] = 100.0                       # mutating the captured array after tracing...
+    const1 += 1                        # ...or a returned constant...
+    out2, const2 = f(np.zeros(3))      # ...changes nothing cached
+    np.testing.assert_array_equal(out2, [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(const2, [0.0, 1.0, 2.0])
+
+
+def test_jit_accepts_callables_without_a_name():
+    f = tracer.jit(functools.partial(lambda a, b: a - b, 10), backend="numpy")
+    assert f(np.float64(3)) == 7
+    assert "partial" in repr(f)
+    with pytest.raises(ArgumentError, match="jit"):
+        f(np.ones(2), "x")
+
+
+@pytest.fixture
+def two_output_kernel():
+    registry.register_shape_rule("test_minmax", lambda x: (x, x))
+    registry.register_kernel("test_minmax", "numpy",
+                             lambda x: (np.minimum(x, 0), np.maximum(x, 0)))
+    yield
+    registry.unregister_kernel("test_minmax", "numpy")
+    registry.unregister_shape_rule("test_minmax")
+
+
+def test_run_kernel_runs_concrete_inputs_and_emits_nodes_for_traced_ones(two_output_kernel):
+    x = np.arange(6.0).reshape(2, 3) - 2
+
+    def f(v):
+        lo, _ = tracer.run_kernel("test_minmax", [v])
+        return tracer.run_kernel("reduce_sum", [tracer.run_kernel("add", [lo, x])],
+                                 {"axes": (1,)})
+    want = np.sum(np.minimum(x, 0) + x, axis=1)
+    np.testing.assert_array_equal(f(x), want)                               # eager
+    lo, hi = tracer.run_kernel("test_minmax", [x])                          # a tuple
+    np.testing.assert_array_equal(hi, np.maximum(x, 0))
+    np.testing.assert_array_equal(tracer.jit(f, backend="numpy")(x), want)
+    g = tracer.make_graph(f)(x)
+    assert [n.kernel for n in g.nodes] == ["test_minmax", "add", "reduce_sum"]
+    assert g.nodes[2].attrs == {"axes": (1,)} and len(g.nodes[0].outputs) == 2
+    assert len(g.constvars) == 1                 # the concrete operand became a constant

@@ -1,0 +1,140 @@
+"""Indexing: `x[key]` and `take`, with NumPy's rules, lowered to rev/slice/reshape/take.
+
+Basic indices (ints, slices with any step, None, one Ellipsis) become one `rev` (for
+negative steps) and one `slice`; one integer-array index becomes a `take`. As in NumPy,
+when the integer indices and the array index are not adjacent in the key, the array's
+dimensions go first in the result. Boolean masks are rejected: their output shape would
+depend on the data.
+"""
+import numpy as np
+
+from ir.errors import ArgumentError, OutOfBoundsError, ShapeError
+from tracer.core import Tracer, run_kernel
+from tracer.numpy._base import dtype_of, normalize_axis, shape, value
+from tracer.numpy.shape_ops import ravel, reshape, transpose
+
+_INTS = (int, np.integer)
+
+
+def _check_int_index(op, idx_dtype):
+    if idx_dtype.kind == "b":
+        raise ArgumentError(f"{op}: boolean mask indices are not supported (the result's "
+                            f"shape would depend on the data); use tracer.numpy.where")
+    if idx_dtype.kind not in "iu":
+        raise ArgumentError(f"{op}: indices must be integers, got {idx_dtype}")
+
+
+def _as_index(k):
+    """A list index as an array; an empty list is an (empty) integer index, as in NumPy."""
+    a = np.asarray(k)
+    return a.astype(np.int64) if a.size == 0 and not isinstance(k, np.ndarray) else a
+
+
+def take(x, indices, axis=None):
+    """Gather along one axis (integer indices of any shape; negative ones wrap)."""
+    x = value(x, "take")
+    if axis is None:
+        x, axis = ravel(x), 0
+    ax = normalize_axis("take", axis, len(shape(x)))
+    n = shape(x)[ax]
+    if isinstance(indices, Tracer):
+        _check_int_index("take", dtype_of(indices))
+        from tracer.numpy.elementwise import add, less, where
+        idx = where(less(indices, 0), add(indices, n), indices)
+    else:
+        idx = _as_index(indices)
+        _check_int_index("take", idx.dtype)
+        bad = idx[(idx < -n) | (idx >= n)]
+        if bad.size:
+            raise OutOfBoundsError(f"take: index {bad.flat[0]} is out of bounds for axis "
+                                   f"{ax} with size {n}")
+        idx = np.where(idx < 0, idx + n, idx).astype(np.int64)
+    return run_kernel("take", [x, idx], {"axis": ax})
+
+
+def _normalize_key(key, ndim):
+    """(key, separated): the key as a tuple without Ellipsis (one entry per axis plus the
+    None entries), and whether its integer and array indices are not adjacent (NumPy
+    judges that on the key as written, where even an empty Ellipsis separates)."""
+    key = key if isinstance(key, tuple) else (key,)
+    key = tuple(_as_index(k) if isinstance(k, list) else k for k in key)
+    for k in key:
+        if isinstance(k, (bool, np.bool_)):
+            raise ArgumentError(f"getitem: boolean index {k!r} is not supported")
+        if not (k is None or k is Ellipsis or isinstance(k, (slice, Tracer, np.ndarray))
+                or isinstance(k, _INTS)):
+            raise ArgumentError(f"getitem: unsupported index {k!r} (use ints, slices, None, "
+                                f"..., or one integer array)")
+    if sum(k is Ellipsis for k in key) > 1:
+        raise ShapeError("getitem: an index can only have a single ellipsis ('...')")
+    n_real = sum(k is not None and k is not Ellipsis for k in key)
+    if n_real > ndim:
+        raise ShapeError(f"getitem: too many indices ({n_real}) for an array of rank {ndim}")
+    advanced = [j for j, k in enumerate(key) if isinstance(k, (_INTS, Tracer, np.ndarray))]
+    separated = advanced != list(range(advanced[0], advanced[-1] + 1)) if advanced else False
+    if not any(k is Ellipsis for k in key):
+        key = key + (Ellipsis,)
+    i = next(j for j, k in enumerate(key) if k is Ellipsis)
+    return key[:i] + (slice(None),) * (ndim - n_real) + key[i + 1:], separated
+
+
+def _basic(k, d, axis):
+    """(start, limit, step, reversed, kept) of one int or slice index on a size-d axis."""
+    if isinstance(k, _INTS):
+        if not -d <= k < d:
+            raise OutOfBoundsError(f"getitem: index {k} is out of bounds for axis {axis} "
+                                   f"with size {d}")
+        k = int(k) % d
+        return k, k + 1, 1, False, False
+    if isinstance(k, slice):
+        r = range(*k.indices(d))
+        rev = r.step < 0 and len(r) > 0
+        if rev:   # read the reversed axis forwards: x[i] is rev(x)[d - 1 - i]
+            r = range(d - 1 - r.start, d - 1 - r.start + len(r) * -r.step, -r.step)
+        s = r.start if len(r) else 0
+        return s, s + (len(r) - 1) * r.step + 1 if len(r) else s, abs(r.step), rev, True
+    return 0, d, 1, False, True           # the array index: keep the whole axis for take
+
+
+def getitem(x, key):
+    """x[key]: basic indexing plus at most one integer-array index."""
+    x = value(x, "getitem")
+    shp = shape(x)
+    key, separated = _normalize_key(key, len(shp))
+    arrays = [j for j, k in enumerate(key) if isinstance(k, (Tracer, np.ndarray))]
+    if len(arrays) > 1:
+        raise ShapeError("getitem: only one integer-array index is supported; index one "
+                         "axis at a time (or use take)")
+    real = [k for k in key if k is not None]
+    bounds = [_basic(k, d, i) for i, (k, d) in enumerate(zip(real, shp))]
+    rev_axes = tuple(i for i, b in enumerate(bounds) if b[3])
+    if rev_axes:
+        x = run_kernel("rev", [x], {"axes": rev_axes})
+    start, limit, step = (tuple(b[i] for b in bounds) for i in range(3))
+    if (start, limit, step) != ((0,) * len(shp), shp, (1,) * len(shp)):
+        x = run_kernel("slice", [x], {"start": start, "limit": limit, "step": step})
+    kept = tuple(d for d, b in zip(shape(x), bounds) if b[4])
+    if not arrays:
+        return reshape(x, _final_shape(key, kept, None, False))
+    x = reshape(x, kept)                  # drop the integer-indexed axes
+    pos = sum(1 for k in key[:arrays[0]] if k is not None and not isinstance(k, _INTS))
+    x = take(x, key[arrays[0]], axis=pos)
+    nidx = len(shape(key[arrays[0]]))
+    if separated and pos:   # NumPy: separated advanced indices put the array's dims first
+        x = transpose(x, tuple(range(pos, pos + nidx)) + tuple(range(pos)) +
+                      tuple(range(pos + nidx, len(shape(x)))))
+    return reshape(x, _final_shape(key, shape(x), nidx, separated))
+
+
+def _final_shape(key, dims, nidx, front):
+    """Insert the None axes into `dims` (the result's axes in order, array dims placed)."""
+    it = iter(dims)
+    out = [next(it) for _ in range(nidx)] if front else []
+    for k in key:
+        if k is None:
+            out.append(1)
+        elif isinstance(k, slice):
+            out.append(next(it))
+        elif not isinstance(k, _INTS) and not front:
+            out.extend(next(it) for _ in range(nidx))
+    return tuple(out)
