@@ -26,10 +26,6 @@ def check_dtype(dtype, where="this op"):
     return dt
 
 
-def is_float(dtype):
-    return dtype.kind == "f"
-
-
 def short_dtype(dtype):
     return _SHORT.get(dtype, str(dtype))
 
@@ -69,12 +65,25 @@ class ShapedArray:
     def __repr__(self):
         return f"{short_dtype(self.dtype)}[{','.join(map(str, self.shape))}]"
 
-    str_short = __repr__
+
+def weak_dtype(x):
+    """The dtype a Python scalar stands for: bool, int64 or float64 (whatever its size)."""
+    return np.dtype(bool if isinstance(x, bool) else np.int64 if isinstance(x, int)
+                    else np.float64)
+
+
+def scalar_array(x, where="this op"):
+    """A Python scalar as a 0-d array of its weak dtype; DTypeError if it does not fit."""
+    try:
+        return np.asarray(x, weak_dtype(x))
+    except OverflowError:
+        raise DTypeError(f"{where}: Python int {x} does not fit in int64; pass a float or "
+                         f"a smaller int") from None
 
 
 def aval_of(value):
     """ShapedArray of a concrete value (ndarray, NumPy scalar or Python scalar)."""
     if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
-        return ShapedArray((), np.asarray(value).dtype, weak_type=True)
+        return ShapedArray((), weak_dtype(value), weak_type=True)
     arr = np.asarray(value)
     return ShapedArray(arr.shape, arr.dtype)

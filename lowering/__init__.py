@@ -2,5 +2,6 @@
 `llvm`: whole-graph compilation to fused native code (lowering.llvm)."""
 from lowering import numpy_kernels  # registers the numpy backend's kernels
 from lowering.interpreter import evaluate
+from lowering import llvm  # registers the llvm backend's kernels and its eager runner
 
-__all__ = ["evaluate", "numpy_kernels"]
+__all__ = ["evaluate", "numpy_kernels", "llvm"]

@@ -148,6 +148,9 @@ SPECS = [
     _call("sum", "axis=0, dtype=np.int32", shapes=REDUCE_SHAPES, dtypes=(I32, I64, B), grad=False),
     _call("mean", "dtype=np.float32", shapes=REDUCE_SHAPES, dtypes=(F64, I32, I64, B)),
     _call("mean", "axis=-1, dtype=np.float64", shapes=REDUCE_SHAPES, dtypes=(F32, I32)),
+    _call("mean", "axis=0, dtype=np.int32", shapes=REDUCE_SHAPES, dtypes=(F64, I32, B),
+          grad=False),
+    _call("mean", "dtype=bool", shapes=REDUCE_SHAPES, dtypes=(F32, I32, B), grad=False),
     _call("mean", "axis=0", row="mean_empty", shapes=[((0,),), ((0, 3),)], dtypes=(F32, I32),
           grad=False),
     _call("prod", "axis=0", row="prod_empty", shapes=[((0,),), ((0, 3),)], dtypes=(F32, I32, B),
@@ -174,6 +177,7 @@ SPECS = [
            [((2, 3), (3, 4)), ((3,), (3,)), ((2, 3), (4, 3, 2))], NUMERIC),
     _call("dot", row="dot_more", shapes=[((3,), (3, 2)), ((2, 3), (3,)), ((2, 2, 3), (3,)),
                                          ((0, 3), (3, 2))], dtypes=(F32, I32)),
+    _same("dot_scalar", lambda m, x: m.dot(x, 2) + m.dot(3.0, x), UNARY_SHAPES, SOME),
     # ---- shape ops -----------------------------------------------------------------------
     OpSpec("reshape", lambda t, x: t.reshape(x, (-1,)), lambda n, x: n.reshape(x, (-1,)),
            UNARY_SHAPES, ALL),

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 import registry
-from ir import Graph, Literal, Node, ShapedArray, Var, aval_of, check_dtype
+from ir import Graph, Literal, Node, ShapedArray, Var, aval_of, check_dtype, scalar_array
 from ir.errors import (ArgumentError, ConcretizationError, KernelError, TracerError)
 from registry.shape_rules import apply_shape_rule, infer_avals
 from registry.tables import _kernels
@@ -57,7 +57,7 @@ def as_array(x, where="run_kernel"):
     if isinstance(x, np.ndarray) or isinstance(x, np.generic):
         arr = x
     elif isinstance(x, (bool, int, float)):
-        arr = np.asarray(x)
+        arr = scalar_array(x, where)
     else:
         try:
             arr = np.asarray(x)
@@ -155,7 +155,7 @@ class Trace:
                 self._lifted[key] = (v, x)
             return self._lifted[key][0]
         if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
-            return Literal(x)
+            return Literal(scalar_array(x, "run_kernel"))
         arr = as_array(x)
         if arr.ndim == 0:
             return Literal(arr)
@@ -208,10 +208,10 @@ class Tracer:
     def __repr__(self):
         return f"Tracer<{self.aval}>"
 
-    def _concretize(self, what):
+    def _concretize(self, what, hint=""):
         raise ConcretizationError(
             f"{what}() of a traced value {self.aval} at {user_source(3)}: its value is not "
-            f"known while tracing (jit, grad, make_graph). Use tracer.numpy.where for "
+            f"known while tracing (jit, grad, make_graph). {hint}Use tracer.numpy.where for "
             f"data-dependent choices, or mark the argument static, e.g. "
             f"jit(f, static_argnums=(0,)).")
 
@@ -231,7 +231,8 @@ class Tracer:
         self._concretize("complex")
 
     def __array__(self, dtype=None, copy=None):
-        self._concretize("numpy.asarray")
+        self._concretize("numpy.asarray", "If a NumPy function got it, call the "
+                                          "tracer.numpy function of the same name. ")
 
     def __hash__(self):
         return id(self)

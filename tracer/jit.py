@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 import registry
-from ir import ShapedArray, check_dtype, cse, dce, fold_constants
+from ir import ShapedArray, aval_of, check_dtype, cse, dce, fold_constants, scalar_array
 from ir.errors import ArgumentError
 from tracer import core
 from tracer.core import Tracer, as_array, eval_graph, trace_flat
@@ -42,7 +42,8 @@ def _leaf_aval(x, where):
     if isinstance(x, np.ndarray):
         return ShapedArray(x.shape, check_dtype(x.dtype, where))
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
-        return ShapedArray((), np.asarray(x).dtype, weak_type=True)
+        scalar_array(x, where)        # an int beyond int64 cannot be an argument
+        return aval_of(x)
     try:
         return ShapedArray(np.shape(x), as_array(x, where).dtype)
     except ArgumentError as e:

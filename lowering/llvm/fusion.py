@@ -35,9 +35,9 @@ class Group:
     def __init__(self, kind, roots, node=None, shape=None):
         self.kind, self.roots, self.node, self.shape = kind, list(roots), node, shape
         self.leaves, self.nodes = [], []
-        self.flat, self.tiled = True, False
-        self.parallel = 1
-        self.cost = 0.0          # estimated per-call work in nanoseconds
+        self.flat, self.tiled = True, False     # loop structure (set by Partition)
+        self.parallel, self.work = 1, 0.0       # work items, estimated ns (set by codegen)
+        self.scratch, self.prepare = None, False
 
     def __repr__(self):
         what = self.node.kernel if self.node else f"loop{list(self.shape)}"
@@ -49,7 +49,7 @@ def llvm_impl(kernel):
     the node runs through its numpy kernel, with one warning per kernel name)."""
     impl = _kernels.get((kernel, "llvm"))
     if impl is not None:
-        return as_impl(impl)
+        return as_impl(kernel, impl)
     if (kernel, "numpy") not in _kernels:
         get_kernel(kernel, "llvm")      # raises KernelNotFoundError naming both backends
     if kernel not in _warned:
@@ -130,7 +130,6 @@ class Partition:
             if (expensive and (len(us) > 1 or repeated) or cost[id(v)] > MAX_COST
                     or depth[id(v)] > MAX_DEPTH):
                 mat.add(id(v))
-        self.cost = cost
         return mat
 
     def _group(self):

@@ -11,7 +11,7 @@ Loop order, GotoBLAS-style: batch -> K block of KC_BYTES (so a tile's B slice st
 L1/L2) -> row tile, whose MR x KC slice of A is first copied to a stack buffer with rows
 one cache line more than KC apart (A rows 4 KB apart would all share an L1 set) -> panel.
 The first K block stores C, later ones add to it. Leftover rows use 4- and 1-row tiles;
-the last, narrower panel uses fewer vectors and scalar stores for a partial vector, so
+the last, narrower panel uses fewer vectors and masked loads/stores for a partial one, so
 nothing is read or written outside A, B, C and the scratch buffer.
 
 No alignment beyond the element size is assumed anywhere (numpy buffers are only
@@ -72,6 +72,7 @@ class _Body:
     def __init__(self, elem):
         self.elem, self.lines, self.count, self.block = elem, [], 0, "%entry"
         self.align = {"float": 4, "double": 8, "i32": 4, "i64": 8}[elem]  # claim no more
+        self.short = {"float": "f32", "double": "f64"}.get(elem, elem)  # intrinsic name suffix
 
     def fresh(self, stem="t"):
         self.count += 1
@@ -101,31 +102,33 @@ class _Body:
         return 0 if y == 0 else x if y == 1 else self(f"mul nuw nsw i64 {x}, {y}")
 
     def load(self, ty, ptr, lanes=None):
-        """Load `ty`; a vector with `lanes` < its length loads only those (zeros after)."""
+        """Load `ty`; given `lanes`, only the first `lanes` elements of vector `ty` (the rest 0)."""
         if lanes is None:
             return self(f"load {ty}, ptr {ptr}, align {self.align}")
-        return self(f"call {ty} @llvm.masked.load.{self._suffix(ty)}.p0(ptr align {self.align} {ptr}, "
-                    f"{self._mask(ty, lanes)}, {ty} zeroinitializer)")
+        suffix, mask = self._masked(ty, lanes)
+        return self(f"call {ty} @llvm.masked.load.{suffix}.p0(ptr align {self.align} {ptr}, {mask}, "
+                    f"{ty} zeroinitializer)")
 
     def store(self, ty, x, ptr, lanes=None):
-        """Store `ty`; a vector with `lanes` < its length stores only those (masked)."""
+        """Store `ty`; given `lanes`, only the first `lanes` elements of vector `ty`."""
         if lanes is None:
             self.emit(f"store {ty} {x}, ptr {ptr}, align {self.align}")
-        else:
-            self.emit(f"call void @llvm.masked.store.{self._suffix(ty)}.p0({ty} {x}, ptr align {self.align} {ptr}, "
-                      f"{self._mask(ty, lanes)})")
+            return
+        suffix, mask = self._masked(ty, lanes)
+        self.emit(f"call void @llvm.masked.store.{suffix}.p0({ty} {x}, ptr align {self.align} {ptr}, "
+                  f"{mask})")
 
-    def _suffix(self, ty):  # "<16 x float>" -> "v16f32"
-        return f"v{ty[1:].split(' x')[0]}" + {"float": "f32", "double": "f64"}.get(self.elem, self.elem)
-
-    @staticmethod
-    def _mask(ty, lanes):
+    def _masked(self, ty, lanes):
+        """("v16f32", "<16 x i1> <i1 true, ...>") for vector type `ty` = "<16 x float>"."""
         width = int(ty[1:].split(" x")[0])
-        return f"<{width} x i1> <" + ", ".join(["i1 true"] * lanes + ["i1 false"] * (width - lanes)) + ">"
+        bits = ", ".join(["i1 true"] * lanes + ["i1 false"] * (width - lanes))
+        return f"v{width}{self.short}", f"<{width} x i1> <{bits}>"
 
     def gep(self, base, index):
         """Pointer to element `index` of `base`."""
-        return base if index == 0 else self(f"getelementptr inbounds {self.elem}, ptr {base}, i64 {index}", "p")
+        if index == 0:
+            return base
+        return self(f"getelementptr inbounds {self.elem}, ptr {base}, i64 {index}", "p")
 
     def loop(self, lo, hi, body):
         """for i in range(lo, hi): body(i)   (lo, hi: i64 operands; the range may be empty)."""
@@ -146,7 +149,8 @@ class _Body:
         self.label(done)
 
     def text(self, header, attrs=""):
-        return "\n".join([f"define {header} {attrs} {_ATTRS} {{", "entry:", *self.lines, "  ret void", "}", ""])
+        return "\n".join([f"define {header} {attrs} {_ATTRS} {{", "entry:", *self.lines,
+                          "  ret void", "}", ""])
 
 
 def _tile(name, elem, vl, nr, rows, cols, lda, n, k):
@@ -171,18 +175,20 @@ def _tile(name, elem, vl, nr, rows, cols, lda, n, k):
                 f.emit(f"{phis[r][v]} = phi {vec} [ zeroinitializer, {pre} ], [ {nexts[r][v]}, {loop} ]")
         bvec = [f.load(vec, f.gep(b, f.add(f.mul(kk, nr), v * vl))) for v in range(nv)]
         for r in range(rows):
-            one = f(f"insertelement {vec} poison, {elem} {f.load(elem, f.gep('%a', f.add(kk, r * lda)))}, i64 0")
+            x = f.load(elem, f.gep("%a", f.add(kk, r * lda)))
+            one = f(f"insertelement {vec} poison, {elem} {x}, i64 0")
             av = f(f"shufflevector {vec} {one}, {vec} poison, <{vl} x i32> zeroinitializer")
             for v in range(nv):
                 if is_float:
-                    f.emit(f"{nexts[r][v]} = call {vec} @llvm.fma.v{vl}f{32 if elem == 'float' else 64}"
+                    f.emit(f"{nexts[r][v]} = call {vec} @llvm.fma.v{vl}{f.short}"
                            f"({vec} {av}, {vec} {bvec[v]}, {vec} {phis[r][v]})")
                 else:  # wrapping integer arithmetic, as NumPy's
                     f.emit(f"{nexts[r][v]} = add {vec} {phis[r][v]}, {f(f'mul {vec} {av}, {bvec[v]}')}")
         f.emit(f"{knext} = add nuw nsw i64 {kk}, 1")
         f.emit(f"br i1 {f(f'icmp eq i64 {knext}, %kc')}, label {kdone}, label {loop}")
         f.label(kdone)
-        acc = [[f(f"phi {vec} [ zeroinitializer, {pre} ], [ {x}, {loop} ]") for x in row] for row in nexts]
+        acc = [[f(f"phi {vec} [ zeroinitializer, {pre} ], [ {x}, {loop} ]") for x in row]
+               for row in nexts]
         fresh, add, out = f.fresh("fresh"), f.fresh("add"), f.fresh("out")
         f.emit(f"br i1 %add, label {add}, label {fresh}")
 
@@ -228,7 +234,7 @@ def _rows(symbol, elem, nr, sizes, kc_max, lda, batch, m, k, n):
     def clamp(fn, x, y):
         return f(f"call i64 @llvm.{fn}.i64(i64 {x}, i64 {y})")
 
-    def batch_body(b):
+    def batch_body(b, start, end):
         base = f.mul(b, m)
         lo = f(f"sub nsw i64 {clamp('smax', start, base)}, {base}")  # 0 <= lo < hi <= m
         hi = f(f"sub nsw i64 {clamp('smin', end, f.add(base, m))}, {base}")
@@ -241,13 +247,14 @@ def _rows(symbol, elem, nr, sizes, kc_max, lda, batch, m, k, n):
 
             def row_tile(size, row):
                 src = f.gep(a, f.add(f.mul(row, k), k0))
-                f.loop(0, size, lambda r: f.loop(0, kc, lambda kk: f.store(
-                    elem, f.load(elem, f.gep(src, f.add(f.mul(r, k), kk))), f.gep(abuf, f.add(f.mul(r, lda), kk)))))
+                f.loop(0, size, lambda r: f.loop(0, kc, lambda kk: f.store(elem, f.load(
+                    elem, f.gep(src, f.add(f.mul(r, k), kk))), f.gep(abuf, f.add(f.mul(r, lda), kk)))))
                 tb, tc = f.gep(s, f.mul(k0, nr)), f.gep(c, f.mul(row, n))
                 for p, cols, count in [(0, nr, n // nr), (n // nr, n % nr, 1)]:
                     if cols and count:
-                        f.emit(f"call void @\"{symbol}.{size}x{cols}\"(ptr {abuf}, ptr {f.gep(tb, p * k * nr)}, "
-                               f"ptr {f.gep(tc, p * nr)}, i64 {kc}, i1 {add}, i64 {count})")
+                        f.emit(f"call void @\"{symbol}.{size}x{cols}\"(ptr {abuf}, "
+                               f"ptr {f.gep(tb, p * k * nr)}, ptr {f.gep(tc, p * nr)}, "
+                               f"i64 {kc}, i1 {add}, i64 {count})")
             i = lo
             for size in sizes:
                 count = f(f"sdiv i64 {f(f'sub nsw i64 {hi}, {i}')}, {size}")
@@ -259,7 +266,8 @@ def _rows(symbol, elem, nr, sizes, kc_max, lda, batch, m, k, n):
         start, end = (clamp("smin", clamp("smax", x, 0), batch * m) for x in ("%start", "%end"))
         f.emit(f"br i1 {f(f'icmp slt i64 {start}, {end}')}, label %rows, label %exit")
         f.label("%rows")
-        f.loop(f(f"udiv i64 {start}, {m}"), f(f"udiv i64 {f.add(end, m - 1)}, {m}"), batch_body)
+        f.loop(f(f"udiv i64 {start}, {m}"), f(f"udiv i64 {f.add(end, m - 1)}, {m}"),
+               lambda b: batch_body(b, start, end))
         f.emit("br label %exit")
         f.label("%exit")
     return f.text(f"void @\"{symbol}\"(ptr noalias %a, ptr noalias %scratch, ptr noalias %c, "
@@ -270,7 +278,8 @@ def matmul_ir(symbol: str, batch: int, m: int, k: int, n: int, dtype) -> str:
     """LLVM IR text defining two functions:
       define void @<symbol>_pack(ptr noalias %b, ptr noalias %scratch)
           packs B (batch x k x n, row-major contiguous) into scratch (scratch_bytes long);
-      define void @<symbol>(ptr noalias %a, ptr noalias %scratch, ptr noalias %c, i64 %start, i64 %end)
+      define void @<symbol>(ptr noalias %a, ptr noalias %scratch, ptr noalias %c,
+                            i64 %start, i64 %end)
           computes rows [start, end) of the flattened (batch*m) x n output C = A @ B
           (A: batch x m x k row-major contiguous), reading packed B from scratch.
     The pack function is called once per call, then the row function once (or once per
@@ -283,6 +292,7 @@ def matmul_ir(symbol: str, batch: int, m: int, k: int, n: int, dtype) -> str:
     widths = [nr] * (n >= nr) + [n % nr] * (n % nr > 0)
     kc = max(1, min(k, KC_BYTES // np.dtype(dtype).itemsize))
     lda = kc + 64 // np.dtype(dtype).itemsize  # +1 cache line: A rows 4 KB apart share L1 sets
-    tiles = [_tile(f"{symbol}.{r}x{w}", elem, vl, nr, r, w, lda, n, k) for w in widths for r in sizes]
+    tiles = [_tile(f"{symbol}.{r}x{w}", elem, vl, nr, r, w, lda, n, k)
+             for w in widths for r in sizes]
     return "\n".join([_pack(symbol, elem, nr, batch, k, n),
                       _rows(symbol, elem, nr, sizes, kc, lda, batch, m, k, n), *tiles])

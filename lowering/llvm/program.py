@@ -132,6 +132,7 @@ class Program:
                         for v, c in zip(graph.constvars, graph.consts)]
         self._alloc = slots.specs
         self._outs = outs
+        self.steps = [s[0] for s in steps]        # "segment" | "python" | "parallel"
         if all(s[0] == "segment" for s in steps):
             self.run = self._fast_run([(self._function(name, len(objects)), objects)
                                        for _, name, objects in steps])
@@ -142,7 +143,7 @@ class Program:
         return self._text
 
     def __repr__(self):
-        return f"<llvm Program {self.loaded.key[:12]}: {len(self._steps)} step(s)>"
+        return f"<llvm Program {self.loaded.key[:12]}: {' '.join(self.steps)}>"
 
     # ---- per call ---------------------------------------------------------------------
 
@@ -237,7 +238,8 @@ class Program:
             for fn, pos, n in fns:
                 ptrs = [bufs[k].ctypes.data for k in pos]
                 bounds = [n * t // threads for t in range(threads + 1)] if n > 1 else [0, n]
-                futures = [pool.submit(fn, *ptrs, lo, hi) for lo, hi in zip(bounds[1:-1], bounds[2:])]
+                futures = [pool.submit(fn, *ptrs, lo, hi)
+                           for lo, hi in zip(bounds[1:-1], bounds[2:])]
                 rcs = [fn(*ptrs, bounds[0], bounds[1])] + [f.result() for f in futures]
                 if any(rcs):
                     fail(next(rc for rc in rcs if rc))

@@ -21,7 +21,8 @@ part of the module text: re-registering an impl changes the text, hence the cach
   items, the body must do only items [ctx.start, ctx.end) so that calls can be split
   across threads (default: one item, never split). See the class for the other hooks.
 
-`ctx` (see codegen.Ctx) offers: `b` (the builder), `in_dtypes`/`out_dtype`, `const(value,
+`ctx` (see codegen.Ctx) offers: `b` (the builder), `in_avals`/`out_avals` (with
+`in_dtypes`, `out_dtype`, `out_aval`), `start`/`end`/`scratch` (whole kernels), `const(value,
 dtype=None)`, `math(name, *xs)` (exp log log1p expm1 sin cos tanh erf pow, vectorizable),
 `intrinsic(base, *xs)`, `convert(x, from, to)`, `external(symbol, ret, args, text)` (call
 a function defined by LLVM IR text pasted into the module; `ctx.unique(stem)` makes module-
@@ -30,6 +31,7 @@ error(message) after the kernel returns; clamp so the kernel stays in bounds),
 `loop(start, end)` and `nest(shape, parallel=False)` (context managers yielding loop
 indices), `index(shape, multi=|flat=)`, `slot(init)` (a mutable local) and `FAST`.
 """
+from ir.errors import CodegenError
 from lowering.llvm.irutil import i64
 
 
@@ -97,9 +99,16 @@ class KernelEmitter:
         return f"KernelEmitter({getattr(self.body, '__name__', self.body)})"
 
 
-def as_impl(impl):
-    """The protocol object of a registered llvm impl (plain callables are scalar bodies)."""
-    return impl if getattr(impl, "kind", None) in ("scalar", "map", "kernel") else ScalarKernel(impl)
+def as_impl(kernel, impl):
+    """The protocol object of kernel's registered llvm impl (a plain callable is a scalar
+    body)."""
+    if getattr(impl, "kind", None) in ("scalar", "map", "kernel"):
+        return impl
+    if callable(impl):
+        return ScalarKernel(impl)
+    raise CodegenError(f"the llvm impl of kernel {kernel!r} is a {type(impl).__name__}; "
+                       f"register a ScalarKernel, IndexMap, KernelEmitter (lowering.llvm) "
+                       f"or a callable scalar body")
 
 
 def strides(shape):

@@ -112,7 +112,8 @@ def _reduce_columns(ctx, kernel, x, out, axes, red):
         with ctx.nest(red) as rm:
             with ctx.loop(lo, hi) as j:
                 v = x.read(_positions(pm + [j], rm, axes, x.aval.ndim))
-                acc.store(pm + [j], combine(ctx, acc.load(pm + [j]), b.fpext(v, F64) if wide else v))
+                v = b.fpext(v, F64) if wide else v
+                acc.store(pm + [j], combine(ctx, acc.load(pm + [j]), v))
         if wide:
             with ctx.loop(lo, hi) as j:
                 out.store(pm + [j], b.fptrunc(acc.load(pm + [j]), F32))

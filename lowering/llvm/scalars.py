@@ -11,6 +11,10 @@ from llvmlite import ir
 
 from ir.errors import CodegenError, KernelError
 from lowering.llvm.irutil import F64, FAST, I1, lltype, typed_intrinsic
+
+# Division keeps IEEE results: `arcp` would turn x / 49.0 into x * (1 / 49.0), and 49 / 49
+# into 0.9999999999999999, which truncates to 0 where NumPy gives 1.
+EXACT_DIV = tuple(f for f in FAST if f != "arcp")
 from lowering.llvm.protocol import ScalarKernel
 
 TRANSCENDENTAL = ("exp", "log", "log1p", "expm1", "sin", "cos", "tanh", "erf")
@@ -126,7 +130,7 @@ BINARY = {  # name: ({kind: fn(ctx, x, y)}, cost)
     "add": ({"f": _F("fadd"), "i": _B("add"), "b": _B("or_")}, 1),
     "sub": ({"f": _F("fsub"), "i": _B("sub"), "b": _B("xor")}, 1),
     "mul": ({"f": _F("fmul"), "i": _B("mul"), "b": _B("and_")}, 1),
-    "div": ({"f": _F("fdiv"), "i": _div_i}, 4),
+    "div": ({"f": lambda ctx, x, y: ctx.b.fdiv(x, y, flags=EXACT_DIV), "i": _div_i}, 4),
     "pow": ({"f": lambda ctx, x, y: ctx.math("pow", x, y), "i": _pow_i}, 30),
     "max": ({"f": lambda ctx, x, y: _fmax(ctx, x, y, ">"), "i": _int_intrinsic("smax"),
              "b": _B("or_")}, 2),

@@ -1,10 +1,10 @@
 """Shape kernels: index maps that vanish into their consumer's loop (broadcast_to,
 reshape, transpose, slice, rev, pad, take) and copies (concatenate, scatter_add).
 
-Indices of `take` and `scatter_add` are *checked*: negative ones are normalized (as
-np.take does), and any index outside its axis makes the call raise OutOfBoundsError after
-the kernel ran with that index clamped into the axis, so memory is never touched out of
-bounds. pad fills with zeros.
+Indices of `take` and `scatter_add` are *checked*, as the numpy kernels check them: an
+index outside [0, size) (the ops wrap negative indices before the kernel) makes the call
+raise OutOfBoundsError after the kernel ran with that index clamped into the axis, so
+memory is never touched out of bounds. pad fills with zeros.
 """
 from llvmlite import ir
 
@@ -72,22 +72,24 @@ def _pad(ctx, index, read, *, lo, hi, interior):
     return b.select(ok, read(0, ctx.index(shape, multi=multi)), ctx.const(0))
 
 
+def _out_of_bounds(kernel, axis, n):
+    return (f"{kernel}: an index is out of bounds for axis {axis} of size {n} (kernel "
+            f"indices must be in [0, {n}); the ops wrap negative ones)")
+
+
 def checked_index(ctx, j, n, kernel, axis):
-    """Index value j (any int type) normalized (negative counts from the end), checked
-    against an axis of extent n > 0 (fail_if), and clamped into [0, n)."""
+    """Index value j (any int type) checked against an axis of extent n > 0 (fail_if)
+    and clamped into [0, n)."""
     b = ctx.b
     j = b.sext(j, I64) if j.type.width < 64 else j
-    j = b.select(b.icmp_signed("<", j, i64(0)), b.add(j, i64(n)), j)
     bad = b.or_(b.icmp_signed("<", j, i64(0)), b.icmp_signed(">=", j, i64(n)))
-    ctx.fail_if(bad, f"{kernel}: index out of range for axis {axis} with size {n}",
-                OutOfBoundsError)
+    ctx.fail_if(bad, _out_of_bounds(kernel, axis, n), OutOfBoundsError)
     j = b.select(b.icmp_signed("<", j, i64(0)), i64(0), j)
     return b.select(b.icmp_signed(">=", j, i64(n)), i64(n - 1), j)
 
 
 def _empty_axis(ctx, kernel, axis):
-    ctx.fail_if(ir.Constant(ir.IntType(1), 1),
-                f"{kernel}: index out of range for axis {axis} with size 0", OutOfBoundsError)
+    ctx.fail_if(ir.Constant(ir.IntType(1), 1), _out_of_bounds(kernel, axis, 0), OutOfBoundsError)
 
 
 def _take(ctx, index, read, *, axis):

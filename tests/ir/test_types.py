@@ -35,3 +35,13 @@ def test_aval_of_python_scalars_is_weak():
     assert aval_of(True) == ShapedArray((), np.bool_, weak_type=True)
     assert aval_of(np.float32(2)) == ShapedArray((), np.float32)
     assert aval_of(np.zeros((2, 0), np.int32)) == ShapedArray((2, 0), np.int32)
+
+
+def test_python_scalars_stand_for_bool_int64_or_float64_whatever_their_size():
+    from ir import scalar_array, weak_dtype
+    assert [weak_dtype(v) for v in (True, 2 ** 70, 1.5)] == [np.dtype(bool), np.dtype(np.int64),
+                                                             np.dtype(np.float64)]
+    assert aval_of(2 ** 70) == ShapedArray((), np.int64, weak_type=True)
+    assert scalar_array(-(2 ** 63)).dtype == np.int64
+    with pytest.raises(DTypeError, match=r"where: Python int 9223372036854775808 does not fit"):
+        scalar_array(2 ** 63, "where")

@@ -37,7 +37,7 @@ def _defined_functions(text):
 def test_elementwise_chain_with_broadcasts_is_one_loop_without_temporaries():
     x, y = np.ones((3, 4), np.float32), np.arange(4, dtype=np.float32)
     prog = llvm(lambda x, y: tnp.tanh(x * 2 - y) + tnp.transpose(x)[::-1].T * y).lower(x, y)
-    assert [n.kernel for n in prog.graph.nodes] == ["fusion"]
+    assert [n.kernel for n in prog.graph.nodes] == ["fusion"] and prog.steps == ["segment"]
     body = prog.graph.nodes[0].attrs["body"]
     assert {"tanh", "broadcast_to", "transpose", "rev", "mul", "sub", "add"} <= body.kernels()
     text = prog.as_text()
@@ -123,8 +123,9 @@ def test_kernel_without_llvm_impl_runs_numpy_inside_the_program_and_warns_once(k
     mine = [str(m.message) for m in w if kernel_name in str(m.message)]
     assert len(mine) == 1 and "numpy" in mine[0]
     assert len(calls) == 3
-    kernels = [n.kernel for n in f.lower(x).graph.nodes]
-    assert kernels == ["fusion", kernel_name, "fusion"]
+    prog = f.lower(x)
+    assert [n.kernel for n in prog.graph.nodes] == ["fusion", kernel_name, "fusion"]
+    assert prog.steps == ["segment", "python", "segment"]
 
 
 def test_exception_in_fallback_kernel_propagates(kernel_name):
@@ -144,7 +145,8 @@ def test_kernel_no_backend_has_fails_before_anything_runs(kernel_name):
     registry.register_shape_rule(kernel_name + "_spy", lambda x: x)
     registry.register_kernel(kernel_name + "_spy", "numpy", lambda x: ran.append(1) or x)
     try:
-        f = llvm(lambda x: tracer.run_kernel(kernel_name, [tracer.run_kernel(kernel_name + "_spy", [x])]))
+        f = llvm(lambda x: tracer.run_kernel(
+            kernel_name, [tracer.run_kernel(kernel_name + "_spy", [x])]))
         with pytest.raises(tracer.KernelNotFoundError, match=kernel_name):
             f(np.ones(3))
         assert ran == []
@@ -201,3 +203,42 @@ def test_dump_dir_gets_ir_optimized_ir_and_assembly(tmp_path, monkeypatch):
     asm = next(p for p in tmp_path.iterdir() if p.name.endswith(".s")).read_text()
     assert "sqrt" in asm
     assert os.path.getsize(next(tmp_path.glob("*.opt.ll"))) > 0
+
+
+def test_every_builtin_kernel_has_an_llvm_impl():
+    assert [k for k in registry.BUILTIN_KERNELS if not registry.has_kernel(k, "llvm")] == []
+
+
+def test_plain_callable_is_a_scalar_body_and_bad_bodies_fail_clearly(kernel_name):
+    registry.register_shape_rule(kernel_name, lambda x: x)
+    registry.register_kernel(kernel_name, "llvm", lambda ctx, x: ctx.b.fsub(x, ctx.const(0.5)))
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(llvm(lambda x: tracer.run_kernel(kernel_name, [x]))(x), x - 0.5)
+    registry.register_kernel(kernel_name, "llvm", lambda ctx, x: ctx.b.fcmp_ordered(">", x, x))
+    with pytest.raises(tracer.CodegenError, match=f"{kernel_name}.*expected double"):
+        llvm(lambda x: tracer.run_kernel(kernel_name, [x]))(x)
+
+
+def test_inline_calls_pass_handles_repeated_and_nested_calls_and_consts():
+    from ir.passes import inline_calls
+    from lowering.interpreter import evaluate
+
+    @tracer.custom_vjp
+    def inner(x):
+        return x * np.arange(3.0)                       # a const inside the sub-graph
+
+    inner.defvjp(lambda x: (x * np.arange(3.0), None), lambda r, g: (g * np.arange(3.0),))
+
+    @tracer.custom_vjp
+    def outer(x):
+        return inner(x) + inner(x * 2.0)
+
+    outer.defvjp(lambda x: (inner(x) + inner(x * 2.0), None), lambda r, g: (g * 3.0,))
+    graph = tracer.make_graph(lambda x: outer(x) * outer(x + 1.0))(np.ones(3))
+    flat = inline_calls(graph)
+    assert "custom_call" in graph.kernels() and "custom_call" not in flat.kernels()
+    flat.verify()
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(evaluate(flat, [x]), evaluate(graph, [x]))
+    np.testing.assert_allclose(llvm(lambda x: outer(x) * outer(x + 1.0))(x),
+                               evaluate(graph, [x])[0], rtol=1e-12)

@@ -87,6 +87,14 @@ def test_integer_kernels_follow_the_numpy_kernels():
         llvm(lambda x, e: x ** e)(x, -e)
 
 
+def test_division_is_exact_like_numpy():
+    x = np.arange(1.0, 200.0)
+    got = llvm(lambda x: (x / 49.0, tnp.astype(x / 49.0, np.int64), tnp.mean(x)))(x)
+    np.testing.assert_array_equal(got[0], x / 49.0)
+    np.testing.assert_array_equal(got[1], (x / 49.0).astype(np.int64))
+    assert got[2] == np.mean(x)
+
+
 def test_bool_arithmetic_and_abs_of_int_min():
     a = np.array([True, False, True, False])
     b = np.array([True, True, False, False])

@@ -41,34 +41,40 @@ def test_program_rejects_inputs_it_was_not_compiled_for():
     np.testing.assert_array_equal(prog.run([[1, 2, 3, 4]])[0], [2, 3, 4, 5])
 
 
-def test_take_indices_are_checked_and_negative_ones_normalized():
+def test_take_and_scatter_add_indices_are_checked_like_the_numpy_kernels():
     x = np.arange(12.0).reshape(4, 3)
-    take = compile_graph(tracer.make_graph(
-        lambda x, i: tracer.run_kernel("take", [x * 1.0, i], {"axis": 0}))(x, np.zeros(3, np.int64)))
-    np.testing.assert_array_equal(take.run([x, np.array([0, -1, 2])])[0], x[[0, -1, 2]] * 1.0)
-    for bad in ([0, 4, 1], [-5, 0, 0], [2**40, 0, 0]):
-        with pytest.raises(IndexError, match="out of range for axis 0 with size 4"):
+    graph = tracer.make_graph(lambda x, i: tracer.run_kernel("take", [x * 1.0, i], {"axis": 0}))
+    take = compile_graph(graph(x, np.zeros(3, np.int64)))
+    np.testing.assert_array_equal(take.run([x, np.array([0, 3, 2])])[0], x[[0, 3, 2]])
+    for bad in ([0, 4, 1], [-1, 0, 0], [2**40, 0, 0]):
+        with pytest.raises(tracer.OutOfBoundsError, match="out of bounds for axis 0 of size 4"):
             take.run([x, np.array(bad)])
-
-
-def test_scatter_add_indices_are_checked():
     upd = np.ones((2, 3))
     graph = tracer.make_graph(lambda u, i: tracer.run_kernel(
         "scatter_add", [u, i], {"axis": 1, "size": 4}))(upd, np.zeros(3, np.int32))
     prog = compile_graph(graph)
-    idx = np.array([0, -1, 0], np.int32)
+    idx = np.array([0, 3, 0], np.int32)
     want = np.zeros((2, 4))
     np.add.at(want, (slice(None), idx), upd)
     np.testing.assert_array_equal(prog.run([upd, idx])[0], want)
-    with pytest.raises(IndexError, match="scatter_add: index out of range"):
+    with pytest.raises(IndexError, match="scatter_add: an index is out of bounds"):
         prog.run([upd, np.array([0, 4, 0], np.int32)])
+
+
+def test_ops_wrap_negative_traced_indices():
+    x = np.arange(12.0).reshape(4, 3)
+    f = llvm(lambda x, i: tnp.take(x, i, axis=0))
+    np.testing.assert_array_equal(f(x, np.array([0, -1, -4])), x[[0, -1, -4]])
+    with pytest.raises(IndexError):
+        f(x, np.array([-5]))
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (1,), (1, 1), (3, 0, 2), (1, 5), (5, 1)])
 def test_degenerate_shapes_with_broadcasts_index_maps_and_reductions(shape):
     x = np.random.default_rng(0).normal(size=shape)
-    f = llvm(lambda x: (tnp.broadcast_to(x, (2,) + shape) * 2.0, tnp.sum(x, axis=0) if x.ndim else x,
-                        tnp.transpose(x).reshape(-1)[::-1], tnp.concatenate([x.reshape(-1), x.reshape(-1)])))
+    f = llvm(lambda x: (tnp.broadcast_to(x, (2,) + shape) * 2.0,
+                        tnp.sum(x, axis=0) if x.ndim else x, tnp.transpose(x).reshape(-1)[::-1],
+                        tnp.concatenate([x.reshape(-1), x.reshape(-1)])))
     want = (np.broadcast_to(x, (2,) + shape) * 2, np.sum(x, axis=0) if x.ndim else x,
             np.transpose(x).reshape(-1)[::-1], np.concatenate([x.reshape(-1)] * 2))
     for g, w in zip(f(x), want):
@@ -113,9 +119,9 @@ def test_threaded_split_of_big_groups(monkeypatch):
                               tnp.take(a, i, axis=0)))
     idx = np.array([3, -1, 36] * 20)
     prog = f.lower(a, b, idx)
-    assert any("parallel" in step.__qualname__ for step in prog._steps)
+    assert "parallel" in prog.steps
     np.testing.assert_array_equal(f(a, b, idx)[3], a[idx])
-    with pytest.raises(IndexError, match="out of range"):
+    with pytest.raises(IndexError, match="out of bounds"):
         f(a, b, idx + 1)
     g = llvm(lambda a, b: (tnp.exp(a) * 2.0, tnp.max(a, axis=1), (a @ b) + 1.0))
     got = g(a, b)

@@ -16,7 +16,8 @@ from ir.errors import DTypeError, ShapeError  # noqa: E402
 from lowering.llvm import matmul  # noqa: E402
 
 DTYPES = [np.float32, np.float64, np.int32, np.int64]
-_ROWS = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_ROWS = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                         ctypes.c_int64, ctypes.c_int64)
 _PACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 
 
@@ -38,14 +39,15 @@ class _Jit:
         """[(pack, rows)] ctypes functions, one pair per (batch, m, k, n), from one module
         (which also checks that several matmul_ir texts can share a module)."""
         syms = [f"mm{next(self.count)}" for _ in shapes]
-        mod = llvm.parse_assembly("\n".join(matmul.matmul_ir(sym, *shape, dtype) for sym, shape in zip(syms, shapes)))
+        mod = llvm.parse_assembly("\n".join(matmul.matmul_ir(sym, *shape, dtype)
+                                            for sym, shape in zip(syms, shapes)))
         mod.triple, mod.data_layout = self.tm.triple, str(self.tm.target_data)
         mod.verify()
         pb = llvm.create_pass_builder(self.tm, llvm.create_pipeline_tuning_options(speed_level=3))
         pb.getModulePassManager().run(mod, pb)
         self.ee.add_object_file(llvm.ObjectFileRef.from_data(self.tm.emit_object(mod)))
-        return [(_PACK(self.ee.get_function_address(sym + "_pack")), _ROWS(self.ee.get_function_address(sym)))
-                for sym in syms]
+        address = self.ee.get_function_address
+        return [(_PACK(address(sym + "_pack")), _ROWS(address(sym))) for sym in syms]
 
     def build(self, batch, m, k, n, dtype):
         return self.build_many([(batch, m, k, n)], dtype)[0]
@@ -59,7 +61,7 @@ def jit():
 def _operands(batch, m, k, n, dtype, seed=0):
     rng, dt = np.random.default_rng(seed), np.dtype(dtype)
     if dt.kind == "f":
-        return (rng.standard_normal((batch, m, k)).astype(dt), rng.standard_normal((batch, k, n)).astype(dt))
+        return tuple(rng.standard_normal(shape).astype(dt) for shape in ((batch, m, k), (batch, k, n)))
     big = np.iinfo(dt)  # full range: products and sums overflow and must wrap like NumPy's
     return tuple(rng.integers(big.min, big.max, shape, dtype=dt, endpoint=True)
                  for shape in ((batch, m, k), (batch, k, n)))
@@ -99,8 +101,8 @@ def test_edge_shapes(jit, dtype, vector_bytes, monkeypatch):
     monkeypatch.setattr(matmul, "_vector_bytes", lambda: vector_bytes)
     mr, nr, kc = _tile_sizes(dtype)
     shapes = [(1, 0, 3, 5), (1, 3, 0, 5), (1, 3, 5, 0), (2, 0, 0, 0), (1, 1, 1, 1), (3, 1, 7, 1),
-              (1, mr, 3, nr), (2, mr + 1, 5, nr + 1), (1, mr - 1, 2, nr - 1), (2, 2 * mr + 5, 9, 2 * nr + 3),
-              (1, 5, kc + 1, 3), (2, 3, 2 * kc + 3, nr + 5)]
+              (1, mr, 3, nr), (2, mr + 1, 5, nr + 1), (1, mr - 1, 2, nr - 1),
+              (2, 2 * mr + 5, 9, 2 * nr + 3), (1, 5, kc + 1, 3), (2, 3, 2 * kc + 3, nr + 5)]
     for shape, fns in zip(shapes, jit.build_many(shapes, dtype)):
         _run(fns, *shape, dtype)
         _run(fns, *shape, dtype, cuts=(shape[0] * shape[1] // 2 + 1,))  # two chunks, cut inside a tile
@@ -156,16 +158,16 @@ class _Guarded:
         self.addr, self.nbytes = base + self.offset, nbytes
 
     def array(self, like):
-        out = np.frombuffer(self.map, np.uint8, self.nbytes, self.offset).view(like.dtype).reshape(like.shape)
-        out[...] = like
-        return out
+        out = np.frombuffer(self.map, np.uint8, self.nbytes, self.offset).view(like.dtype)
+        out[...] = like.ravel()
+        return out.reshape(like.shape)
 
 
 @pytest.mark.parametrize("at_end", [True, False], ids=["guard-after", "guard-before"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_no_access_outside_buffers(jit, dtype, at_end):
-    mr, nr, _ = _tile_sizes(dtype)
-    batch, m, k, n = 2, mr + 3, 11, nr + 3
+    mr, nr, kc = _tile_sizes(dtype)
+    batch, m, k, n = 2, mr + 3, kc + 5, nr + 3  # two K blocks: the second one reads C too
     pack, rows = jit.build(batch, m, k, n, dtype)
     a0, b0 = _operands(batch, m, k, n, dtype)
     c0 = np.zeros((batch, m, n), dtype)

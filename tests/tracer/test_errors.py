@@ -72,6 +72,12 @@ def test_concretization_names_the_user_line_and_suggests_static_argnums(what, fu
         assert "static_argnums" in msg and "where" in msg
 
 
+def test_numpy_functions_on_traced_values_point_to_tracer_numpy():
+    with pytest.raises(errors.ConcretizationError, match="call the tracer.numpy function of "
+                                                         "the same name"):
+        tracer.jit(lambda x: np.exp(x), backend="numpy")(X)
+
+
 def test_static_argument_fixes_the_concretization():
     f = tracer.jit(lambda x, n: x * n if n > 1 else x, static_argnums=1, backend="numpy")
     assert f(X, 2)[0, 0] == 2
@@ -262,3 +268,14 @@ def test_a_failing_kernel_is_wrapped_with_kernel_shapes_and_source():
                                                  r".*test_errors.py:\d+"):
         tracer.jit(lambda a, b: tnp.power(a, b), backend="numpy")(ints, np.array([-1, 2],
                                                                                  np.int32))
+
+
+def test_python_ints_beyond_int64_promote_like_numpy_or_fail_clearly():
+    np.testing.assert_array_equal(tnp.add(np.ones(2), 2 ** 70), np.ones(2) + 2 ** 70)
+    np.testing.assert_array_equal(tracer.jit(lambda x: x + 2 ** 70, backend="numpy")(
+        np.ones(2)), np.ones(2) + 2 ** 70)
+    with pytest.raises(errors.DTypeError, match=r"add: Python scalar 2147483648 does not fit "
+                                                r"in int32"):
+        tnp.add(np.ones(2, np.int32), 2 ** 31)
+    with pytest.raises(errors.DTypeError, match=r"Python int \d+ does not fit in int64"):
+        tracer.jit(lambda x, s: x + s, backend="numpy")(np.ones(2), 2 ** 70)

@@ -96,6 +96,18 @@ def test_weak_results_of_scalar_only_computations_stay_weak():
     assert g.out_avals[0].weak_type and g.out_avals[0].dtype == np.float64
 
 
+@pytest.mark.parametrize("fun", [
+    lambda x, s: x * tnp.exp(s), lambda x, s: x * tnp.asarray(s), lambda x, s: x + tnp.add(s, 1),
+    lambda x, s: x - tnp.where(True, s, 0.0), lambda x, s: x * tnp.sum(s),
+    lambda x, s: x + s * 2 + tnp.multiply(s, 1.0),
+], ids=["exp", "asarray", "add", "where", "sum", "mixed"])
+def test_tracer_numpy_results_are_strong_so_jit_agrees_with_eager(fun):
+    x = np.ones(2, np.float32)
+    eager = fun(x, 1.5)      # NumPy: np.exp(1.5) etc. are float64 values, not Python floats
+    assert eager.dtype == np.float64
+    assert tracer.jit(fun, backend="numpy")(x, 1.5).dtype == np.float64
+
+
 def test_python_scalars_alone_follow_numpy():
     assert tnp.add(2, 3) == 5 and np.asarray(tnp.add(2, 3)).dtype == np.int64
     assert np.asarray(tnp.multiply(2, 1.5)).dtype == np.float64

@@ -2,7 +2,7 @@
 50, Python scalars weak), and make broadcasting explicit with `broadcast_to` nodes."""
 import numpy as np
 
-from ir import ShapedArray, check_dtype
+from ir import ShapedArray, aval_of, check_dtype
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from tracer.core import Tracer, _stack, as_array, innermost_trace, run_kernel
 
@@ -11,7 +11,8 @@ FLOAT64 = np.dtype(np.float64)
 
 
 def is_weak(x):
-    """Python scalars, and traced values derived only from them, are weakly typed."""
+    """Python scalars are weakly typed, and so are traced values standing for them (a
+    Python-scalar jit argument, operator arithmetic on those: see tracer.methods)."""
     if isinstance(x, Tracer):
         return x.aval.weak_type
     return isinstance(x, SCALARS) and not isinstance(x, np.generic)
@@ -36,7 +37,7 @@ def aval(x):
     if isinstance(x, Tracer):
         return x.aval
     if is_weak(x):
-        return ShapedArray((), np.asarray(x).dtype, weak_type=True)
+        return aval_of(x)
     return ShapedArray(np.shape(x), x.dtype)
 
 

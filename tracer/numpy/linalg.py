@@ -3,7 +3,7 @@
 import numpy as np
 
 from ir.errors import ShapeError
-from tracer.core import run_kernel
+from tracer.core import innermost_trace, run_kernel
 from tracer.numpy._base import (broadcast, broadcast_shapes, convert, dtype_of, result_dtype,
                                 shape, value)
 from tracer.numpy.shape_ops import reshape, transpose
@@ -30,16 +30,22 @@ def matmul(a, b):
         raise ShapeError(f"matmul: shapes {sa} and {sb} are not aligned: {shape(a2)[-1]} "
                          f"(dim -1 of a) != {shape(b2)[-2]} (dim -2 of b)")
     batch = broadcast_shapes("matmul", shape(a2)[:-2], shape(b2)[:-2])
-    a2 = broadcast(a2, batch + shape(a2)[-2:])
-    b2 = broadcast(b2, batch + shape(b2)[-2:])
+    trace = innermost_trace([a2, b2])
+    a2 = broadcast(a2, batch + shape(a2)[-2:], trace)
+    b2 = broadcast(b2, batch + shape(b2)[-2:], trace)
     out = run_kernel("matmul", [a2, b2])
     final = batch + (sa[-2:-1] if len(sa) > 1 else ()) + (sb[-1:] if len(sb) > 1 else ())
     return reshape(out, final)
 
 
 def dot(a, b):
-    """numpy.dot: inner product of vectors, matmul of matrices, and for N-D a sum over
-    the last axis of a and the second-to-last of b."""
+    """numpy.dot: inner product of vectors, matmul of matrices, for N-D a sum over the
+    last axis of a and the second-to-last of b, and a product when one is 0-d (where,
+    unlike in ufuncs, a Python scalar counts as a strong array)."""
+    if len(shape(value(a, "dot"))) == 0 or len(shape(value(b, "dot"))) == 0:
+        from tracer.numpy.creation import asarray
+        from tracer.numpy.elementwise import multiply
+        return multiply(asarray(a), asarray(b))
     a, b = _operands("dot", a, b)
     sa, sb = shape(a), shape(b)
     if len(sb) <= 2:

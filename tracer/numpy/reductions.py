@@ -2,6 +2,7 @@
 dtypes (integer sums and products accumulate in int64; mean of integers is float64)."""
 import numpy as np
 
+from ir import check_dtype
 from ir.errors import ShapeError
 from tracer.core import run_kernel
 from tracer.numpy._base import (FLOAT64, convert, dtype_of, normalize_axes, normalize_axis,
@@ -46,12 +47,15 @@ amax, amin = max, min
 
 
 def mean(x, axis=None, dtype=None, keepdims=False):
+    """As numpy.mean: sum in `dtype` (float64 for integer x), divide, and cast the
+    quotient back to an integer or bool `dtype` (NumPy truncates it the same way)."""
     x = value(x, "mean")
     axes = normalize_axes("mean", axis, len(shape(x)))
-    dt = np.dtype(dtype) if dtype is not None else (
+    dt = check_dtype(dtype, "mean") if dtype is not None else (
         dtype_of(x) if dtype_of(x).kind == "f" else FLOAT64)
     count = int(np.prod([shape(x)[a] for a in axes], dtype=np.int64))
-    return divide(sum(convert(x, dt, "mean"), axis=axes, keepdims=keepdims), float(count))
+    out = divide(sum(x, axis=axes, dtype=dt, keepdims=keepdims), float(count))
+    return out if dt.kind == "f" else convert(out, dt, "mean")
 
 
 def _arg(kernel, name, x, axis, keepdims):
