@@ -11,11 +11,11 @@ from llvmlite import ir
 
 from ir.errors import CodegenError, KernelError
 from lowering.llvm.irutil import F64, FAST, I1, lltype, typed_intrinsic
+from lowering.llvm.protocol import ScalarKernel
 
 # Division keeps IEEE results: `arcp` would turn x / 49.0 into x * (1 / 49.0), and 49 / 49
 # into 0.9999999999999999, which truncates to 0 where NumPy gives 1.
 EXACT_DIV = tuple(f for f in FAST if f != "arcp")
-from lowering.llvm.protocol import ScalarKernel
 
 TRANSCENDENTAL = ("exp", "log", "log1p", "expm1", "sin", "cos", "tanh", "erf")
 

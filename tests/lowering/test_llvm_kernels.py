@@ -4,8 +4,7 @@ with interior, multi-axis rev, strided slices, 2-d take indices, scatter_add, ..
 import numpy as np
 import pytest
 
-import tracer
-from ir import Graph, Node, Var
+from ir import Graph, Node, ShapedArray, Var
 from lowering.llvm import compile_graph
 from lowering.numpy_kernels import IMPLS
 from registry import infer_avals
@@ -47,7 +46,7 @@ def _cast(xs, dtype, kernel):
 
 
 def _graph(kernel, xs, attrs, fuse):
-    invars = [Var(tracer.core.ShapedArray(x.shape, x.dtype)) for x in xs]
+    invars = [Var(ShapedArray(x.shape, x.dtype)) for x in xs]
     nodes, ins = [], list(invars)
     if fuse and xs[0].dtype != np.bool_:       # an elementwise producer to fuse: x + x
         doubled = Var(invars[0].aval)

@@ -129,3 +129,65 @@ def test_threaded_split_of_big_groups(monkeypatch):
         np.testing.assert_allclose(x, w, rtol=1e-12)
     _check_concurrently(lambda a: g(a, b)[2], [a, a * 2], [got[2], g(a * 2, b)[2]], threads=3,
                         rounds=5)
+
+
+GUARD_SCRIPT = r'''
+import ctypes, mmap, sys
+import numpy as np
+import tracer, tracer.numpy as tnp
+
+PAGE = mmap.PAGESIZE
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+keep = []
+
+
+def guarded(a, at_end):
+    """A read-only copy of `a` whose first or last byte touches a PROT_NONE page."""
+    pages = -(-max(a.nbytes, 1) // PAGE)
+    m = mmap.mmap(-1, (pages + 2) * PAGE)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+    keep.append(m)
+    for p in (0, pages + 1):
+        assert libc.mprotect(base + p * PAGE, PAGE, 0) == 0
+    off = (pages + 1) * PAGE - a.nbytes if at_end else PAGE
+    out = np.frombuffer(m, a.dtype, a.size, off).reshape(a.shape)
+    out[...] = a
+    out.flags.writeable = False
+    return out
+
+
+rng = np.random.default_rng(0)
+FUNS = [
+    (rng.normal(size=(37, 29)).astype(np.float32), lambda x: (
+        tnp.exp(x) * 2.0, tnp.sum(x, axis=0), tnp.max(x, axis=1), tnp.sum(x), x.T + 1.0,
+        x[::-3, 1:], x[::-1, ::-2], tnp.concatenate([x, x[:3]]), x @ x.T,
+        tnp.argmax(x, axis=0), tnp.argmin(x, axis=1), tnp.broadcast_to(x[:, :1], (2, 37, 5)))),
+    (rng.normal(size=(70, 66)), lambda x: (x.T * 2.0, tnp.transpose(x)[1:], tnp.min(x, axis=0))),
+    (rng.integers(-9, 9, (5, 7)).astype(np.int32), lambda x: (
+        x * 3, tnp.sum(x, axis=0), tnp.take(x, np.array([4, 0, 2]), axis=0), x.T @ x)),
+    (rng.random((4, 6)) > 0.5, lambda x: (x * x[::-1], tnp.sum(x, axis=1), tnp.max(x, axis=0))),
+    (rng.normal(size=(3, 8)), tracer.grad(lambda x: tnp.sum(x[1:, ::3] * x[:-1, 1::3]))),
+]
+for x, f in FUNS:
+    f = tracer.jit(f)
+    want = f(x.copy())
+    for at_end in (True, False):
+        got = f(guarded(x, at_end))
+        for a, b in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            assert np.array_equal(a, b), (a, b)
+print("ok")
+'''
+
+
+def test_native_code_never_reads_past_its_inputs():
+    """Inputs placed against inaccessible pages: any out-of-bounds read is a segfault of
+    the subprocess (checked at both ends of every input)."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, "-c", GUARD_SCRIPT], capture_output=True, text=True,
+                          cwd=root, env=dict(os.environ, PYTHONPATH=root), timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
