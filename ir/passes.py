@@ -11,27 +11,27 @@ def _subst(x, env):
 
 def dce(graph):
     """Drop nodes whose outputs nothing uses, and constvars nothing reads."""
-    live = {id(v) for v in graph.outvars if isinstance(v, Var)}
+    live = {id(v) for v in graph.outvars if type(v) is Var}
     kept = []
     for n in reversed(graph.nodes):
-        if any(id(o) in live for o in n.outputs):
-            kept.append(n)
-            live.update(id(x) for x in n.inputs if isinstance(x, Var))
+        for o in n.outputs:
+            if id(o) in live:
+                kept.append(n)
+                live.update([id(x) for x in n.inputs if type(x) is Var])
+                break
     kept.reverse()
     cv = [(v, c) for v, c in zip(graph.constvars, graph.consts) if id(v) in live]
     return Graph(graph.invars, graph.outvars, kept, [v for v, _ in cv], [c for _, c in cv])
-
-
-def _input_key(x):
-    return ("lit", x.key) if isinstance(x, Literal) else ("var", id(x))
 
 
 def cse(graph):
     """Merge nodes with the same kernel, inputs and attrs (kernels are pure)."""
     env, seen, nodes = {}, {}, []
     for n in graph.nodes:
-        inputs = tuple(_subst(x, env) for x in n.inputs)
-        key = (n.kernel, tuple(_input_key(x) for x in inputs), n.attr_items)
+        inputs = tuple([_subst(x, env) for x in n.inputs]) if env else n.inputs
+        # a Var is keyed by its id (an int), a Literal by its (dtype, bytes) tuple
+        key = (n.kernel, tuple([x.key if type(x) is Literal else id(x) for x in inputs]),
+               n.attr_items)
         prev = seen.get(key)
         if prev is not None:
             for o, p in zip(n.outputs, prev.outputs):
@@ -57,13 +57,17 @@ def fold_constants(graph, evaluate, max_size=1 << 16):
     env, nodes = {}, []
     new_constvars, new_consts = list(graph.constvars), list(graph.consts)
     for n in graph.nodes:
-        inputs = tuple(_subst(x, env) for x in n.inputs)
-        values = [x.value if isinstance(x, Literal) else consts.get(id(x)) for x in inputs]
-        in_size = sum(np.size(v) for v in values if v is not None)
-        out_size = sum(o.aval.size for o in n.outputs)
-        foldable = (all(v is not None for v in values)
-                    and out_size <= max(in_size, 1) and out_size <= max_size)
-        outs = evaluate(n, values) if foldable else None
+        inputs = tuple([_subst(x, env) for x in n.inputs]) if env else n.inputs
+        outs = None
+        for x in inputs:
+            if type(x) is not Literal and id(x) not in consts:
+                break
+        else:       # every input is a constant
+            values = [x.value if type(x) is Literal else consts[id(x)] for x in inputs]
+            in_size = sum(np.size(v) for v in values)
+            out_size = sum(o.aval.size for o in n.outputs)
+            if out_size <= max(in_size, 1) and out_size <= max_size:
+                outs = evaluate(n, values)
         if outs is not None:
             for o, val in zip(n.outputs, outs):
                 val = np.array(val, dtype=o.aval.dtype)
@@ -85,6 +89,8 @@ def inline_calls(graph, kernel="custom_call"):
     """Replace every `kernel` node by the nodes of its sub-graph (`attrs["rule"].graph`),
     recursively, with fresh variables per call site, so a backend that compiles whole
     graphs never sees a call. The sub-graph's consts become the graph's consts."""
+    if all(n.kernel != kernel for n in graph.nodes):
+        return Graph(graph.invars, graph.outvars, graph.nodes, graph.constvars, graph.consts)
     nodes, constvars, consts = [], list(graph.constvars), list(graph.consts)
 
     def emit(g, env, fresh):

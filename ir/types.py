@@ -3,6 +3,8 @@
 Only five dtypes are supported end to end (every backend, every kernel); anything else is
 rejected at the boundary with a DTypeError that says what to cast to.
 """
+import math
+
 import numpy as np
 
 from ir.errors import DTypeError
@@ -14,6 +16,8 @@ _SHORT = {np.dtype("bool"): "bool", np.dtype("int32"): "i32", np.dtype("int64"):
 
 def check_dtype(dtype, where="this op"):
     """Return `dtype` as a supported np.dtype or raise DTypeError naming `where`."""
+    if isinstance(dtype, np.dtype) and dtype in _SHORT:
+        return dtype
     try:
         dt = np.dtype(dtype)
     except TypeError:
@@ -39,10 +43,10 @@ class ShapedArray:
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape, dtype, weak_type=False):
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
+        self.shape = tuple(map(int, shape))
+        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.weak_type = bool(weak_type)
-        self._hash = hash((self.shape, self.dtype, self.weak_type))
+        self._hash = None       # computed on first use: most avals are never hashed
 
     @property
     def ndim(self):
@@ -50,7 +54,7 @@ class ShapedArray:
 
     @property
     def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def strip_weak(self):
         return ShapedArray(self.shape, self.dtype) if self.weak_type else self
@@ -60,6 +64,8 @@ class ShapedArray:
                 and self.dtype == other.dtype and self.weak_type == other.weak_type)
 
     def __hash__(self):
+        if self._hash is None:
+            self._hash = hash((self.shape, self.dtype, self.weak_type))
         return self._hash
 
     def __repr__(self):

@@ -168,13 +168,15 @@ class Trace:
         return self._lifted[key][0]
 
     def emit(self, name, inputs, attrs, source=None):
-        vals = [self.lift(x) for x in inputs]
+        vals = tuple([x._var if type(x) is Tracer and x._trace is self else self.lift(x)
+                      for x in inputs])
         avals, multi = apply_shape_rule(name, [v.aval for v in vals], attrs)
-        outs = [Var(a) for a in avals]
+        outs = tuple([Var(a) for a in avals])
         self.nodes.append(Node(name, vals, outs, attrs, source or user_source(3)))
         note_kernel(name)
-        tracers = [Tracer(self, o) for o in outs]
-        return tuple(tracers) if multi else tracers[0]
+        if multi:
+            return tuple([Tracer(self, o) for o in outs])
+        return Tracer(self, outs[0])
 
     def to_graph(self, outs):
         outvars = [self.lift(o) for o in outs]

@@ -13,11 +13,23 @@ import numpy as np
 import registry
 from ir import ShapedArray, aval_of, check_dtype, cse, dce, fold_constants, scalar_array
 from ir.errors import ArgumentError
+from registry.tables import _epoch
 from tracer import core
 from tracer.core import Tracer, as_array, eval_graph, trace_flat
 from tracer.pytree import LEAF, flatten, unflatten
 
 DEFAULT_BACKEND = "llvm"
+_ndarray = np.ndarray
+
+
+def _plain_key(args):
+    """The cache key of arguments that are all plain arrays: their shapes and dtypes
+    (None if any is not a plain array)."""
+    if len(args) == 1:
+        a = args[0]
+        return ((a.shape, a.dtype),) if type(a) is _ndarray else None
+    key = tuple([(a.shape, a.dtype) for a in args if type(a) is _ndarray])
+    return key if len(key) == len(args) else None
 
 
 def _static_key(v, where):
@@ -61,7 +73,17 @@ def optimize(graph):
 
 
 class _Entry:
-    __slots__ = ("graph", "out_tree", "captured", "versions", "epoch", "run", "lowered")
+    """`traced` is the graph as traced; `graph` its optimized form, made on first use
+    (the llvm backend optimizes what it compiles itself, so a compiled entry may never
+    need it)."""
+    __slots__ = ("traced", "_graph", "out_tree", "single", "captured", "versions", "epoch",
+                 "run", "lowered")
+
+    @property
+    def graph(self):
+        if self._graph is None:
+            self._graph = optimize(self.traced)
+        return self._graph
 
 
 class Jitted:
@@ -76,6 +98,7 @@ class Jitted:
             raise ArgumentError(f"jit({self.__name__}): static_argnums must be an int or a "
                                 f"sequence of ints, got {static_argnums!r}")
         self.static_argnums = tuple(sorted(set(nums)))
+        self._plain = not self.static_argnums
         self.backend = registry.check_backend(backend) if backend else None
         self._cache = {}
 
@@ -98,16 +121,14 @@ class Jitted:
         return leaves, tree, statics
 
     def _signature(self, args):
-        """(leaves, cache key). The common case, all arguments plain arrays, is kept to
-        one pass over them: this is the hot path of every jitted call."""
-        if not self.static_argnums:
-            key = [(a.shape, a.dtype) for a in args if type(a) is np.ndarray]
-            if len(key) == len(args):
-                return args, tuple(key)
+        """(leaves, cache key)."""
+        key = _plain_key(args) if self._plain else None
+        if key is not None:
+            return args, key
         leaves, tree, statics = self._split(args)
         key = [tree, statics]
         for x in leaves:
-            if type(x) is np.ndarray:
+            if type(x) is _ndarray:
                 key.append((x.shape, x.dtype))
             else:
                 a = _leaf_aval(x, f"jit({self.__name__})")
@@ -115,15 +136,30 @@ class Jitted:
         return leaves, tuple(key)
 
     def __call__(self, *args):
+        # The hot path of every jitted call: plain arrays, no static arguments, a current
+        # cache entry. Plain arrays are never traced values, so the entry runs compiled.
+        if self._plain:
+            entry = self._cache.get(_plain_key(args))
+            if entry is not None and entry.epoch == _epoch[0]:
+                outs = entry.run(args)
+                return outs[0] if entry.single else unflatten(entry.out_tree, outs)
+        return self._call(args)
+
+    def _call(self, args):
         leaves, key = self._signature(args)
-        entry = self._cache.get(key)
-        if entry is None or entry.epoch != registry.epoch() and not self._fresh(entry):
-            entry = self._build(key, args, leaves)
+        entry = self._entry(key, args, leaves)
         if entry.captured or core._stack and core.innermost_trace(leaves) is not None:
             outs = eval_graph(entry.graph, list(leaves) + entry.captured)
         else:
             outs = entry.run(leaves)
-        return outs[0] if entry.out_tree == LEAF else unflatten(entry.out_tree, outs)
+        return outs[0] if entry.single else unflatten(entry.out_tree, outs)
+
+    def _entry(self, key, args, leaves):
+        """The cache entry for `key`, rebuilt if missing or stale."""
+        entry = self._cache.get(key)
+        if entry is None or entry.epoch != _epoch[0] and not self._fresh(entry):
+            entry = self._build(key, args, leaves)
+        return entry
 
     def _fresh(self, entry):
         if any(registry.version(k) != v for k, v in entry.versions.items()):
@@ -158,8 +194,9 @@ class Jitted:
     def _build(self, key, args, leaves):
         graph, out_tree, captured, touched = self._trace(args, leaves)
         entry = _Entry()
-        entry.graph = optimize(graph)
+        entry.traced, entry._graph = graph, None
         entry.out_tree = out_tree
+        entry.single = out_tree == LEAF
         entry.versions = {k: registry.version(k) for k in touched}
         entry.epoch = registry.epoch()
         entry.lowered = None
@@ -177,16 +214,13 @@ class Jitted:
                 entry.lowered = InterpretedProgram(entry.graph)
             else:
                 from lowering.llvm import compile_graph
-                entry.lowered = compile_graph(entry.graph)
+                entry.lowered = compile_graph(entry.traced)
         return entry.lowered
 
     def lower(self, *args):
         """The lowered program for these arguments: `.graph`, `.as_text()`."""
         leaves, key = self._signature(args)
-        entry = self._cache.get(key)
-        if entry is None or entry.epoch != registry.epoch() and not self._fresh(entry):
-            entry = self._build(key, args, leaves)
-        return self._lower(entry)
+        return self._lower(self._entry(key, args, leaves))
 
     def __repr__(self):
         return f"<jit({getattr(self.fun, '__name__', self.fun)})>"

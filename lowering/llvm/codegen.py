@@ -195,8 +195,9 @@ class Values:
     """Emits graph values at positions inside one function: loads of materialized
     leaves, or the fused producers' code (memoized per position within one element)."""
 
-    def __init__(self, ctx, part, buffers):
+    def __init__(self, ctx, part, buffers, rowwise=None):
         self.ctx, self.part, self.buffers = ctx, part, buffers
+        self.rowwise = rowwise or {}    # id -> "row" | "one": row-local buffers (rows.py)
 
     def value(self, x, index, memo):
         if isinstance(x, Literal):
@@ -207,7 +208,9 @@ class Values:
             return v
         ptr = self.buffers.get(id(x))
         if ptr is not None:
-            flat = i64(0) if x.aval.size == 1 else index.flat
+            local = self.rowwise.get(id(x))
+            flat = (index.multi[-1] if local == "row" else i64(0) if local or x.aval.size == 1
+                    else index.flat)
             v = irutil.load(self.ctx.b, ptr, flat, x.aval.dtype)
         else:
             n = self.part.producer[id(x)]
@@ -246,6 +249,9 @@ def emit_group(mb, part, grp, name):
     grp.parallel (work items), grp.work (ns), grp.scratch (bytes, None: no scratch
     argument) and grp.prepare."""
     grp.scratch, grp.prepare = None, False
+    if grp.kind == "rows":
+        from lowering.llvm.rows import emit_rows     # rows builds on this module
+        return emit_rows(mb, part, grp, name)
     if grp.kind == "kernel":
         n = grp.node
         impl = part.impls[id(n)]
@@ -253,7 +259,6 @@ def emit_group(mb, part, grp, name):
         grp.scratch = impl.hook("scratch", in_avals, out_avals, n.attrs, None)
         grp.parallel = int(impl.hook("parallel", in_avals, out_avals, n.attrs, 1))
         grp.work = float(impl.hook("work", in_avals, out_avals, n.attrs, estimate_ns(
-            sum(a.size * a.dtype.itemsize for a in in_avals + out_avals),
             in_avals[0].size if in_avals else 0, _fused_cost(part, grp))))
         grp.prepare = impl.prepare is not None
         for fname, emit in [(name, impl.emit)] + [(name + ".prep", impl.prepare)] * grp.prepare:
@@ -274,11 +279,12 @@ def emit_group(mb, part, grp, name):
 TILE = 32
 
 
-def estimate_ns(nbytes, elements, cost):
-    """Single-thread time of a loop moving `nbytes` and doing `cost` units (an add is 1)
-    per element, as measured on the development machine (~25 GB/s, ~0.035 ns/unit):
-    it decides whether splitting across threads can pay for itself."""
-    return nbytes / 25.0 + 0.035 * elements * cost
+def estimate_ns(elements, cost):
+    """The part of a loop's single-thread time that threads divide: its arithmetic, `cost`
+    units (an add is 1) per element at ~0.035 ns/unit. It decides whether splitting pays;
+    moving bytes does not count, as a second thread hardly adds memory bandwidth (sums
+    and copies measured no faster on 2 threads, sum(axis=0) split by columns 2x slower)."""
+    return 0.035 * elements * cost
 
 
 def _fused_cost(part, grp):
@@ -288,8 +294,7 @@ def _fused_cost(part, grp):
 def _emit_loop(ctx, values, grp, outs):
     b, shape = ctx.b, grp.shape
     size = int(np.prod(shape, dtype=np.int64))
-    grp.work = estimate_ns(size * sum(v.aval.dtype.itemsize for v in grp.leaves + grp.roots),
-                           size, _fused_cost(values.part, grp))
+    grp.work = estimate_ns(size, _fused_cost(values.part, grp))
     if grp.flat:
         grp.parallel, walk = size, lambda: _flat(ctx, shape)
     elif grp.tiled:
@@ -299,10 +304,13 @@ def _emit_loop(ctx, values, grp, outs):
         grp.parallel, walk = parallel_extent(shape), lambda: _nested(ctx, shape)
     if size == 0:
         return
+    out = {id(r): ptr for r, ptr in zip(grp.roots, outs)}
     with walk() as index:
         memo = {}
-        for r, ptr in zip(grp.roots, outs):
-            irutil.store(b, ptr, index.flat, values.value(r, index, memo), r.aval.dtype)
+        for r in grp.computed:      # in order: a later root reuses earlier ones' registers
+            v = values.value(r, index, memo)
+            if id(r) in out:
+                irutil.store(b, out[id(r)], index.flat, v, r.aval.dtype)
 
 
 @contextlib.contextmanager

@@ -28,9 +28,10 @@ def _moves_last_axis(node):
 
 
 class Group:
-    """One unit of the program: a `loop` over `shape` storing `roots`, a whole `kernel`
-    (`node`), or a `python` fallback call (`node`). `leaves` are the materialized values
-    it reads; `nodes` every graph node it covers (fused producers included)."""
+    """One unit of the program: a `loop` over `shape` computing `computed` in order and
+    storing those of them in `roots`, a whole `kernel` (`node`), or a `python` fallback
+    call (`node`). `leaves` are the materialized values it reads; `nodes` every graph
+    node it covers (fused producers included)."""
 
     def __init__(self, kind, roots, node=None, shape=None):
         self.kind, self.roots, self.node, self.shape = kind, list(roots), node, shape
@@ -154,8 +155,12 @@ class Partition:
                 grp = Group("loop", [v], shape=v.aval.shape)
                 groups.append(grp)
             self._collect(grp, [v], fuse=True, expand=True)
+        # a root read only inside its own loop (from registers) is computed, not stored
+        needed = {id(v) for v in self.graph.outvars} | {id(x) for g in groups for x in g.leaves}
         order = {id(n): i for i, n in enumerate(self.graph.nodes)}
         for grp in groups:
+            if grp.kind == "loop":
+                grp.computed, grp.roots = grp.roots, [r for r in grp.roots if id(r) in needed]
             grp.nodes.sort(key=lambda m: order[id(m)])
             grp.flat = grp.kind == "loop" and all(
                 self.impls[id(m)].kind == "scalar" or self.impls[id(m)].flat_ok(
@@ -222,6 +227,6 @@ def display_graph(graph, groups):
             nodes.append(grp.nodes[0])
             continue
         body = Graph(grp.leaves, grp.roots, grp.nodes)
-        label = grp.node.kernel if grp.node is not None else "loop"
+        label = grp.node.kernel if grp.node is not None else grp.kind
         nodes.append(Node("fusion", grp.leaves, grp.roots, {"kind": label, "body": body}))
     return Graph(graph.invars, graph.outvars, nodes, graph.constvars, graph.consts)

@@ -4,6 +4,7 @@ calls after vectorization (~20x slower, /work/shared/llvm-notes.md 2.5).
 
 Algorithms are FreeBSD msun's (fdlibm) with branches turned into selects and fma used for
 exact argument reduction; e^r - 1 uses its Taylor polynomial (exact coefficients 1/k!).
+float32 exp and tanh use shorter forms (_exp_f32, _tanh_f32), checked to stay < 1 ulp.
 float32 sin/cos/pow are evaluated in double. sin/cos reduce by pi/2 (three parts, fma),
 accurate for |x| < 2**45 (~3.5e13); beyond that they return NaN rather than a wrong number.
 Special values follow NumPy (NaN propagates, log(0) = -inf, pow's C99 cases, signed zeros).
@@ -160,6 +161,25 @@ def _exp(b, hi, lo=None, minus_one=False, split=False):
     return b.mul(b.add(t, tail), s2)
 
 
+def _exp_f32(b, x, clamp=True):
+    """float32 exp with _exp's reduction but one rounding of e^r - 1 instead of carried
+    tails: 0.84 ulp max (every float32 in [-1,-0.25], [0.25,1], [32,89] and 30M random
+    ones checked), against _exp's 0.74, for 60% of its instructions."""
+    lo_c, hi_c, ln2_hi, ln2_lo, degree = _EXP["float"]
+    if clamp:   # callers passing clamp=False keep x inside [lo_c, hi_c] themselves
+        x = b.sel(b.cmp("ogt", x, hi_c), b.c(hi_c, x.ty), b.sel(b.cmp("olt", x, lo_c), lo_c, x))
+    n = b.call("rint", b.mul(x, 1 / math.log(2)))
+    r0 = b.fma(b.neg(n), ln2_hi, x)  # exact
+    r = b.fma(b.neg(n), ln2_lo, r0)
+    r_lo = b.fma(b.neg(n), ln2_lo, b.sub(r0, r))  # x - n ln2 = r + r_lo
+    q = b.poly(r, [1 / math.factorial(j) for j in range(2, degree + 1)])
+    p = b.add(r, b.fma(b.mul(r, r), q, r_lo))  # e^(r + r_lo) - 1, one rounding of note
+    k = b.to_int32(n)
+    k1 = b.op("ashr", k, 1)
+    s1 = _pow2(b, k1, x.ty)
+    return b.mul(b.fma(p, s1, s1), _pow2(b, b.op("sub", k, k1), x.ty))
+
+
 # ---- log, log1p --------------------------------------------------------------------------
 _LN2 = {ty: v[2:4] for ty, v in _EXP.items()}
 _SQRT_HALF_BITS = {"float": 0x3F3504F3, "double": 0x3FE6A09E667F3BCD}
@@ -312,6 +332,24 @@ def _sincos(b, x, quarter, coeffs):
 
 
 # ---- tanh, erf ---------------------------------------------------------------------------
+# float32 tanh x = x + x^3 P(x^2) on |x| < 0.9 (least-squares fit against mpmath, 0.02 ulp)
+_TANH_SMALL = 0.9
+_TANH_P = [-0.3333332159423374, 0.1333296378450583, -0.05392821690748915,
+           0.021659731414438485, -0.008257694161643965, 0.002576565911667552,
+           -0.000453323507630707]
+
+
+def _tanh_f32(b, x):
+    """float32: the odd polynomial below 0.9, 1 - 2/(e^2|x| + 1) above (|result| > 0.71,
+    so the quotient's rounding costs under 1 ulp); half of fdlibm's instructions."""
+    ax = b.call("fabs", x)
+    ax = b.sel(b.cmp("ogt", ax, 10.0), b.c(10.0, x.ty), ax)  # tanh(10) = 1 in float; NaN flows
+    z = b.mul(ax, ax)
+    small = b.fma(b.mul(ax, z), b.poly(z, _TANH_P), ax)
+    big = b.sub(1.0, b.div(2.0, b.add(_exp_f32(b, b.add(ax, ax), clamp=False), 1.0)))
+    return b.call("copysign", b.sel(b.cmp("olt", ax, _TANH_SMALL), small, big), x)
+
+
 def _tanh(b, x):
     """fdlibm s_tanh: with t = expm1(-+2|x|), tanh|x| = -t/(t+2) below 1, 1 - 2/(t+2) above;
     t and the quotient are carried with their tails (one division)."""
@@ -391,11 +429,11 @@ def _in_double(fn):
 
 
 _BODIES = {
-    "exp": lambda b, ty, x: _exp(b, x),
+    "exp": lambda b, ty, x: _exp_f32(b, x) if ty == "float" else _exp(b, x),
     "expm1": _zero_in_zero_out(lambda b, ty, x: _exp(b, x, minus_one=True)),
     "log": lambda b, ty, x: _log(b, x),
     "log1p": _zero_in_zero_out(lambda b, ty, x: _log1p(b, x)),
-    "tanh": lambda b, ty, x: _tanh(b, x),
+    "tanh": lambda b, ty, x: _tanh_f32(b, x) if ty == "float" else _tanh(b, x),
     "erf": lambda b, ty, x: _erf(b, x),
     "sin": _zero_in_zero_out(_in_double(lambda b, ty, x: _sincos(b, x, 0, _SIN_COS[ty]))),
     "cos": _in_double(lambda b, ty, x: _sincos(b, x, 1, _SIN_COS[ty])),

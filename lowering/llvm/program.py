@@ -21,8 +21,9 @@ from ir import Literal
 from ir.errors import ArgumentError, DTypeError, KernelError, ShapeError
 from ir.passes import cse, dce, fold_constants, inline_calls
 from lowering.interpreter import run_node
-from lowering.llvm import codegen, target
+from lowering.llvm import codegen, graph_cache, target
 from lowering.llvm.fusion import Partition, check_kernels, display_graph
+from lowering.llvm.rows import merge_rows
 from registry.tables import _kernels
 
 PARALLEL_NS = 500_000
@@ -80,7 +81,12 @@ def compile_graph(graph):
     one module, load it (through the caches). Returns a Program."""
     check_kernels(graph)
     g = dce(cse(fold_constants(inline_calls(graph), _evaluate)))
+    key = graph_cache.key_of(g)
+    entry = graph_cache.lookup(key)
+    if entry is not None:
+        return Program(g, *graph_cache.program_args(g, entry))
     part = Partition(g)
+    part.groups = merge_rows(part, part.groups)
     mb, slots, threads = codegen.ModuleBuilder(), _Slots(g), num_threads()
     steps, segment = [], []
 
@@ -114,7 +120,10 @@ def compile_graph(graph):
             segment.extend(calls)
     flush()
     outs = [slots.of(v) for v in g.outvars]
-    return Program(g, display_graph(g, part.groups), mb, slots, steps, outs)
+    program = Program(g, display_graph(g, part.groups), mb, slots, steps, outs)
+    graph_cache.store(key, g, part.groups, program.as_text(), mb.errors, slots.specs, steps,
+                      outs)
+    return program
 
 
 class Program:
@@ -236,14 +245,50 @@ class Program:
 
         def step(bufs):
             for fn, pos, n in fns:
-                ptrs = [bufs[k].ctypes.data for k in pos]
-                bounds = [n * t // threads for t in range(threads + 1)] if n > 1 else [0, n]
-                futures = [pool.submit(fn, *ptrs, lo, hi)
-                           for lo, hi in zip(bounds[1:-1], bounds[2:])]
-                rcs = [fn(*ptrs, bounds[0], bounds[1])] + [f.result() for f in futures]
-                if any(rcs):
-                    fail(next(rc for rc in rcs if rc))
+                rc = _Split(fn, [bufs[k].ctypes.data for k in pos], _pieces(n, threads)).run(
+                    pool, threads - 1)
+                if rc:
+                    fail(rc)
         return step
+
+
+CHUNKS = 2      # pieces per thread of a split call
+GRAIN = 16      # piece boundaries are multiples of this many items (16 float lanes)
+
+
+def _pieces(n, threads):
+    """Boundaries of equal pieces, as many per thread as n allows (up to CHUNKS)."""
+    k = max(1, min(CHUNKS * threads, n // GRAIN))
+    k -= k % threads if k > threads else 0
+    return sorted({0, n} | {n * c // k // GRAIN * GRAIN for c in range(1, k)})
+
+
+class _Split:
+    """One split call: its pieces go to whichever thread asks next, and the caller waits
+    only for the pieces taken. A worker that starts late (its core busy: right after a
+    jax.jit call the 2-thread W1 took as long as 1 thread) finds nothing left instead of
+    being waited for."""
+
+    def __init__(self, fn, ptrs, bounds):
+        self.fn, self.ptrs, self.bounds = fn, ptrs, bounds
+        self.todo = iter(range(len(bounds) - 1))    # next() is atomic under the GIL
+        self.left, self.rc, self.cv = len(bounds) - 1, 0, threading.Condition()
+
+    def work(self):
+        for c in self.todo:
+            rc = self.fn(*self.ptrs, self.bounds[c], self.bounds[c + 1])
+            with self.cv:
+                self.rc, self.left = self.rc or rc, self.left - 1
+                if not self.left:
+                    self.cv.notify_all()
+
+    def run(self, pool, helpers):
+        for _ in range(helpers):
+            pool.submit(self.work)
+        self.work()
+        with self.cv:
+            self.cv.wait_for(lambda: not self.left)
+        return self.rc
 
 
 def _convert(k, x, shape, dtype):

@@ -72,28 +72,31 @@ def _reduce(kernel):
         if _columns(x.aval, axes):
             _reduce_columns(ctx, kernel, x, out, axes, red)
         else:
-            _reduce_rows(ctx, kernel, x, out, axes, red)
+            _reduce_rows(ctx, kernel, x, out, axes)
     body.__name__ = kernel
     return body
 
 
-def _reduce_rows(ctx, kernel, x, out, axes, red):
+def _reduce_rows(ctx, kernel, x, out, axes):
     """One output element per work item; its reduced axes are the inner loops."""
-    b, dtype = ctx.b, x.aval.dtype
-    combine = _combine(kernel, dtype)
     with ctx.nest(out.aval.shape, parallel=True) as om:
-        if _f32_sum(kernel, dtype) and red and red[-1] > 1:
-            total = ctx.slot(ir.Constant(F64, 0.0))
-            with ctx.nest(red[:-1]) as rm:
-                _blocked_row(ctx, x, om, rm, axes, red[-1], total)
-            acc = b.fptrunc(b.load(total), F32)
-        else:
-            slot = ctx.slot(_identity(kernel, dtype))
-            with ctx.nest(red) as rm:
-                v = x.read(_positions(om, rm, axes, x.aval.ndim))
-                b.store(combine(ctx, b.load(slot), v), slot)
-            acc = b.load(slot)
-        out.store(om, acc)
+        out.store(om, reduce_at(ctx, kernel, x, om, axes))
+
+
+def reduce_at(ctx, kernel, x, om, axes):
+    """The reduction of operand x over `axes` at output position `om` (emitted loops)."""
+    b, dtype, red = ctx.b, x.aval.dtype, [x.aval.shape[a] for a in axes]
+    if _f32_sum(kernel, dtype) and red and red[-1] > 1:
+        total = ctx.slot(ir.Constant(F64, 0.0))
+        with ctx.nest(red[:-1]) as rm:
+            _blocked_row(ctx, x, om, rm, axes, red[-1], total)
+        return b.fptrunc(b.load(total), F32)
+    combine = _combine(kernel, dtype)
+    slot = ctx.slot(_identity(kernel, dtype))
+    with ctx.nest(red) as rm:
+        v = x.read(_positions(om, rm, axes, x.aval.ndim))
+        b.store(combine(ctx, b.load(slot), v), slot)
+    return b.load(slot)
 
 
 def _reduce_columns(ctx, kernel, x, out, axes, red):

@@ -217,3 +217,21 @@ def test_run_kernel_runs_concrete_inputs_and_emits_nodes_for_traced_ones(two_out
     assert [n.kernel for n in g.nodes] == ["test_minmax", "add", "reduce_sum"]
     assert g.nodes[2].attrs == {"axes": (1,)} and len(g.nodes[0].outputs) == 2
     assert len(g.constvars) == 1                 # the concrete operand became a constant
+
+
+def test_plain_array_calls_and_other_calls_keep_apart():
+    f, traces = counted(lambda x, y: x * y)
+    a = np.arange(3, dtype=np.float32)
+
+    class Sub(np.ndarray):
+        pass
+    assert f(a, a).dtype == np.float32 and len(traces) == 1
+    assert f(a, 2.0).dtype == np.float32 and len(traces) == 2            # weak scalar
+    assert f(a, np.float64(2)).dtype == np.float64 and len(traces) == 3  # numpy scalar
+    np.testing.assert_array_equal(f(a, a.view(Sub)), a * a)              # subclass
+    f(a, a), f(a, 2.0)
+    assert len(traces) == 4
+    g = tracer.jit(lambda x, y: (x + y, {"d": x - y}))                  # llvm backend
+    s, d = g(np.arange(12.0)[::2], np.ones(6))                           # a strided input
+    np.testing.assert_array_equal(s, np.arange(0.0, 12.0, 2) + 1)
+    np.testing.assert_array_equal(d["d"], np.arange(0.0, 12.0, 2) - 1)

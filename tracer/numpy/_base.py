@@ -2,12 +2,14 @@
 50, Python scalars weak), and make broadcasting explicit with `broadcast_to` nodes."""
 import numpy as np
 
-from ir import ShapedArray, aval_of, check_dtype
+from ir import ShapedArray, aval_of, check_dtype, weak_dtype
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from tracer.core import Tracer, _stack, as_array, innermost_trace, run_kernel
 
 SCALARS = (bool, int, float)
 FLOAT64 = np.dtype(np.float64)
+_promoted = {}       # ((dtype, weak), ...) -> result dtype: promotion is pure and hot
+_broadcasted = {}    # (shape, ...) -> broadcast shape
 
 
 def is_weak(x):
@@ -20,7 +22,7 @@ def is_weak(x):
 
 def value(x, op):
     """Normalize an op argument: tracers and Python scalars pass, the rest -> ndarray."""
-    if isinstance(x, Tracer) or (isinstance(x, SCALARS) and not isinstance(x, np.generic)):
+    if type(x) is Tracer or (isinstance(x, SCALARS) and not isinstance(x, np.generic)):
         return x
     if isinstance(x, (list, tuple)) and has_tracer(x):
         from tracer.numpy.shape_ops import stack
@@ -51,14 +53,22 @@ def dtype_of(x):
 
 def result_dtype(op, *xs):
     """NumPy 2 promotion; weak operands take part as Python scalars (NEP 50)."""
-    reps = [{"b": False, "i": 0, "u": 0, "f": 0.0}[dtype_of(x).kind] if is_weak(x)
-            else dtype_of(x) for x in xs]
-    try:
-        dt = np.result_type(*reps)
-    except TypeError as e:
-        raise DTypeError(f"{op}: cannot promote dtypes "
-                         f"{[str(dtype_of(x)) for x in xs]}: {e}") from None
-    return check_dtype(dt, op)
+    return _promote(op, tuple([(dtype_of(x), is_weak(x)) for x in xs]))
+
+
+def _promote(op, key):
+    """The result dtype of operands of (dtype, weak) `key`, memoized."""
+    dt = _promoted.get(key)
+    if dt is None:
+        reps = [{"b": False, "i": 0, "u": 0, "f": 0.0}[d.kind] if weak else d
+                for d, weak in key]
+        try:
+            dt = np.result_type(*reps)
+        except TypeError as e:
+            raise DTypeError(f"{op}: cannot promote dtypes "
+                             f"{[str(d) for d, _ in key]}: {e}") from None
+        dt = _promoted[key] = check_dtype(dt, op)
+    return dt
 
 
 def convert(x, dtype, op="astype"):
@@ -109,14 +119,34 @@ def mark_weak(out, *inputs):
     return out
 
 
+def _describe(x):
+    """(shape, dtype, weak) of a `value`-normalized op argument."""
+    if type(x) is Tracer:
+        a = x._var.aval
+        return a.shape, a.dtype, a.weak_type
+    if isinstance(x, SCALARS) and not isinstance(x, np.generic):
+        return (), weak_dtype(x), True
+    return x.shape, x.dtype, False
+
+
 def elementwise(kernel, op, xs, dtype=None):
     """Promote to one dtype (or `dtype`), broadcast to one shape, run `kernel`."""
     xs = [value(x, op) for x in xs]
-    dt = dtype or result_dtype(op, *xs)
-    shp = broadcast_shapes(op, *[shape(x) for x in xs])
+    descs = [_describe(x) for x in xs]
+    dt = dtype or _promote(op, tuple([(d, weak) for _, d, weak in descs]))
+    shapes = tuple([s for s, _, _ in descs])
+    shp = _broadcasted.get(shapes)
+    if shp is None:
+        if len(_broadcasted) > 4096:
+            _broadcasted.clear()
+        shp = _broadcasted[shapes] = broadcast_shapes(op, *shapes)
     trace = innermost_trace(xs)
-    args = [broadcast(convert(x, dt, op), shp, trace) for x in xs]
-    return run_kernel(kernel, args)
+    # operands already of the result's shape and dtype pass as they are (a Python scalar
+    # always becomes a 0-d array of the result dtype)
+    args = [x if s == shp and d == dt and (not weak or type(x) is Tracer) else
+            broadcast(convert(x, dt, op), shp, trace) for x, (s, d, weak) in zip(xs, descs)]
+    # `trace` is also the innermost trace of `args`: emitting there is what run_kernel does
+    return run_kernel(kernel, args) if trace is None else trace.emit(kernel, args, {})
 
 
 def normalize_axis(op, axis, ndim):

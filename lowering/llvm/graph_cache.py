@@ -1,0 +1,201 @@
+"""A cache keyed by the optimized graph, so that a warm process skips code generation.
+
+target.py caches object code by module text, but producing that text (partitioning,
+emitting, printing) costs milliseconds per graph. Here a digest of the graph's structure
+(every node's kernel, inputs, attrs, output types and source; literal values; input and
+const types) plus the identity of the code generator maps to the rest of what Program
+needs: the module text (whose object code target.py then loads), error table, buffer
+specs, steps, output slots and fused groups. Entries live in memory and, next to the
+object files, as <key>.g files.
+
+What a kernel's llvm impl emits is part of the code, so a graph is cached only when every
+kernel in it has its built-in llvm impl: a user-registered impl is a Python object that
+nothing stable across processes identifies. The generator's identity is the size and
+mtime of every lowering/llvm and ir source file (as Python's own .pyc check), the
+llvmlite, NumPy and Python versions, the host CPU, and the settings that steer code
+generation (thread count, fusion and tiling limits, matmul vector width).
+"""
+import hashlib
+import marshal
+import os
+import sys
+
+import llvmlite
+import numpy as np
+
+import ir.errors
+from ir import Literal, Var
+from lowering.llvm import codegen, fusion, linalg, matmul, reductions, scalars, shapes, target
+from lowering.llvm.fusion import Group, display_graph
+from registry.tables import _kernels
+
+FORMAT = 1
+_BUILTIN = {name: impl for table in (scalars.KERNELS, shapes.KERNELS, reductions.KERNELS,
+                                     linalg.KERNELS) for name, impl in table.items()}
+_memory = {}        # key -> entry
+stats = {"memory_hits": 0, "disk_hits": 0, "stored": 0}
+
+
+class _Uncacheable(Exception):
+    pass
+
+
+def _source_identity():
+    """Taken at import, so that it describes the code this process runs."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    files = []
+    for sub in ("lowering/llvm", "ir"):
+        with os.scandir(os.path.join(root, sub)) as it:
+            files += [(sub, e.name, e.stat().st_size, e.stat().st_mtime_ns)
+                      for e in it if e.name.endswith(".py")]
+    return repr((FORMAT, sorted(files), llvmlite.__version__, np.__version__,
+                 sys.version_info[:3]))
+
+
+_SOURCES = _source_identity()
+
+
+def _settings(kernels):
+    """The run-time settings code generation depends on (tests monkeypatch them): a new
+    module-level knob of the code generator belongs here, or stale code would be reused."""
+    from lowering.llvm import program      # which imports this module
+    return (target.TRIPLE, target.CPU, target.FEATURES, codegen.DATA_OFFSET, codegen.TILE,
+            program.PARALLEL_NS, program.num_threads(), fusion.SHARED_COST,
+            fusion.MAX_COST, fusion.MAX_DEPTH, fusion.TILED_MIN,
+            matmul._vector_bytes() if "matmul" in kernels else None)
+
+
+def _attr(v):
+    """A canonical, type-tagged form of an attr value, or _Uncacheable."""
+    t = type(v)
+    if v is None or t is bool or t is int or t is float or t is str:
+        return v
+    if t is tuple or t is list:
+        return (t.__name__,) + tuple(_attr(x) for x in v)
+    if isinstance(v, np.dtype):
+        return ("dtype", v.str)
+    raise _Uncacheable
+
+
+def _numbering(g):
+    """({id(value): number} over inputs, consts, node outputs in order; [values])."""
+    values = g.invars + g.constvars
+    for n in g.nodes:
+        values.extend(n.outputs)
+    return {id(v): k for k, v in enumerate(values)}, values
+
+
+def key_of(g):
+    """The cache key of graph `g` (after the backend's own passes), or None when it
+    cannot be cached (a non-built-in llvm impl, an attr of an unknown type)."""
+    number = _numbering(g)[0]
+    parts = [[(a.shape, a.dtype.str, a.weak_type) for a in g.in_avals],
+             [(v.aval.shape, v.aval.dtype.str) for v in g.constvars]]
+    kernels = set()
+    try:
+        for n in g.nodes:
+            impl = _kernels.get((n.kernel, "llvm"))
+            if impl is None or impl is not _BUILTIN.get(n.kernel):
+                return None
+            kernels.add(n.kernel)
+            parts.append((n.kernel, [number[id(x)] if type(x) is Var else x.key for x in n.inputs],
+                          [(k, _attr(v)) for k, v in n.attr_items] if n.attr_items else None,
+                          [(o.aval.shape, o.aval.dtype.str, o.aval.weak_type) for o in n.outputs],
+                          n.source))
+        parts.append([number[id(v)] if type(v) is Var else v.key for v in g.outvars])
+    except (_Uncacheable, KeyError):
+        return None
+    # marshal version 0 shares nothing (no references, no interned strings): equal
+    # structures give equal bytes in every process
+    data = marshal.dumps((_SOURCES, _settings(kernels), parts), 0)
+    return hashlib.sha256(data).hexdigest()
+
+
+def _path(key):
+    directory = target._cache_dir()
+    return directory and os.path.join(directory, key + ".g")
+
+
+def lookup(key):
+    """The entry stored under `key` (memory, then disk), or None."""
+    if key is None:
+        return None
+    entry = _memory.get(key)
+    if entry is not None:
+        stats["memory_hits"] += 1
+        return entry
+    path = _path(key)
+    data = target._read_object(path) if path else None
+    try:
+        fmt, stored_key, entry = marshal.loads(data) if data else (None, None, None)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if fmt != FORMAT or stored_key != key:
+        return None
+    stats["disk_hits"] += 1
+    _memory[key] = entry
+    return entry
+
+
+def store(key, g, groups, text, errors, specs, steps, outs):
+    """Remember what compile_graph built for `g` (nothing if it has Python steps or
+    errors of classes outside ir.errors)."""
+    if key is None or any(s[0] not in ("segment", "parallel") for s in steps):
+        return
+    if any(getattr(ir.errors, cls.__name__, None) is not cls for cls, _ in errors):
+        return
+    number = _numbering(g)[0]
+    index = {id(n): i for i, n in enumerate(g.nodes)}
+    entry = (
+        text,
+        tuple((cls.__name__, message) for cls, message in errors),
+        tuple((shape, dtype and dtype.str) for shape, dtype in specs),
+        tuple((kind, name, tuple(objects)) if kind == "segment" else
+              (kind, tuple((f, tuple(pos), items) for f, pos, items in name), objects)
+              for kind, name, objects in steps),
+        tuple(None if type(k) is Literal else k for k in outs),
+        tuple((grp.kind, index[id(grp.node)] if grp.node is not None else -1, grp.shape,
+               tuple(index[id(m)] for m in grp.nodes), tuple(number[id(x)] for x in grp.leaves),
+               tuple(number[id(r)] for r in grp.roots)) for grp in groups))
+    _memory[key] = entry
+    stats["stored"] += 1
+    path = _path(key)
+    if path and not os.path.exists(path):
+        data = marshal.dumps((FORMAT, key, entry))
+        target._write(os.path.dirname(path), key + ".g", hashlib.sha256(data).digest() + data)
+
+
+class _Module:
+    """What Program reads of a ModuleBuilder: the text and the error table."""
+
+    def __init__(self, text, errors):
+        self._text, self.errors = text, errors
+
+    def text(self):
+        return self._text
+
+
+class _Slots:
+    """What Program reads of the buffer numbering: the per-call buffer specs."""
+
+    def __init__(self, specs):
+        self.specs = specs
+
+
+def program_args(g, entry):
+    """(shown graph, module, slots, steps, outs): Program's arguments after `g`."""
+    text, errors, specs, steps, outs, groups = entry
+    values = _numbering(g)[1]
+    shown = []
+    for kind, node, shape, nodes, leaves, roots in groups:
+        grp = Group(kind, [values[r] for r in roots], node=g.nodes[node] if node >= 0 else None,
+                    shape=shape)
+        grp.nodes, grp.leaves = [g.nodes[i] for i in nodes], [values[x] for x in leaves]
+        shown.append(grp)
+    module = _Module(text, [(getattr(ir.errors, cls), message) for cls, message in errors])
+    slots = _Slots([(shape, dtype and np.dtype(dtype)) for shape, dtype in specs])
+    steps = [(kind, name, list(objects)) if kind == "segment" else
+             (kind, [(f, list(pos), items) for f, pos, items in name], objects)
+             for kind, name, objects in steps]
+    outs = [g.outvars[j] if k is None else k for j, k in enumerate(outs)]
+    return display_graph(g, shown), module, slots, steps, outs
