@@ -18,12 +18,11 @@ from ir import Graph, Node, ShapedArray, Var
 from ir.graph import freeze_attrs
 from lowering.llvm.program import Program, compile_graph
 from lowering.llvm.protocol import Index, IndexMap, KernelEmitter, ScalarKernel
-from lowering.llvm import linalg, reductions, scalars, shapes
+from lowering.llvm.graph_cache import BUILTIN
 from registry.shape_rules import apply_shape_rule
 
-for _table in (scalars.KERNELS, shapes.KERNELS, reductions.KERNELS, linalg.KERNELS):
-    for _name, _impl in _table.items():
-        registry.register_kernel(_name, "llvm", _impl)
+for _name, _impl in BUILTIN.items():
+    registry.register_kernel(_name, "llvm", _impl)
 
 _eager_cache = {}
 
