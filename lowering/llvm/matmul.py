@@ -33,9 +33,9 @@ KC_BYTES = 4096  # K block: one A row slice; measured best of 1-16 KB (f32 and f
 
 @lru_cache(maxsize=None)
 def _vector_bytes() -> int:
-    """64 when the host has AVX-512 (32 vector registers), else 32 (AVX2: 16 registers)."""
-    import llvmlite.binding as llvm
-    return 64 if llvm.get_host_cpu_features().get("avx512f") else 32
+    """64 when the target CPU has AVX-512 (32 vector registers), else 32 (AVX2: 16)."""
+    from lowering.llvm.cpu import CURRENT
+    return 64 if CURRENT.has("avx512f") else 32
 
 
 def _geometry(dtype):

@@ -1,9 +1,9 @@
 """Module text -> loaded native code, through two caches.
 
-Compiling (parse, O3 with host CPU features, codegen) costs tens of milliseconds, so the
-object code of every module is cached in memory by a hash of its text, and on disk under
+Compiling (parse, O3 for the target CPU of lowering.llvm.cpu, codegen) costs tens of
+milliseconds, so the object code of every module is cached in memory by a hash of its text, and on disk under
 TRACER_CACHE_DIR (default ~/.cache/tracer; TRACER_DISK_CACHE=0 disables it) keyed by
-sha256(text + llvmlite version + host CPU name + feature string): a second process
+sha256(text + llvmlite version + target CPU name + feature string): a second process
 loads the object file (~0.3 ms) instead of compiling. Each module gets its own MCJIT
 engine, kept alive by `Loaded`, so symbol names never clash. TRACER_DUMP_DIR=<dir>
 writes <key>.ll, <key>.opt.ll and <key>.s for every module compiled or loaded.
@@ -18,17 +18,11 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from ir.errors import CodegenError
+from lowering.llvm.cpu import CURRENT, TRIPLE
 
-llvm.initialize_native_target()
-llvm.initialize_native_asmprinter()
-llvm.initialize_native_asmparser()
-
-TRIPLE = llvm.get_process_triple()
-CPU = llvm.get_host_cpu_name()
-FEATURES = llvm.get_host_cpu_features().flatten()
-_TM = llvm.Target.from_triple(TRIPLE).create_target_machine(
-    cpu=CPU, features=FEATURES, opt=3, reloc="default", codemodel="jitdefault", jit=True)
-DATA_LAYOUT = str(_TM.target_data)
+CPU, FEATURES = CURRENT.name, CURRENT.features   # TRACER_CPU, or the host's
+_TM = CURRENT.machine
+DATA_LAYOUT = CURRENT.data_layout
 
 _lock = threading.RLock()       # LLVM's global context is not thread-safe
 _memory = {}                    # key -> Loaded
@@ -103,6 +97,7 @@ class Loaded:
 
     def __init__(self, key, obj):
         self.key = key
+        CURRENT.check_runnable()
         backing = llvm.parse_assembly("")
         self.engine = llvm.create_mcjit_compiler(backing, _TM)
         self.engine.remove_module(backing)  # else finalizing compiles it: ~0.6 ms for nothing
