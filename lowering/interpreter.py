@@ -1,22 +1,51 @@
-"""The graph interpreter: runs each node through its `numpy`-backend kernel.
+"""The graph interpreter: runs each node through one backend's kernels.
 
-This is what `jit(backend="numpy")` executes, what eager `grad` uses, and what constant
-folding calls. Kernels are looked up per call (one dict lookup per node), so a
-re-registered kernel takes effect at once. A failing kernel raises KernelError naming the
-node and the user's source line.
+This is what `jit(backend=...)` executes for a backend with no compiler (`numpy`
+included), what eager `grad`/`vjp` run on the active backend, and what constant folding
+calls. Kernels are looked up per call (one dict lookup per node), so a re-registered
+kernel takes effect at once. Every kernel result is checked against the node's types
+(the shape rule's promise) before anything downstream trusts it, and the values a graph
+returns never alias its inputs, its constants or each other (JAX semantics: a caller may
+mutate any result in place).
 """
 import numpy as np
 
 from ir import Literal
 from ir.errors import KernelError, TracerError
-from registry.tables import _kernels, get_kernel
+from registry.tables import _kernels, backend_eager, get_kernel
+
+
+def _check(node, backend, outs):
+    """KernelError unless `outs` match the node's output count, shapes and dtypes."""
+    if len(outs) != len(node.outputs):
+        raise KernelError(f"kernel {node.kernel!r} on backend {backend!r} returned "
+                          f"{len(outs)} outputs, but its shape rule says "
+                          f"{len(node.outputs)}{_where(node)}")
+    for k, (o, var) in enumerate(zip(outs, node.outputs)):
+        aval = var.aval
+        dtype = o.dtype if hasattr(o, "dtype") else np.asarray(o).dtype
+        if np.shape(o) != aval.shape or dtype != aval.dtype:
+            got = f"{dtype}{list(np.shape(o))}"
+            raise KernelError(f"kernel {node.kernel!r} on backend {backend!r} returned {got} "
+                              f"for output {k}, but its shape rule says {aval}{_where(node)}. "
+                              f"Fix the kernel (or its shape rule) so they agree.")
+
+
+def _where(node):
+    return f" (node created at {node.source})" if node.source else ""
 
 
 def run_node(node, ins, backend="numpy"):
-    """Run one node on concrete inputs; returns the list of its outputs."""
-    impl = _kernels.get((node.kernel, backend)) or get_kernel(node.kernel, backend)
+    """Run one node on concrete inputs with `backend`'s kernel (through the backend's eager
+    runner if it has one, as llvm does); returns the list of its checked outputs."""
+    attrs = dict(node.attr_items)
+    eager = backend_eager(backend)
     try:
-        out = impl(*ins, **dict(node.attr_items))
+        if eager is not None:
+            out = eager(node.kernel, ins, attrs)
+        else:
+            impl = _kernels.get((node.kernel, backend)) or get_kernel(node.kernel, backend)
+            out = impl(*ins, **attrs)
     except TracerError as e:
         if node.source and node.source not in str(e):
             raise type(e)(f"{e} (in {node.kernel!r} node created at {node.source})") from None
@@ -24,12 +53,32 @@ def run_node(node, ins, backend="numpy"):
     except Exception as e:
         shapes = ", ".join(f"{np.asarray(i).dtype}{list(np.shape(i))}" for i in ins)
         raise KernelError(f"kernel {node.kernel!r} ({backend}) failed on ({shapes})"
-                          f"{' at ' + node.source if node.source else ''}: "
-                          f"{type(e).__name__}: {e}") from e
-    return [out] if len(node.outputs) == 1 and not isinstance(out, tuple) else list(out)
+                          f"{_where(node)}: {type(e).__name__}: {e}") from e
+    outs = list(out) if isinstance(out, tuple) else [out]
+    _check(node, backend, outs)
+    return outs
+
+
+def own(values, inputs):
+    """`values` with every array that might alias one of `inputs`, a constant or an earlier
+    value copied: an array that owns fresh, writable memory is returned as it is."""
+    seen = [a for a in inputs if isinstance(a, np.ndarray)]
+    ids = {id(a) for a in seen}
+    result = []
+    for v in values:
+        if isinstance(v, np.ndarray) and (
+                id(v) in ids or not v.flags.writeable or v.base is not None and any(
+                    np.may_share_memory(v, a) for a in seen)):
+            v = v.copy()
+        if isinstance(v, np.ndarray):
+            seen.append(v)
+            ids.add(id(v))
+        result.append(v)
+    return result
 
 
 def evaluate(graph, args, backend="numpy"):
+    """The graph's outputs on concrete `args`, each an array of its own."""
     env = {id(v): c for v, c in zip(graph.constvars, graph.consts)}
     for v, a in zip(graph.invars, args):
         env[id(v)] = a
@@ -38,4 +87,5 @@ def evaluate(graph, args, backend="numpy"):
                         backend)
         for o, val in zip(n.outputs, outs):
             env[id(o)] = val
-    return [v.value if type(v) is Literal else env[id(v)] for v in graph.outvars]
+    return own([np.array(v.value) if type(v) is Literal else env[id(v)]
+                for v in graph.outvars], list(args) + list(graph.consts))

@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ir import Literal
-from ir.errors import ArgumentError, DTypeError, KernelError, ShapeError
+from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.passes import cse, dce, fold_constants, inline_calls
-from lowering.interpreter import run_node
+from lowering.interpreter import own, run_node
 from lowering.llvm import codegen, graph_cache, target
 from lowering.llvm.fusion import Partition, check_kernels, display_graph
 from lowering.llvm.rows import merge_rows
@@ -141,6 +141,7 @@ class Program:
                         for v, c in zip(graph.constvars, graph.consts)]
         self._alloc = slots.specs
         self._outs = outs
+        self._copied = _copied(outs, len(self._in) + len(self._consts))
         self.steps = [s[0] for s in steps]        # "segment" | "python" | "parallel"
         if all(s[0] == "segment" for s in steps):
             self.run = self._fast_run([(self._function(name, len(objects)), objects)
@@ -163,10 +164,8 @@ class Program:
         bufs.extend([np.empty(s, d) if d is not None else None for s, d in self._alloc])
         for step in self._steps:
             step(bufs)
-        nin = len(self._in)
-        return [np.array(k.value) if type(k) is Literal else
-                bufs[k].copy() if nin <= k < nin + len(self._consts) else bufs[k]
-                for k in self._outs]
+        return [np.array(k.value) if type(k) is Literal else bufs[k].copy() if c else bufs[k]
+                for k, c in zip(self._outs, self._copied)]
 
     def _inputs(self, leaves):
         if len(leaves) != len(self._in):
@@ -199,12 +198,12 @@ class Program:
             lines += [f"    rc = F{i}({', '.join(f'id(b{k})' for k in objects)})",
                       "    if rc:", "        fail(rc)"]
         outs = []
-        for j, k in enumerate(self._outs):
+        for j, (k, copied) in enumerate(zip(self._outs, self._copied)):
             if type(k) is Literal:
                 env[f"L{j}"] = k.value
                 outs.append(f"array(L{j})")
             else:
-                outs.append(f"b{k}.copy()" if nin <= k < nin + ncon else f"b{k}")
+                outs.append(f"b{k}.copy()" if copied else f"b{k}")
         lines.append(f"    return [{', '.join(outs)}]")
         exec(compile("\n".join(lines), f"<llvm program {self.loaded.key[:12]}>", "exec"), env)
         return env["run"]
@@ -233,9 +232,9 @@ class Program:
 
     def _python(self, node, ins, outs):
         def step(bufs):
-            vals = run_node(node, [bufs[k] if type(k) is int else k.value for k in ins], "numpy")
-            for o, val, k in zip(node.outputs, vals, outs):
-                bufs[k] = _conform(node, o.aval, val)
+            args = [bufs[k] if type(k) is int else k.value for k in ins]
+            for val, k in zip(own(run_node(node, args, "numpy"), args), outs):
+                bufs[k] = np.require(val, None, ["C", "A"])
         return step
 
     def _parallel(self, calls, threads):
@@ -313,9 +312,14 @@ def _convert(k, x, shape, dtype):
     return np.require(arr, dtype, ["C", "A"])
 
 
-def _conform(node, aval, val):
-    arr = np.asarray(val)
-    if arr.shape != aval.shape or arr.dtype != aval.dtype:
-        raise KernelError(f"numpy kernel {node.kernel!r} (run by the llvm backend) returned "
-                          f"{arr.dtype}{list(arr.shape)}, but its shape rule says {aval}")
-    return np.require(arr, None, ["C", "A"])
+def _copied(outs, nfixed):
+    """Per output slot: must the program return a copy? Inputs and constants are not the
+    program's to give away, and a value returned twice is returned once as itself (cse
+    merges equal outputs): every result must be an array of its own."""
+    seen, copied = set(), []
+    for k in outs:
+        fixed = type(k) is int and (k < nfixed or k in seen)
+        copied.append(fixed)
+        if type(k) is int:
+            seen.add(k)
+    return copied
