@@ -3,8 +3,13 @@
 Plain dicts with small functions around them. Re-registering replaces (that is how users
 override a built-in, as in TensorFlow.js). Every change bumps a per-kernel version and a
 global epoch, so caches (jit, compiled code) can tell whether what they hold is stale.
+
+Threads: changes are made under one lock (so no version bump is lost), reads take none.
+A cache built while another thread registers must take its `snapshot()` before it starts
+reading the tables: it is then rebuilt on next use if anything it read changed meanwhile.
 """
 import difflib
+import threading
 
 from ir.errors import (ArgumentError, BackendNotFoundError, GradientNotFoundError,
                        KernelNotFoundError, ShapeRuleNotFoundError)
@@ -15,9 +20,12 @@ _shape_rules = {}
 _backends = {}
 _versions = {}
 _epoch = [0]
+_lock = threading.Lock()
 
 
 def _touch(name):
+    """Bump `name`'s version and the epoch; the caller holds _lock and has already changed
+    the table (so a reader that sees the new version also sees the new entry)."""
     _versions[name] = _versions.get(name, 0) + 1
     _epoch[0] += 1
 
@@ -32,6 +40,13 @@ def version(name):
     return _versions.get(name, 0)
 
 
+def snapshot():
+    """(epoch, {kernel name: version}) as of now, read together: what a cache entry built
+    from the tables from now on must compare with to know whether it is current."""
+    with _lock:
+        return _epoch[0], dict(_versions)
+
+
 def _check_name(name, what):
     if not isinstance(name, str) or not name:
         raise ArgumentError(f"{what}: kernel name must be a non-empty string, got {name!r}")
@@ -44,23 +59,33 @@ def _did_you_mean(name, names):
 
 # ---- backends -------------------------------------------------------------------------
 
-def register_backend(name, eager=None):
-    """Declare a backend. `eager(kernel, inputs, attrs)` runs one kernel on concrete
-    arrays when this backend is the active one (None: use its registered impls directly)."""
+def register_backend(name, eager=None, compile=None):
+    """Declare (or redeclare) a backend; its kernels are registered separately.
+
+    `eager(kernel, inputs, attrs)` runs one kernel on concrete arrays for this backend
+    (None: call its registered impls directly). `compile(graph)` turns the graph traced by
+    `jit(..., backend=name)` into a program with `run(inputs) -> list of outputs` (None:
+    jit interprets the graph with this backend's kernels)."""
     if not isinstance(name, str) or not name:
         raise ArgumentError(f"register_backend: name must be a non-empty string, got {name!r}")
-    _backends[name] = eager
-    _epoch[0] += 1
+    for what, fn in (("eager", eager), ("compile", compile)):
+        if fn is not None and not callable(fn):
+            raise ArgumentError(f"register_backend({name!r}): {what} must be callable or "
+                                f"None, got {type(fn).__name__}")
+    with _lock:
+        _backends[name] = (eager, compile)
+        _epoch[0] += 1
 
 
 def unregister_backend(name):
     """Remove a backend and every kernel registered for it."""
     check_backend(name)
-    for key in [k for k in _kernels if k[1] == name]:
-        del _kernels[key]
-        _touch(key[0])
-    del _backends[name]
-    _epoch[0] += 1
+    with _lock:
+        for key in [k for k in _kernels if k[1] == name]:
+            del _kernels[key]
+            _touch(key[0])
+        del _backends[name]
+        _epoch[0] += 1
 
 
 def backends():
@@ -76,7 +101,13 @@ def check_backend(name):
 
 
 def backend_eager(name):
-    return _backends[check_backend(name)]
+    """The backend's one-kernel eager runner, or None."""
+    return _backends[check_backend(name)][0]
+
+
+def backend_compiler(name):
+    """The backend's graph compiler for jit, or None."""
+    return _backends[check_backend(name)][1]
 
 
 # ---- kernels --------------------------------------------------------------------------
@@ -88,13 +119,15 @@ def register_kernel(name, backend, impl):
     if not callable(impl) and not hasattr(impl, "emit"):
         raise ArgumentError(f"register_kernel({name!r}, {backend!r}): impl must be callable "
                         f"(or an llvm emitter object), got {type(impl).__name__}")
-    _kernels[(name, backend)] = impl
-    _touch(name)
+    with _lock:
+        _kernels[(name, backend)] = impl
+        _touch(name)
 
 
 def _missing_kernel(name, backend):
-    have = sorted(b for (k, b) in _kernels if k == name)
-    on_backend = sorted(k for (k, b) in _kernels if b == backend)
+    keys = list(_kernels)      # one atomic copy: another thread may be registering
+    have = sorted(b for (k, b) in keys if k == name)
+    on_backend = sorted(k for (k, b) in keys if b == backend)
     hint = (f"it is registered only for backend(s) {', '.join(map(repr, have))}." if have
             else f"no backend has it.{_did_you_mean(name, on_backend)}")
     return KernelNotFoundError(
@@ -116,10 +149,10 @@ def has_kernel(name, backend):
 
 
 def unregister_kernel(name, backend):
-    if (name, backend) not in _kernels:
-        raise _missing_kernel(name, backend)
-    del _kernels[(name, backend)]
-    _touch(name)
+    with _lock:
+        if _kernels.pop((name, backend), None) is None:
+            raise _missing_kernel(name, backend)
+        _touch(name)
 
 
 def kernels():
@@ -138,8 +171,9 @@ def register_gradient(name, grad_fn):
     _check_name(name, "register_gradient")
     if not callable(grad_fn):
         raise ArgumentError(f"register_gradient({name!r}): grad_fn must be callable")
-    _gradients[name] = grad_fn
-    _touch(name)
+    with _lock:
+        _gradients[name] = grad_fn
+        _touch(name)
 
 
 def get_gradient(name):
@@ -160,8 +194,9 @@ def has_gradient(name):
 def unregister_gradient(name):
     """Remove the gradient of `name`; differentiating through it is then an error."""
     get_gradient(name)
-    del _gradients[name]
-    _touch(name)
+    with _lock:
+        _gradients.pop(name, None)
+        _touch(name)
 
 
 def gradients():
@@ -175,8 +210,9 @@ def register_shape_rule(name, rule):
     _check_name(name, "register_shape_rule")
     if not callable(rule):
         raise ArgumentError(f"register_shape_rule({name!r}): rule must be callable")
-    _shape_rules[name] = rule
-    _touch(name)
+    with _lock:
+        _shape_rules[name] = rule
+        _touch(name)
 
 
 def get_shape_rule(name):
@@ -192,8 +228,9 @@ def get_shape_rule(name):
 
 def unregister_shape_rule(name):
     get_shape_rule(name)
-    del _shape_rules[name]
-    _touch(name)
+    with _lock:
+        _shape_rules.pop(name, None)
+        _touch(name)
 
 
 def shape_rules():

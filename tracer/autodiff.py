@@ -98,6 +98,13 @@ def check_differentiable(graph, wrt):
         core.note_kernel(n.kernel)
 
 
+def _differentiable_attrs(node):
+    """The attrs to emit `node` with when differentiating it. An attr value may offer a
+    `differentiable_form` (custom_call's rule: its fwd, which also returns the residuals
+    its bwd reads); the node's own outputs come first in that form's outputs."""
+    return {k: getattr(v, "differentiable_form", v) for k, v in node.attrs.items()}
+
+
 def _zeros(aval):
     return tnp.zeros(aval.shape, aval.dtype)
 
@@ -117,7 +124,9 @@ def backward(graph, args, cts, wrt):
     Returns (outputs, grads) with one grad per input flagged in `wrt`.
     """
     path, active = _active(graph, wrt)
-    env = core.inline(graph, args, core.innermost_trace(args) or core._stack[-1])
+    forms = {id(n): _differentiable_attrs(n) for n in path}
+    env = core.inline(graph, args, core.innermost_trace(args) or core.current_trace(),
+                      lambda n: forms.get(id(n)) or n.attrs)
     outs = [core.read(env, v) for v in graph.outvars]
     ct_env, masks = {}, {}   # id(var) -> cotangent, and its zero mask (None: unknown)
 
@@ -136,15 +145,16 @@ def backward(graph, args, cts, wrt):
             continue
         # custom_call is told which outputs got no cotangent (None), so its residual
         # outputs cost nothing at first order; other kernels get explicit zeros.
+        outputs = list(env[id(n)])        # the differentiable form's: maybe more
         dys = [ct_env.get(id(o)) for o in n.outputs]
+        dys += [None] * (len(outputs) - len(dys))
         if n.kernel != "custom_call":
             dys = [_zeros(o.aval) if d is None else d for d, o in zip(dys, n.outputs)]
         ins = [core.read(env, x) for x in n.inputs]
-        outputs = [env[id(o)] for o in n.outputs]
-        multi = len(n.outputs) > 1
+        multi = len(outputs) > 1
         dy = tuple(dys) if multi else dys[0]
         grads = _check_grads(n, registry.get_gradient(n.kernel)(
-            dy, ins, outputs if multi else outputs[0], n.attrs))
+            dy, ins, outputs if multi else outputs[0], forms[id(n)]))
         mask = masks.get(id(n.outputs[0])) if n.kernel in ELEMENTWISE else None
         in_masks = _select_masks(ins[0], mask) if n.kernel == "select" else [mask] * len(ins)
         for x, g, m in zip(n.inputs, grads, in_masks):

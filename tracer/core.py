@@ -5,14 +5,21 @@ backend's kernel and run it on NumPy arrays; otherwise apply the kernel's shape 
 emit a node into the innermost trace among the inputs. Evaluating a graph is just
 `run_kernel` per node, so evaluating on tracers inlines the graph into the outer trace:
 that is why jit, grad, vjp and jvp compose without special cases.
+
+Threads: the trace stack and the kernel records of jit builds are per thread, so threads
+may trace and call transformed functions at once; a traced value used outside the trace
+(or thread) that made it is a "leaked tracer" error. The active backend is process-wide.
 """
+import contextlib
 import os
 import sys
+import threading
 
 import numpy as np
 
 import registry
 from ir import Graph, Literal, Node, ShapedArray, Var, aval_of, check_dtype, scalar_array
+from ir.passes import inline_calls
 from ir.errors import (ArgumentError, ConcretizationError, KernelError, TracerError)
 from registry.shape_rules import apply_shape_rule, infer_avals
 from registry.tables import _kernels
@@ -22,8 +29,34 @@ _PKG_DIRS = tuple(os.path.join(_PKG_ROOT, p) + os.sep
                   for p in ("tracer", "ir", "registry", "lowering"))
 
 _state = {"backend": "numpy"}
-_stack = []          # active traces, innermost last
-_collectors = []     # sets recording kernel names touched while building (jit cache)
+
+
+class _ThreadList(threading.local):
+    """A list whose contents belong to the calling thread: a trace is built by one
+    thread, so another thread's traces and records must be invisible to it. This module
+    uses `.items`; the list methods serve code that treats it as a plain list."""
+
+    def __init__(self):
+        self.items = []
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def append(self, x):
+        self.items.append(x)
+
+    def pop(self):
+        return self.items.pop()
+
+    def remove(self, x):
+        self.items.remove(x)
+
+
+_stack = _ThreadList()        # this thread's active traces, innermost last
+_collectors = _ThreadList()   # sets recording the kernels this thread's jit builds touch
 
 
 def user_source(depth=2):
@@ -37,14 +70,30 @@ def user_source(depth=2):
 
 
 def note_kernel(name):
-    for c in _collectors:
+    for c in _collectors.items:
         c.add(name)
+
+
+@contextlib.contextmanager
+def recording_kernels():
+    """Collect the names of the kernels emitted (or whose gradients are consulted) by this
+    thread while the block runs: what a jit cache entry depends on."""
+    touched = set()
+    _collectors.append(touched)
+    try:
+        yield touched
+    finally:
+        _collectors.pop()    # LIFO; not remove(): equal sets would match
 
 
 # ---- eager ----------------------------------------------------------------------------
 
 def set_backend(name):
-    """Select the backend that eager `run_kernel` calls dispatch to."""
+    """Select the backend that eager ops and eager grad/vjp/jvp run on.
+
+    Process-wide, not per thread: it is configuration, set once, and a per-thread choice
+    would make a worker thread silently run on another backend than the thread that
+    configured it. jit uses its own `backend` argument (default llvm)."""
     _state["backend"] = registry.check_backend(name)
 
 
@@ -130,7 +179,6 @@ class Trace:
         self.capvars, self.captured = [], []   # outer tracers used here, and their vars
         self.constvars, self.consts = [], []
         self._lifted = {}
-        self.active = True
 
     def new_input(self, aval):
         v = Var(aval)
@@ -142,11 +190,9 @@ class Trace:
         if isinstance(x, Tracer):
             if x._trace is self:
                 return x._var
-            if not x._trace.active or x._trace.level > self.level:
-                raise TracerError(
-                    f"a traced value {x.aval} escaped the function it was traced in (e.g. "
-                    f"saved to a global or outer list) and was used later. Return it from "
-                    f"the function instead.")
+            if x._trace.level > self.level:
+                raise _leaked_error(x)
+            check_live(x)
             key = id(x)
             if key not in self._lifted:
                 v = Var(x.aval.strip_weak())
@@ -240,12 +286,35 @@ class Tracer:
         return id(self)
 
 
+def current_trace():
+    """This thread's innermost active trace, or None."""
+    return _stack.items[-1] if _stack.items else None
+
+
+def _leaked_error(x):
+    return TracerError(
+        f"leaked tracer: a traced value {x.aval} escaped the function it was traced in "
+        f"(e.g. saved to a global or an outer list, or handed to another thread) and was "
+        f"used after that trace ended or outside it. Return it from the function instead.")
+
+
+def check_live(x):
+    """Raise unless tracer `x` belongs to a trace that is active in this thread."""
+    stack, level = _stack.items, x._trace.level
+    if level >= len(stack) or stack[level] is not x._trace:
+        raise _leaked_error(x)
+
+
 def innermost_trace(inputs):
-    trace = None
+    """The trace to emit into for these inputs (None: all concrete), checked active."""
+    found = None
     for x in inputs:
-        if isinstance(x, Tracer) and (trace is None or x._trace.level > trace.level):
-            trace = x._trace
-    return trace
+        if isinstance(x, Tracer) and (found is None or x._trace.level > found._trace.level):
+            found = x
+    if found is None:
+        return None
+    check_live(found)
+    return found._trace
 
 
 def run_kernel(name, inputs, attrs=None):
@@ -271,13 +340,12 @@ class new_trace:
     """Context manager pushing a fresh trace on the stack."""
 
     def __enter__(self):
-        self.trace = Trace(len(_stack))
-        _stack.append(self.trace)
+        self.trace = Trace(len(_stack.items))
+        _stack.items.append(self.trace)
         return self.trace
 
     def __exit__(self, *exc):
-        _stack.pop()
-        self.trace.active = False
+        _stack.items.pop()
 
 
 def trace_flat(fun, in_avals):
@@ -292,17 +360,22 @@ def trace_flat(fun, in_avals):
     return graph, list(t.captured)
 
 
-def inline(graph, args, trace):
-    """Emit graph's nodes into `trace` on `args`; returns the value environment.
+def inline(graph, args, trace, attrs_of=None):
+    """Emit graph's nodes into `trace` on `args`; returns the value environment: id(var)
+    -> value, and id(node) -> the tuple of all outputs emitted for that node.
 
-    Nodes are emitted even when all their inputs are constants, so a broadcast literal
-    stays a node instead of becoming a baked-in array (folding is the optimizer's job)."""
+    `attrs_of(node)`, if given, gives the attrs to emit each node with: autodiff asks for
+    forms that return more outputs (the node's own first). Nodes are emitted even when
+    all their inputs are constants, so a broadcast literal stays a node instead of
+    becoming a baked-in array (folding is the optimizer's job)."""
     env = {id(v): c for v, c in zip(graph.constvars, graph.consts)}
     env.update((id(v), a) for v, a in zip(graph.invars, args))
     for n in graph.nodes:
         out = trace.emit(n.kernel, [x.value if type(x) is Literal else env[id(x)]
-                                    for x in n.inputs], n.attrs, n.source)
-        for o, val in zip(n.outputs, out if isinstance(out, tuple) else (out,)):
+                                    for x in n.inputs],
+                         n.attrs if attrs_of is None else attrs_of(n), n.source)
+        out = env[id(n)] = out if isinstance(out, tuple) else (out,)
+        for o, val in zip(n.outputs, out):
             env[id(o)] = val
     return env
 
@@ -312,10 +385,12 @@ def read(env, x):
 
 
 def eval_graph(graph, args):
-    """Evaluate a graph on concrete values or tracers (inlining it into their trace)."""
+    """Evaluate a graph on concrete values with the active backend's kernels (a call's
+    sub-graph is inlined, so its kernels run there too), or on tracers by inlining it into
+    their trace."""
     trace = innermost_trace(args)
     if trace is None:
         from lowering.interpreter import evaluate
-        return evaluate(graph, args)
+        return evaluate(inline_calls(graph), args, _state["backend"])
     env = inline(graph, args, trace)
     return [read(env, v) for v in graph.outvars]

@@ -1,19 +1,23 @@
 """Custom gradients: `custom_vjp` (JAX) and `custom_grad` (TensorFlow.js).
 
-Both become one `custom_call` node. Its `rule` attr holds the traced forward graph, whose
-outputs are the function's outputs followed by residuals (values the backward needs),
-and a backward callback returning one gradient (or None) per argument leaf. The
-registered gradient of `custom_call` calls that callback instead of differentiating the
-forward graph. The callback runs on traced values, so a backward written with
-tracer.numpy ops is differentiated again by grad(grad(...)) and transposed by jvp like
-any other gradient: one rule serves both modes (jvp is exact when the backward is linear
-in the cotangent, as a true VJP is). The numpy kernel evaluates the forward graph; the
-llvm lowering inlines it.
+Both become one `custom_call` node whose `rule` attr holds the traced primal graph (the
+function's outputs only: what runs when nothing differentiates it). The rule's
+`differentiable_form` is a second rule holding the forward graph, whose outputs are the
+function's outputs followed by residuals (values the backward needs), and a backward
+callback returning one gradient (or None) per argument leaf. autodiff re-emits the node
+in that form when it differentiates it, and the registered gradient of `custom_call`
+calls the callback instead of differentiating the forward graph. The callback runs on
+traced values, so a backward written with tracer.numpy ops is differentiated again by
+grad(grad(...)) and transposed by jvp like any other gradient: one rule serves both modes
+(jvp is exact when the backward is linear in the cotangent, as a true VJP is). The numpy
+kernel evaluates the rule's graph; the llvm lowering and the interpreter inline it.
 """
+import threading
+
 import numpy as np
 
 import registry
-from ir import Graph
+from ir import Graph, Var, dce
 from ir.errors import GradientError
 from tracer import core
 from tracer import numpy as tnp
@@ -26,36 +30,55 @@ from tracer.pytree import flatten, num_leaves, unflatten
 class CustomRule:
     """The `rule` attr of a custom_call node (hashed by identity, printed by name).
 
-    graph: (argument leaves, captured outer values) -> (outputs, computed residuals);
+    graph: (argument leaves, captured outer values) -> the n_out outputs, then (in a
+    differentiable form, which has a `backward`) the computed residuals.
     backward(node inputs, computed residuals, cotangents of the outputs) -> one gradient
     or None per argument leaf (captured values get none: autodiff refuses to
     differentiate through them)."""
 
-    def __init__(self, name, graph, n_out, n_args, backward):
+    def __init__(self, name, graph, n_out, n_args, backward=None, differentiable_form=None):
         self.name, self.graph, self.n_out, self.n_args = name, graph, n_out, n_args
         self.backward = backward
+        self.differentiable_form = differentiable_form or self
 
     def __repr__(self):
         return self.name
 
 
-def _emit(name, graph, n_out, leaves, captured, out_tree, backward):
+def _taking(graph, n, captured, inputs):
+    """`graph`, whose inputs are `n` leaves then its `captured` values, taking the leaves
+    then all of `inputs` (a superset of captured) instead."""
+    own = {id(x): v for x, v in zip(captured, graph.invars[n:])}
+    invars = graph.invars[:n] + [own.get(id(x)) or Var(x.aval.strip_weak()) for x in inputs]
+    return Graph(invars, graph.outvars, graph.nodes, graph.constvars, graph.consts)
+
+
+def _emit(name, leaves, out_tree, primal, fwd, backward):
     """Run or emit the custom_call node; returns the function's outputs as a pytree.
 
-    `graph` maps (leaves, captured) to (outputs, residuals) and `backward(residuals,
-    cts)` returns one gradient per leaf. Residuals that are just inputs are not copied
-    out of the node: the backward reads them from the node's inputs."""
-    pos = {id(v): i for i, v in enumerate(graph.invars)}
-    res = graph.outvars[n_out:]
-    graph = Graph(graph.invars, graph.outvars[:n_out] + [r for r in res if id(r) not in pos],
-                  graph.nodes, graph.constvars, graph.consts)
+    `primal` and `fwd` are (graph, captured) pairs: the primal graph maps (leaves,
+    captured) to the outputs, the forward graph to (outputs, residuals), and
+    `backward(residuals, cts)` returns one gradient per leaf. Residuals that are just
+    inputs are not copied out of the node: the backward reads them from its inputs."""
+    n, n_out = len(leaves), num_leaves(out_tree)
+    captured = list(primal[1]) + [x for x in fwd[1] if all(x is not y for y in primal[1])]
+    primal_g, fwd_g = (_taking(g, n, cap, captured) for g, cap in (primal, fwd))
+    pos = {id(v): i for i, v in enumerate(fwd_g.invars)}
+    res = fwd_g.outvars[n_out:]
+    fwd_g = Graph(fwd_g.invars, fwd_g.outvars[:n_out] + [r for r in res if id(r) not in pos],
+                  fwd_g.nodes, fwd_g.constvars, fwd_g.consts)
 
     def node_backward(inputs, computed, cts):
         it = iter(computed)
         return backward([inputs[pos[id(r)]] if id(r) in pos else next(it) for r in res], cts)
-    rule = CustomRule(name, graph, n_out, len(leaves), node_backward)
-    outs = run_kernel("custom_call", list(leaves) + list(captured), {"rule": rule})
-    return unflatten(out_tree, list(outs)[:n_out])
+    rule = CustomRule(name, primal_g, n_out, n, differentiable_form=CustomRule(
+        name, fwd_g, n_out, n, node_backward))
+    inputs = list(leaves) + captured
+    if core.innermost_trace(inputs) is None:     # concrete: nothing to differentiate
+        outs = eval_graph(primal_g, inputs)
+    else:
+        outs = run_kernel("custom_call", inputs, {"rule": rule})
+    return unflatten(out_tree, list(outs))
 
 
 def _leaf_grads(name, grads, in_tree, avals):
@@ -84,9 +107,22 @@ def _leaf_grads(name, grads, in_tree, avals):
     return flat
 
 
+class _FwdTracing(threading.local):
+    """The custom_vjp functions whose fwd this thread is tracing: a call of one of them
+    inside its own fwd (JAX's `fwd = lambda x: (f(x), x)`) is its primal, not a node."""
+
+    def __init__(self):
+        self.functions = set()
+
+
+_fwd_tracing = _FwdTracing()
+
+
 class custom_vjp:
     """JAX's custom_vjp: `f.defvjp(fwd, bwd)`; fwd(*args) returns (out, residuals) and
-    bwd(residuals, g) returns a tuple with one gradient (or None) per argument."""
+    bwd(residuals, g) returns a tuple with one gradient (or None) per argument. Called
+    outside differentiation, f runs `fun` itself; fwd and bwd run when f is
+    differentiated (then the output is fwd's). fwd may call f."""
 
     def __init__(self, fun):
         self.fun = fun
@@ -102,26 +138,44 @@ class custom_vjp:
         if self.fwd is None:
             raise GradientError(f"custom_vjp function {self.__name__} has no rule: call "
                                 f"{self.__name__}.defvjp(fwd, bwd) first")
+        tracing = _fwd_tracing.functions
+        if core.current_trace() is None or self in tracing:
+            return self.fun(*args)
         name, fwd, bwd = f"custom_vjp({self.__name__})", self.fwd, self.bwd
         leaves, in_tree = flatten(list(args))
         avals = [_leaf_aval(x, name) for x in leaves]
         trees = {}
 
+        def flat_fun(*xs):
+            outs, trees["out"] = flatten(self.fun(*unflatten(in_tree, xs)))
+            return outs
+
         def flat_fwd(*xs):
-            pair = fwd(*unflatten(in_tree, xs))
+            tracing.add(self)
+            try:
+                pair = fwd(*unflatten(in_tree, xs))
+            finally:
+                tracing.discard(self)
             if not (isinstance(pair, tuple) and len(pair) == 2):
                 raise GradientError(f"{name}: fwd must return a pair (output, residuals), "
                                     f"got {type(pair).__name__}")
-            outs, trees["out"] = flatten(pair[0])
+            outs, tree = flatten(pair[0])
+            if tree != trees["out"]:
+                raise GradientError(f"{name}: fwd's output has structure {tree}, but the "
+                                    f"function's has {trees['out']}")
             res, trees["res"] = flatten(pair[1])
             return outs + res
-        graph, captured = trace_flat(flat_fwd, avals)
+        primal = trace_flat(flat_fun, avals)
+        forward = trace_flat(flat_fwd, avals)
+        for p, f in zip(primal[0].out_avals, forward[0].out_avals):
+            if p.strip_weak() != f.strip_weak():
+                raise GradientError(f"{name}: fwd's output {f} does not match the "
+                                    f"function's output {p}")
 
         def backward(residuals, cts):
             g = bwd(unflatten(trees["res"], residuals), unflatten(trees["out"], cts))
             return _leaf_grads(name, g, in_tree, avals)
-        return _emit(name, graph, num_leaves(trees["out"]), leaves, captured, trees["out"],
-                     backward)
+        return _emit(name, leaves, trees["out"], primal, forward, backward)
 
 
 def custom_grad(fun):
@@ -130,7 +184,8 @@ def custom_grad(fun):
 
     fun and grad_fn are traced together once; the graph is split into the forward
     (xs -> value, residuals) and the backward (residuals, dy -> grads), so forward work
-    that grad_fn reuses is computed once and saved, never recomputed."""
+    that grad_fn reuses is computed once and saved, never recomputed. The primal is the
+    forward graph without its residuals."""
     name = f"custom_grad({getattr(fun, '__name__', 'f')})"
 
     def wrapped(*xs):
@@ -153,17 +208,22 @@ def custom_grad(fun):
         joint = Graph(inv[:n] + inv[n + k:] + inv[n:n + k], joint.outvars, joint.nodes,
                       joint.constvars, joint.consts)
         fwd, bwd = partition(joint, len(inv) - k, len(outs))
+        primal = dce(Graph(fwd.invars, fwd.outvars[:len(outs)], fwd.nodes, fwd.constvars,
+                           fwd.consts))
 
         def backward(residuals, cts):
             it = iter(eval_graph(bwd, list(residuals) + list(cts)))
             return [None if g is None else next(it) for g in grads]
-        return _emit(name, fwd, len(outs), leaves, t.captured, out_tree, backward)
+        return _emit(name, leaves, out_tree, (primal, t.captured), (fwd, t.captured),
+                     backward)
     wrapped.__name__ = getattr(fun, "__name__", "custom_grad")
     return wrapped
 
 
 def _custom_call_impl(*args, rule):
-    return tuple(eval_graph(rule.graph, list(args)))
+    """The numpy backend's custom_call: its sub-graph, on the numpy backend."""
+    from lowering.interpreter import evaluate
+    return tuple(evaluate(rule.graph, list(args), "numpy"))
 
 
 def _custom_call_grad(dy, inputs, outputs, attrs):

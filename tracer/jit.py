@@ -1,25 +1,50 @@
-"""`jit` and `make_graph`: trace once per input signature, optimize, lower, cache.
+"""`jit` and `make_graph`: trace once per input signature, lower, cache.
 
 A signature is (pytree structure, per-leaf shape/dtype/weak type, static values). The
 cache entry remembers which kernels its graph touched (including gradients consulted while
 tracing) and their registry versions, so re-registering a kernel or gradient rebuilds
 exactly the entries that used it. Called on traced values, a jitted function inlines its
 graph into the caller's trace, which is how `grad(jit(f))` works.
+
+Each jitted function keeps at most CACHE_SIZE signatures (env TRACER_JIT_CACHE_SIZE,
+default 128), evicting the least recently used as the clock algorithm approximates it (a
+hit costs one flag store, not a reordering); an evicted entry's program is freed unless
+something else (a backend's own compile cache) holds it. Threads may call one jitted
+function at once: two may build the same entry (both correct, one is kept).
 """
 import functools
+import os
+import threading
 
 import numpy as np
 
 import registry
 from ir import ShapedArray, aval_of, check_dtype, cse, dce, fold_constants, scalar_array
 from ir.errors import ArgumentError
-from registry.tables import _epoch
+from ir.passes import inline_calls
+from registry.tables import _epoch, backend_compiler, backend_eager, snapshot
 from tracer import core
 from tracer.core import Tracer, as_array, eval_graph, trace_flat
 from tracer.pytree import LEAF, flatten, unflatten
 
 DEFAULT_BACKEND = "llvm"
 _ndarray = np.ndarray
+_cache_lock = threading.Lock()   # guards changes to every Jitted's cache (not lookups)
+
+
+def _cache_size(env):
+    text = env.get("TRACER_JIT_CACHE_SIZE", "128")
+    try:
+        size = int(text)
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise ArgumentError(f"TRACER_JIT_CACHE_SIZE={text!r}: expected a positive number of "
+                            f"cached signatures per jitted function (default 128)")
+    return size
+
+
+CACHE_SIZE = _cache_size(os.environ)
 
 
 def _plain_key(args):
@@ -63,27 +88,22 @@ def _leaf_aval(x, where):
                             f"static: list its position in static_argnums") from None
 
 
-def optimize(graph):
-    """The standard pipeline: fold constants, merge duplicates, drop dead nodes."""
+def optimize(graph, backend="numpy"):
+    """The standard pipeline: fold constants (with `backend`'s own impls, never another
+    backend's; nodes it has none for stay), merge duplicates, drop dead nodes."""
     from lowering.interpreter import run_node
 
     def evaluate(node, values):
-        return run_node(node, values) if registry.has_kernel(node.kernel, "numpy") else None
+        return run_node(node, values, backend) if registry.has_kernel(node.kernel,
+                                                                      backend) else None
     return dce(cse(fold_constants(graph, evaluate)))
 
 
 class _Entry:
-    """`traced` is the graph as traced; `graph` its optimized form, made on first use
-    (the llvm backend optimizes what it compiles itself, so a compiled entry may never
-    need it)."""
-    __slots__ = ("traced", "_graph", "out_tree", "single", "captured", "versions", "epoch",
-                 "run", "lowered")
-
-    @property
-    def graph(self):
-        if self._graph is None:
-            self._graph = optimize(self.traced)
-        return self._graph
+    """`traced` is the graph as traced; `lowered` its program (made on first run);
+    `used`: called since the cache's last eviction sweep."""
+    __slots__ = ("traced", "out_tree", "single", "captured", "versions", "epoch", "run",
+                 "lowered", "used")
 
 
 class Jitted:
@@ -100,7 +120,8 @@ class Jitted:
         self.static_argnums = tuple(sorted(set(nums)))
         self._plain = not self.static_argnums
         self.backend = registry.check_backend(backend) if backend else None
-        self._cache = {}
+        self._cache = {}          # key -> _Entry, in the eviction sweep's order
+        self.cache_size = CACHE_SIZE
 
     def _static_positions(self, nargs):
         """The static argument positions of a call with `nargs` arguments (negative
@@ -141,30 +162,35 @@ class Jitted:
         if self._plain:
             entry = self._cache.get(_plain_key(args))
             if entry is not None and entry.epoch == _epoch[0]:
+                entry.used = True
                 outs = entry.run(args)
                 return outs[0] if entry.single else unflatten(entry.out_tree, outs)
         return self._call(args)
 
     def _call(self, args):
         leaves, key = self._signature(args)
+        trace = core.innermost_trace(leaves)       # first: a leaked tracer fails here
         entry = self._entry(key, args, leaves)
-        if entry.captured or core._stack and core.innermost_trace(leaves) is not None:
-            outs = eval_graph(entry.graph, list(leaves) + entry.captured)
+        if entry.captured or trace is not None:
+            outs = eval_graph(entry.traced, list(leaves) + entry.captured)
         else:
             outs = entry.run(leaves)
         return outs[0] if entry.single else unflatten(entry.out_tree, outs)
 
     def _entry(self, key, args, leaves):
         """The cache entry for `key`, rebuilt if missing or stale."""
-        entry = self._cache.get(key)
+        with _cache_lock:             # not mid-way through an eviction sweep
+            entry = self._cache.get(key)
         if entry is None or entry.epoch != _epoch[0] and not self._fresh(entry):
-            entry = self._build(key, args, leaves)
+            return self._build(key, args, leaves)
+        entry.used = True
         return entry
 
     def _fresh(self, entry):
+        epoch = _epoch[0]         # read before the versions: a change in between is seen
         if any(registry.version(k) != v for k, v in entry.versions.items()):
             return False
-        entry.epoch = registry.epoch()
+        entry.epoch = epoch
         return True
 
     def _trace(self, args, leaves):
@@ -183,38 +209,51 @@ class Jitted:
             out_tree.append(td)
             return outs
 
-        touched = set()
-        core._collectors.append(touched)
-        try:
+        with core.recording_kernels() as touched:
             graph, captured = trace_flat(flat_fun, [_leaf_aval(x, self.__name__) for x in leaves])
-        finally:
-            core._collectors.pop()    # LIFO; not remove(): equal sets would match
         return graph, out_tree[0], captured, touched
 
     def _build(self, key, args, leaves):
+        epoch, versions = snapshot()   # before reading any table
         graph, out_tree, captured, touched = self._trace(args, leaves)
         entry = _Entry()
-        entry.traced, entry._graph = graph, None
+        entry.traced = graph
         entry.out_tree = out_tree
         entry.single = out_tree == LEAF
-        entry.versions = {k: registry.version(k) for k in touched}
-        entry.epoch = registry.epoch()
+        entry.versions = {k: versions.get(k, 0) for k in touched}
+        entry.epoch = epoch
         entry.lowered = None
+        entry.used = False
         entry.captured = captured
         if captured:
             return entry    # closes over values of an enclosing trace: inline, never cache
         entry.run = self._lower(entry).run
-        self._cache[key] = entry
+        self._insert(key, entry)
         return entry
 
+    def _insert(self, key, entry):
+        """Cache `entry`; past cache_size, sweep from the oldest: an entry used since the
+        last sweep goes to the back with its flag cleared, the first unused one (never
+        `entry` itself) is evicted."""
+        with _cache_lock:
+            cache = self._cache
+            cache.pop(key, None)
+            cache[key] = entry
+            while len(cache) > self.cache_size:
+                oldest = next(iter(cache))
+                old = cache.pop(oldest)
+                if old.used or old is entry:
+                    old.used = False
+                    cache[oldest] = old
+
     def _lower(self, entry):
+        """The program for `entry`: the backend's compiler's, else the graph interpreted
+        with the backend's kernels (custom calls inlined, so theirs run there too)."""
         if entry.lowered is None:
             backend = self.backend or DEFAULT_BACKEND
-            if backend == "numpy":
-                entry.lowered = InterpretedProgram(entry.graph)
-            else:
-                from lowering.llvm import compile_graph
-                entry.lowered = compile_graph(entry.traced)
+            compile_graph = backend_compiler(backend)
+            entry.lowered = (compile_graph(entry.traced) if compile_graph is not None else
+                             InterpretedProgram(inline_calls(entry.traced), backend))
         return entry.lowered
 
     def lower(self, *args):
@@ -227,27 +266,28 @@ class Jitted:
 
 
 class InterpretedProgram:
-    """The `numpy` backend's lowered form: the optimized graph, run by the interpreter."""
-    backend = "numpy"
+    """A backend without a compiler runs the optimized graph in the interpreter, with its
+    own kernels. Every kernel is checked present before anything runs."""
 
-    def __init__(self, graph):
-        self.graph = graph
-        consts = {id(v) for v in graph.constvars}
-        self._const_outs = [id(v) in consts for v in graph.outvars]
+    def __init__(self, graph, backend="numpy"):
+        if backend_eager(backend) is None:      # a backend with a runner needs no impls
+            for n in graph.nodes:
+                registry.get_kernel(n.kernel, backend)
+        self.graph = optimize(graph, backend)
+        self.backend = backend
 
     def run(self, leaves):
-        from lowering.interpreter import evaluate
-        outs = evaluate(self.graph, [np.asarray(x, v.aval.dtype) if not isinstance(x, np.ndarray)
-                                     else x for x, v in zip(leaves, self.graph.invars)])
-        # a constant output is copied: the caller may mutate it, the cache must not change
-        return [np.array(o) if c else o for o, c in zip(outs, self._const_outs)]
+        from lowering.interpreter import evaluate      # its results never alias constants
+        return evaluate(self.graph, [np.asarray(x, v.aval.dtype) if not isinstance(
+            x, np.ndarray) else x for x, v in zip(leaves, self.graph.invars)], self.backend)
 
     def as_text(self):
         return str(self.graph)
 
 
 def jit(fun=None, *, static_argnums=(), backend=None):
-    """Compile `fun`: traced once per input signature, optimized, lowered, cached."""
+    """Compile `fun`: traced once per input signature, lowered for `backend` (default
+    llvm, whatever backend is active), cached."""
     if fun is None:
         return lambda f: Jitted(f, static_argnums, backend)
     return Jitted(fun, static_argnums, backend)

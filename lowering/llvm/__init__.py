@@ -46,7 +46,7 @@ def run_eager(kernel, arrays, attrs):
     return tuple(result) if multi else result[0]
 
 
-registry.register_backend("llvm", eager=run_eager)
+registry.register_backend("llvm", eager=run_eager, compile=compile_graph)
 
 __all__ = ["compile_graph", "Program", "ScalarKernel", "IndexMap", "KernelEmitter", "Index",
            "run_eager"]

@@ -143,3 +143,11 @@ def test_a_backend_can_route_eager_calls_through_one_function():
         tracer.set_backend("numpy")
         registry.unregister_backend("test_routed")
     assert "test_routed" not in registry.backends()
+
+
+def test_register_backend_checks_its_runner_and_compiler():
+    for kw in ({"eager": "numpy"}, {"compile": 3}):
+        with pytest.raises(ArgumentError, match=f"{next(iter(kw))} must be callable"):
+            registry.register_backend("test_bad", **kw)
+    assert "test_bad" not in registry.backends()
+

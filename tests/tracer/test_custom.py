@@ -116,6 +116,58 @@ def test_softplus_with_a_stable_backward_to_second_order():
                                e / (1 + e) ** 2, rtol=1e-12)   # sigmoid'(x), to 1e-18
 
 
+def test_calling_outside_differentiation_runs_the_function_itself():
+    calls = []
+
+    @custom_vjp
+    def f(x):
+        calls.append("fun")
+        return tnp.sin(x)
+
+    def fwd(x):
+        calls.append("fwd")
+        return tnp.sin(x) + 1.0, tnp.cos(x)       # a different value: shows which ran
+    f.defvjp(fwd, lambda c, g: (g * c,))
+    np.testing.assert_allclose(f(X), np.sin(X))
+    assert calls == ["fun"]
+    np.testing.assert_allclose(jit(f)(X), np.sin(X))
+    np.testing.assert_allclose(jit(lambda x: f(x) * 2.0, backend="numpy")(X), 2 * np.sin(X))
+    value, g = tracer.value_and_grad(lambda x: tnp.sum(f(x)))(X)   # fwd runs under grad
+    np.testing.assert_allclose(value, np.sum(np.sin(X) + 1.0))
+    np.testing.assert_allclose(g, np.cos(X))
+    assert "fwd" in calls
+
+
+@custom_vjp
+def softsign(x):
+    return x / (1.0 + tnp.abs(x))
+
+
+# JAX's documented pattern: fwd calls the decorated function itself
+softsign.defvjp(lambda x: (softsign(x), x), lambda x, g: (g / (1.0 + tnp.abs(x)) ** 2,))
+
+
+def plain_softsign(x):
+    return x / (1.0 + tnp.abs(x))
+
+
+def test_fwd_may_call_the_decorated_function():
+    def total(fun):
+        return lambda x: tnp.sum(fun(x) * x)
+    for wrap in (lambda f: f, jit, lambda f: jit(f, backend="numpy")):
+        np.testing.assert_allclose(wrap(softsign)(X), plain_softsign(X), rtol=1e-15)
+        np.testing.assert_allclose(wrap(grad(total(softsign)))(X),
+                                   grad(total(plain_softsign))(X), rtol=1e-14)
+    np.testing.assert_allclose(grad(lambda x: tnp.sum(grad(total(softsign))(x)))(X),
+                               grad(lambda x: tnp.sum(grad(total(plain_softsign))(x)))(X),
+                               rtol=1e-13)
+    tangent = (np.array([1.0, 0.5, -2.0]),)
+    np.testing.assert_allclose(jvp(total(softsign), (X,), tangent),
+                               jvp(total(plain_softsign), (X,), tangent), rtol=1e-14)
+    np.testing.assert_allclose(jvp(softsign, (X,), tangent)[1],
+                               jvp(plain_softsign, (X,), tangent)[1], rtol=1e-14)
+
+
 def test_pytree_arguments_and_outputs_and_none_gradients():
     @custom_vjp
     def affine(p, x, n):
@@ -174,8 +226,16 @@ def test_errors_name_the_custom_function():
     with pytest.raises(tracer.GradientError, match=r"custom_vjp\(f\).*shape \(\)"):
         grad(lambda x: tnp.sum(f(x, Y)))(X)
     f.defvjp(lambda x, y: x * y, lambda res, g: (g, g))
+    np.testing.assert_allclose(f(X, Y), X * Y)        # fwd runs only under a trace
     with pytest.raises(tracer.GradientError, match=r"fwd must return a pair"):
-        f(X, Y)
+        jit(f)(X, Y)
+    f.defvjp(lambda x, y: ((x * y,), None), lambda res, g: (g, g))
+    with pytest.raises(tracer.GradientError, match=r"fwd's output has structure"):
+        grad(lambda x: tnp.sum(f(x, Y)))(X)
+    f.defvjp(lambda x, y: (tnp.sum(x * y), None), lambda res, g: (g, g))
+    with pytest.raises(tracer.GradientError, match=r"fwd's output f64\[\] does not match "
+                                                   r"the function's output f64\[3\]"):
+        grad(lambda x: tnp.sum(f(x, Y)))(X)
 
     @custom_grad
     def h(x):

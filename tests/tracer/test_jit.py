@@ -2,6 +2,9 @@
 types, static values, pytree structure), static arguments, pytrees, caching, lowering."""
 import collections
 import functools
+import gc
+import importlib
+import weakref
 
 import numpy as np
 import pytest
@@ -10,6 +13,8 @@ import registry
 import tracer
 import tracer.numpy as tnp
 from ir import ArgumentError, Graph
+
+jit_module = importlib.import_module("tracer.jit")     # `tracer.jit` is the function
 
 
 def counted(fun, **jit_kw):
@@ -165,11 +170,40 @@ def test_jit_composes_with_itself_and_closures_over_traced_values():
                                [8.0, 8.0])
 
 
-def test_escaped_tracers_are_reported():
+def test_leaked_tracers_are_reported_wherever_they_are_used():
     leaked = []
     tracer.jit(lambda x: leaked.append(x) or x, backend="numpy")(np.ones(2))
-    with pytest.raises(tracer.TracerError, match="escaped the function it was traced in"):
-        tracer.jit(lambda y: y + leaked[0], backend="numpy")(np.ones(2))
+    uses = [tracer.jit(lambda y: y + 1.0), tracer.jit(lambda y: y + 1.0, backend="numpy"),
+            lambda y: y + 1.0, tracer.grad(tnp.sum),
+            lambda y: tracer.jit(lambda z: z + y, backend="numpy")(np.ones(2))]
+    for use in uses:
+        with pytest.raises(tracer.TracerError, match=r"leaked tracer: a traced value f64\[2\] "
+                                                     r"escaped.*Return it from the function"):
+            use(leaked[0])
+
+
+def test_the_signature_cache_evicts_an_entry_not_used_lately(monkeypatch):
+    monkeypatch.setattr(jit_module, "CACHE_SIZE", 2)
+    f, traces = counted(lambda x: x * 2)
+    a, b, c = np.ones(1), np.ones(2), np.ones(3)
+    f(a)
+    program_b = weakref.ref(f.lower(b))
+    f(a)                                     # a was used since b was built
+    f(c)                                     # evicts b
+    gc.collect()
+    assert program_b() is None               # its program was freed
+    f(a), f(c)
+    assert len(traces) == 3 and len(f._cache) == 2
+    f(b)                                     # traced again
+    assert len(traces) == 4 and len(f._cache) == 2
+
+
+def test_the_cache_size_comes_from_the_environment():
+    assert jit_module._cache_size({}) == 128
+    assert jit_module._cache_size({"TRACER_JIT_CACHE_SIZE": "7"}) == 7
+    for bad in ("0", "-3", "many"):
+        with pytest.raises(ArgumentError, match="TRACER_JIT_CACHE_SIZE.*positive"):
+            jit_module._cache_size({"TRACER_JIT_CACHE_SIZE": bad})
 
 
 def test_constants_are_private_copies():
