@@ -16,6 +16,7 @@ import numpy as np
 import registry
 from ir import Graph, Node, ShapedArray, Var
 from ir.graph import freeze_attrs
+from lowering.llvm import caches
 from lowering.llvm.program import Program, compile_graph
 from lowering.llvm.protocol import Index, IndexMap, KernelEmitter, ScalarKernel
 from lowering.llvm.graph_cache import BUILTIN
@@ -24,23 +25,23 @@ from registry.shape_rules import apply_shape_rule
 for _name, _impl in BUILTIN.items():
     registry.register_kernel(_name, "llvm", _impl)
 
-_eager_cache = {}
+_eager_cache = caches.Lru(caches.env_size("TRACER_EAGER_CACHE_SIZE", 1024))
 
 
 def run_eager(kernel, arrays, attrs):
     """Run one kernel on concrete arrays by compiling (once per kernel, input types,
-    attrs and registry version) a one-node graph."""
+    attrs and registry version) a one-node graph; the TRACER_EAGER_CACHE_SIZE (default
+    1024) most recently used such programs are kept."""
     avals = [ShapedArray(np.shape(a), np.asarray(a).dtype) for a in arrays]
     key = (kernel, tuple((a.shape, a.dtype) for a in avals), freeze_attrs(attrs),
            registry.version(kernel))
     entry = _eager_cache.get(key)
     if entry is None:
-        if len(_eager_cache) > 4096:
-            _eager_cache.clear()
         outs, multi = apply_shape_rule(kernel, avals, attrs)
         invars, outvars = [Var(a) for a in avals], [Var(a) for a in outs]
         graph = Graph(invars, outvars, [Node(kernel, invars, outvars, attrs)])
-        entry = _eager_cache[key] = (compile_graph(graph), multi)
+        entry = (compile_graph(graph), multi)
+        _eager_cache.put(key, entry)
     program, multi = entry
     result = program.run(list(arrays))
     return tuple(result) if multi else result[0]

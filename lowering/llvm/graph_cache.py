@@ -5,8 +5,9 @@ emitting, printing) costs milliseconds per graph. Here a digest of the graph's s
 (every node's kernel, inputs, attrs, output types and source; literal values; input and
 const types) plus the identity of the code generator maps to the rest of what Program
 needs: the module text (whose object code target.py then loads), error table, buffer
-specs, steps, output slots and fused groups. Entries live in memory and, next to the
-object files, as <key>.g files.
+specs, steps, output slots and fused groups. Entries live in memory (the
+TRACER_CODE_CACHE_SIZE most recently used) and, next to the object files, as <key>.g
+files (lowering.llvm.caches).
 
 What a kernel's llvm impl emits is part of the code, so a graph is cached only when every
 kernel in it has its built-in llvm impl: a user-registered impl is a Python object that
@@ -25,16 +26,17 @@ import numpy as np
 
 import ir.errors
 from ir import Literal, Var
-from lowering.llvm import codegen, fusion, linalg, matmul, reductions, scalars, shapes, target
+from lowering.llvm import (caches, codegen, fusion, linalg, matmul, reductions, scalars,
+                           shapes, target)
 from lowering.llvm.fusion import Group, display_graph
 from registry.tables import _kernels
 
-FORMAT = 1
+FORMAT = 2
 # Every built-in llvm impl: the package registers exactly these, and only graphs whose
 # impls are all still these objects are graph-cached (their code is fixed by the source).
 BUILTIN = {name: impl for table in (scalars.KERNELS, shapes.KERNELS, reductions.KERNELS,
                                     linalg.KERNELS) for name, impl in table.items()}
-_memory = {}        # key -> entry
+_memory = caches.Lru(caches.env_size("TRACER_CODE_CACHE_SIZE", 256))
 stats = {"memory_hits": 0, "disk_hits": 0, "stored": 0}
 
 
@@ -113,11 +115,6 @@ def key_of(g):
     return hashlib.sha256(data).hexdigest()
 
 
-def _path(key):
-    directory = target._cache_dir()
-    return directory and os.path.join(directory, key + ".g")
-
-
 def lookup(key):
     """The entry stored under `key` (memory, then disk), or None."""
     if key is None:
@@ -126,16 +123,13 @@ def lookup(key):
     if entry is not None:
         stats["memory_hits"] += 1
         return entry
-    path = _path(key)
-    data = target._read_object(path) if path else None
-    try:
-        fmt, stored_key, entry = marshal.loads(data) if data else (None, None, None)
-    except (ValueError, EOFError, TypeError):
+    directory = target._cache_dir()
+    data = caches.read(directory, key + ".g") if directory else None
+    if data is None:
         return None
-    if fmt != FORMAT or stored_key != key:
-        return None
+    entry = marshal.loads(data)     # intact and written for `key` by this very code
     stats["disk_hits"] += 1
-    _memory[key] = entry
+    _memory.put(key, entry)
     return entry
 
 
@@ -159,12 +153,11 @@ def store(key, g, groups, text, errors, specs, steps, outs):
         tuple((grp.kind, index[id(grp.node)] if grp.node is not None else -1, grp.shape,
                tuple(index[id(m)] for m in grp.nodes), tuple(number[id(x)] for x in grp.leaves),
                tuple(number[id(r)] for r in grp.roots)) for grp in groups))
-    _memory[key] = entry
+    _memory.put(key, entry)
     stats["stored"] += 1
-    path = _path(key)
-    if path and not os.path.exists(path):
-        data = marshal.dumps((FORMAT, key, entry))
-        target._write(os.path.dirname(path), key + ".g", hashlib.sha256(data).digest() + data)
+    directory = target._cache_dir()
+    if directory:
+        caches.write(directory, key + ".g", marshal.dumps(entry))
 
 
 class _Module:

@@ -40,6 +40,16 @@ def num_threads():
         raise ArgumentError(f"TRACER_NUM_THREADS must be an integer, got {value!r}") from None
 
 
+def _forget_pools():
+    """A forked child inherits the pools but not their threads: start afresh."""
+    global _pool_lock
+    _pools.clear()
+    _pool_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pools)
+
+
 def _pool(n):
     with _pool_lock:
         if n not in _pools:

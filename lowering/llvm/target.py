@@ -1,23 +1,35 @@
 """Module text -> loaded native code, through two caches.
 
 Compiling (parse, O3 for the target CPU of lowering.llvm.cpu, codegen) costs tens of
-milliseconds, so the object code of every module is cached in memory by a hash of its text, and on disk under
-TRACER_CACHE_DIR (default ~/.cache/tracer; TRACER_DISK_CACHE=0 disables it) keyed by
-sha256(text + llvmlite version + target CPU name + feature string): a second process
-loads the object file (~0.3 ms) instead of compiling. Each module gets its own MCJIT
-engine, kept alive by `Loaded`, so symbol names never clash. TRACER_DUMP_DIR=<dir>
-writes <key>.ll, <key>.opt.ll and <key>.s for every module compiled or loaded.
+milliseconds, so the object code of every module is cached in memory by a hash of its
+text, and on disk under TRACER_CACHE_DIR (default ~/.cache/tracer; TRACER_DISK_CACHE=0
+disables it) keyed by sha256(text + llvmlite version + target CPU name + feature
+string): a second process loads the object file (~0.3 ms) instead of compiling. Disk
+entries are bound to their key and the directory is size-capped (lowering.llvm.caches).
+TRACER_DUMP_DIR=<dir> writes <key>.ll, <key>.opt.ll and <key>.s for every module
+compiled or loaded.
+
+Each module gets its own MCJIT engine, kept alive by `Loaded`, so symbol names never
+clash; a Program holds its Loaded, so code is never freed under a live program. In memory
+every loaded module is held weakly (a live program's module is always shared) and the
+TRACER_CODE_CACHE_SIZE (default 256) most recently used ones strongly; any other module
+is freed (engine and code pages) as soon as no Program uses it.
+
+One lock serializes all LLVM work (its global context is not thread-safe). It is also
+held across fork, so a child never inherits LLVM (or the lock) halfway through a compile.
 """
 import ctypes
 import hashlib
 import os
-import tempfile
+import sys
 import threading
+import weakref
 
 import llvmlite
 import llvmlite.binding as llvm
 
 from ir.errors import CodegenError
+from lowering.llvm import caches
 from lowering.llvm.cpu import CURRENT, TRIPLE
 
 CPU, FEATURES = CURRENT.name, CURRENT.features   # TRACER_CPU, or the host's
@@ -25,7 +37,10 @@ _TM = CURRENT.machine
 DATA_LAYOUT = CURRENT.data_layout
 
 _lock = threading.RLock()       # LLVM's global context is not thread-safe
-_memory = {}                    # key -> Loaded
+os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release,
+                    after_in_child=_lock.release)
+_live = weakref.WeakValueDictionary()       # key -> Loaded, every module loaded now
+_recent = caches.Lru(caches.env_size("TRACER_CODE_CACHE_SIZE", 256))
 stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
 
 
@@ -59,28 +74,12 @@ def _optimize(text):
     return mod
 
 
-def _read_object(path):
-    """The object code cached at `path`, or None if absent or damaged (each file starts
-    with the sha256 of the rest, so a truncated or corrupted file is only a miss)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    digest, obj = data[:32], data[32:]
-    return obj if obj and hashlib.sha256(obj).digest() == digest else None
-
-
-def _write(directory, name, data):
-    """Atomic write (tmp file + rename), so concurrent processes never see half a file."""
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, os.path.join(directory, name))
-    except OSError:
-        pass    # a read-only or full cache directory only costs recompiles
+def _machine():
+    """A target machine for an engine, which deletes it when the engine is freed (so
+    engines cannot share one). The engine only links object code, so a generic machine
+    does: it costs a quarter of the time of one for the host CPU."""
+    return llvm.Target.from_triple(TRIPLE).create_target_machine(
+        opt=0, reloc="default", codemodel="jitdefault", jit=True)
 
 
 def _dump(key, text, mod):
@@ -89,48 +88,62 @@ def _dump(key, text, mod):
         return
     mod = mod or _optimize(text)
     for ext, data in ((".ll", text), (".opt.ll", str(mod)), (".s", _TM.emit_assembly(mod))):
-        _write(directory, key + ext, data.encode())
+        caches.atomic_write(directory, key + ext, data.encode())
 
 
 class Loaded:
-    """Native code of one module: its engine (owning the code pages) and symbol lookup."""
+    """Native code of one module: its engine (owning the code pages) and symbol lookup.
+    Freed with the last reference to it, under the lock (freeing deregisters the code's
+    unwind tables, which must not be half done when the process forks)."""
+    engine = None
 
     def __init__(self, key, obj):
         self.key = key
         CURRENT.check_runnable()
         backing = llvm.parse_assembly("")
-        self.engine = llvm.create_mcjit_compiler(backing, _TM)
+        self.engine = llvm.create_mcjit_compiler(backing, _machine())
         self.engine.remove_module(backing)  # else finalizing compiles it: ~0.6 ms for nothing
         self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         self.engine.finalize_object()
 
     def function(self, name, restype, *argtypes):
-        addr = self.engine.get_function_address(name)
+        with _lock:
+            addr = self.engine.get_function_address(name)
         if not addr:
             raise CodegenError(f"symbol {name!r} missing from compiled module {self.key[:12]}")
         return ctypes.CFUNCTYPE(restype, *argtypes)(addr)
+
+    def __del__(self, finalizing=sys.is_finalizing, lock=_lock):
+        if self.engine is not None and not finalizing():
+            with lock:
+                self.engine.close()
 
 
 def load(text):
     """The loaded native code of module `text`, compiling only on a cache miss."""
     key = cache_key(text)
     with _lock:
-        hit = _memory.get(key)
-        if hit is not None:
+        loaded = _live.get(key)
+        if loaded is None:
+            loaded = _live[key] = _load(key, text)
+        else:
             stats["memory_hits"] += 1
             _dump(key, text, None)
-            return hit
-        directory = _cache_dir()
-        obj = _read_object(os.path.join(directory, key + ".o")) if directory else None
-        mod = None
-        if obj is None:
-            mod = _optimize(text)
-            obj = _TM.emit_object(mod)
-            stats["compiled"] += 1
-            if directory:
-                _write(directory, key + ".o", hashlib.sha256(obj).digest() + obj)
-        else:
-            stats["disk_hits"] += 1
-        _dump(key, text, mod)
-        loaded = _memory[key] = Loaded(key, obj)
+        _recent.put(key, loaded)
         return loaded
+
+
+def _load(key, text):
+    directory, name = _cache_dir(), key + ".o"
+    obj = caches.read(directory, name) if directory else None
+    mod = None
+    if obj is None:
+        mod = _optimize(text)
+        obj = _TM.emit_object(mod)
+        stats["compiled"] += 1
+        if directory:
+            caches.write(directory, name, obj)
+    else:
+        stats["disk_hits"] += 1
+    _dump(key, text, mod)
+    return Loaded(key, obj)

@@ -1,0 +1,180 @@
+"""Bounded caches for the llvm backend: in memory (LRU) and on disk (entries bound to
+their keys, a size cap).
+
+Every signature a process compiles costs native code and text; without bounds a program
+that sees many shapes grows without limit. `Lru` keeps the most recently used entries of
+a cache; `read`/`write` store a cache entry as one file that names what it is for:
+
+    MAGIC, the entry's file name (its key and kind), NUL, sha256 of all that and the
+    payload, the payload
+
+so a file renamed, swapped or copied from another cache is only a miss, as is a truncated
+or corrupted one: its content is never used. Reading never blocks (a FIFO or device
+named like an entry is refused without waiting for a writer) and touches the entry, so
+that when the directory outgrows TRACER_DISK_CACHE_SIZE (bytes, or with a K/M/G suffix;
+default 1G) the least recently used entries are deleted. Each writing process rescans the
+directory (one stat per file) on its first write and after every eighth of the cap it
+writes, and then trims the cache to three quarters of the cap, so the cap can be
+overshot by at most an eighth per concurrently writing process.
+"""
+import hashlib
+import os
+import re
+import stat
+import tempfile
+from collections import OrderedDict
+
+from ir.errors import ArgumentError
+
+MAGIC = b"tracer-cache-1\n"
+_ENTRY = re.compile(r"([0-9a-f]{64}\.[og]|\.tmp-.*)\Z")     # what trim() may delete
+_written = {}           # directory -> bytes this process wrote since its last scan
+
+
+def env_size(name, default, suffixes=False):
+    """The non-negative integer that environment variable `name` sets, or `default`;
+    with `suffixes`, a K, M or G suffix multiplies it by 1024, 1024**2 or 1024**3."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    scale = 1
+    if suffixes and text[-1].upper() in "KMG":
+        scale = 1024 ** ("KMG".index(text[-1].upper()) + 1)
+        text = text[:-1]
+    if not (text.isascii() and text.isdigit()):
+        raise ArgumentError(f"{name} must be a non-negative integer"
+                            f"{' (optionally with a K, M or G suffix)' if suffixes else ''}, "
+                            f"got {os.environ[name]!r}")
+    return int(text) * scale
+
+
+class Lru:
+    """A mapping bounded to `capacity` entries that forgets the least recently used.
+
+    Lock-free (each OrderedDict operation is atomic under the GIL; a lost race only
+    evicts or keeps one entry too many), so it needs no care around fork."""
+
+    def __init__(self, capacity):
+        self.capacity = capacity
+        self._items = OrderedDict()
+
+    def get(self, key):
+        value = self._items.get(key)
+        if value is not None:
+            try:
+                self._items.move_to_end(key)
+            except KeyError:        # evicted by another thread meanwhile
+                pass
+        return value
+
+    def put(self, key, value):
+        items = self._items
+        items[key] = value
+        try:
+            items.move_to_end(key)
+            while len(items) > self.capacity:
+                items.popitem(last=False)
+        except KeyError:
+            pass
+
+    def __len__(self):
+        return len(self._items)
+
+    def clear(self):
+        self._items.clear()
+
+
+def atomic_write(directory, name, data):
+    """Write a file (tmp file + rename), so that concurrent processes never see half of
+    it; False if that failed (a read-only or full directory only costs recompiles)."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, os.path.join(directory, name))
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        return False
+    return True
+
+
+def _digest(head, payload):
+    h = hashlib.sha256(head)
+    h.update(payload)
+    return h.digest()
+
+
+def read(directory, name):
+    """The payload of the entry `name` in `directory`, or None if there is no such
+    regular file or it is not an intact entry written for `name`."""
+    path = os.path.join(directory, name)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with open(fd, "rb", closefd=False) as f:
+            data = f.read()
+        head = MAGIC + name.encode() + b"\0"
+        n = len(head)
+        if data[:n] != head or data[n:n + 32] != _digest(head, memoryview(data)[n + 32:]):
+            return None
+        try:
+            os.utime(fd)            # recently used: evicted last
+        except OSError:
+            pass
+        return data[n + 32:]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def write(directory, name, payload):
+    """Store `payload` as the entry `name` in `directory` (see the module docstring)."""
+    head = MAGIC + name.encode() + b"\0"
+    data = head + _digest(head, payload) + payload
+    cap = env_size("TRACER_DISK_CACHE_SIZE", 1 << 30, suffixes=True)
+    written = _written.get(directory)
+    if written is None or written + len(data) > cap // 8:
+        trim(directory, cap)
+        written = 0
+    if atomic_write(directory, name, data):
+        _written[directory] = written + len(data)
+
+
+def trim(directory, cap):
+    """If the cache entries in `directory` take more than `cap` bytes, delete the least
+    recently used (read or written) down to three quarters of it."""
+    files, total = [], 0
+    try:
+        with os.scandir(directory) as it:
+            for e in it:
+                if _ENTRY.match(e.name):
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if not stat.S_ISREG(st.st_mode):
+                        continue
+                    files.append((st.st_mtime_ns, st.st_size, e.path))
+                    total += st.st_size
+    except OSError:
+        return
+    if total <= cap:
+        return
+    files.sort()
+    for _, size, path in files:
+        if total <= cap * 3 // 4:
+            break
+        try:
+            os.unlink(path)
+            total -= size
+        except OSError:
+            pass
