@@ -13,7 +13,7 @@ from registry import register_kernel
 UNARY = {"neg": np.negative, "exp": np.exp, "log": np.log, "log1p": np.log1p,
          "expm1": np.expm1, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
          "abs": np.abs, "sign": np.sign}
-BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
           "pow": np.power, "max": np.maximum, "min": np.minimum, "gt": np.greater,
           "ge": np.greater_equal, "lt": np.less, "le": np.less_equal, "eq": np.equal,
           "ne": np.not_equal}
@@ -23,6 +23,15 @@ _erf = np.frompyfunc(math.erf, 1, 1)
 def erf(x):
     """NumPy has no erf; math.erf per element is exact to the last ulp (and slow)."""
     return _erf(x).astype(x.dtype) if np.ndim(x) else x.dtype.type(math.erf(x))
+
+
+def div(x, y):
+    """True division of floats; floor division (`//`) of integers, where NumPy's x // 0 == 0
+    and INT_MIN // -1 == INT_MIN are results, not warnings (the llvm kernel agrees)."""
+    if x.dtype.kind == "f":
+        return np.divide(x, y)
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.floor_divide(x, y)
 
 
 REDUCE = {"reduce_sum": np.sum, "reduce_max": np.max, "reduce_min": np.min,
@@ -51,21 +60,21 @@ def pad(x, *, lo, hi, interior):
     return out
 
 
-def _check_bounds(kernel, idx, size):
+def _check_bounds(kernel, idx, axis, size):
     """Indices must be in [0, size): ops wrap negative ones before the kernel runs."""
     bad = idx[(idx < 0) | (idx >= size)]
     if bad.size:
-        raise OutOfBoundsError(f"{kernel}: index {bad.flat[0]} is out of bounds for an axis "
-                               f"of size {size}")
+        raise OutOfBoundsError(f"{kernel}: index {bad.flat[0]} is out of bounds for axis "
+                               f"{axis} of size {size}")
 
 
 def take(x, idx, *, axis):
-    _check_bounds("take", idx, x.shape[axis])
-    return np.take(x, idx, axis=axis)
+    _check_bounds("take", idx, axis, x.shape[axis])
+    return x[(slice(None),) * axis + (idx,)]    # np.take would copy a strided x whole
 
 
 def scatter_add(upd, idx, *, axis, size):
-    _check_bounds("scatter_add", idx, size)
+    _check_bounds("scatter_add", idx, axis, size)
     shape = upd.shape[:axis] + (size,) + upd.shape[axis + idx.ndim:]
     out = np.zeros(shape, upd.dtype)
     np.add.at(out, (slice(None),) * axis + (idx,), upd)
@@ -77,6 +86,7 @@ IMPLS = {
     **{k: f for k, f in BINARY.items()},
     **{k: _reduction(f) for k, f in REDUCE.items()},
     "erf": erf,
+    "div": div,
     "argmax": _arg_reduction(np.argmax), "argmin": _arg_reduction(np.argmin),
     "select": np.where,
     "convert": lambda x, *, dtype: np.asarray(x).astype(dtype),

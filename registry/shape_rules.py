@@ -3,7 +3,15 @@
 Kernels are strict: elementwise kernels take operands of one shape and one dtype
 (broadcasting and promotion are explicit nodes inserted by the ops), so each rule here is
 a few lines. Errors name the kernel and the offending shapes/dtypes.
+
+Sizes are computed exactly, in Python ints (int64 products wrap: a reshape to
+(2**62 + 1, 4) would pass as 4 elements), and every result must be an array NumPy could
+allocate, which is also what keeps the llvm backend's i64 offsets and strides exact.
 """
+import math
+import operator
+import sys
+
 import numpy as np
 
 from ir import graph as _graph
@@ -21,6 +29,7 @@ BINARY = ("add", "sub", "mul", "div", "pow", "max", "min")
 COMPARE = ("gt", "ge", "lt", "le", "eq", "ne")
 REDUCE = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")
 ARG_REDUCE = ("argmax", "argmin")
+MAX_BYTES = sys.maxsize     # NumPy's bound (npy_intp) on the bytes one array spans
 
 
 def apply_shape_rule(kernel, avals, attrs):
@@ -41,11 +50,30 @@ def apply_shape_rule(kernel, avals, attrs):
     except (AttributeError, TypeError, ValueError):
         raise KernelError(f"shape rule of {kernel!r} must return objects with .shape (a tuple "
                           f"of ints) and .dtype, or a tuple of them; got {out!r}") from None
-    for o in outs:
+    for o, raw in zip(outs, out if multi else (out,)):
         check_dtype(o.dtype, f"shape rule of {kernel!r}")
-        if any(d < 0 for d in o.shape):
-            raise KernelError(f"shape rule of {kernel!r} returned a negative dimension: {o}")
+        if tuple(raw.shape) != o.shape and not _all_ints(raw.shape) or any(d < 0 for d in o.shape):
+            raise KernelError(f"shape rule of {kernel!r} returned a negative "
+                              f"dimension or a non-int: {tuple(raw.shape)}")
+        _check_addressable(kernel, avals, o)
     return outs, multi
+
+
+def _all_ints(dims):
+    try:
+        return all(operator.index(d) == d for d in dims)
+    except TypeError:
+        return False
+
+
+def _check_addressable(kernel, avals, out):
+    """Like NumPy, the non-zero dimensions times the item size must fit MAX_BYTES (even
+    for an empty result: its other dimensions still become strides and loop bounds)."""
+    nbytes = (math.prod(out.shape) or math.prod(d for d in out.shape if d)) * out.dtype.itemsize
+    if nbytes > MAX_BYTES:
+        raise ShapeError(f"{kernel}: result shape {out.shape} of {out.dtype} is too large for "
+                         f"one array (over {MAX_BYTES} bytes); input shapes "
+                         f"{', '.join(str(a.shape) for a in avals)}")
 
 
 def infer_avals(kernel, avals, attrs):
@@ -122,13 +150,23 @@ def _convert(x, *, dtype):
     return ShapedArray(x.shape, check_dtype(dtype, "convert"))
 
 
+def _ints(kernel, name, values):
+    """An int-tuple attr as Python ints (NumPy ints would wrap in the arithmetic)."""
+    try:
+        return tuple(operator.index(v) for v in values)
+    except TypeError:
+        raise ShapeError(f"{kernel}: {name} {tuple(values)} must be ints") from None
+
+
 def _check_shape(kernel, shape):
-    if any(d < 0 for d in shape):
-        raise ShapeError(f"{kernel}: invalid target shape {tuple(shape)} (negative dimension)")
+    if not _all_ints(shape) or any(d < 0 for d in shape):
+        raise ShapeError(f"{kernel}: invalid target shape {tuple(shape)} (a negative "
+                         f"dimension or a non-int)")
+    return tuple(map(operator.index, shape))
 
 
 def _broadcast_to(x, *, shape):
-    _check_shape("broadcast_to", shape)
+    shape = _check_shape("broadcast_to", shape)
     if len(shape) < x.ndim or any(d != 1 and d != s for d, s in
                                   zip(x.shape[::-1], shape[::-1])):
         raise ShapeError(f"broadcast_to: cannot broadcast shape {x.shape} to {tuple(shape)}")
@@ -136,8 +174,8 @@ def _broadcast_to(x, *, shape):
 
 
 def _reshape(x, *, shape):
-    _check_shape("reshape", shape)
-    if int(np.prod(shape, dtype=np.int64)) != x.size:
+    shape = _check_shape("reshape", shape)
+    if math.prod(shape) != x.size:
         raise ShapeError(f"reshape: cannot reshape {x.shape} ({x.size} elements) to "
                          f"{tuple(shape)}")
     return ShapedArray(shape, x.dtype)
@@ -152,6 +190,8 @@ def _transpose(x, *, perm):
 def _slice(x, *, start, limit, step):
     if not len(start) == len(limit) == len(step) == x.ndim:
         raise ShapeError(f"slice: start/limit/step need {x.ndim} entries each")
+    start, limit, step = (_ints("slice", n, v) for n, v in
+                          (("start", start), ("limit", limit), ("step", step)))
     out = []
     for d, s, e, k in zip(x.shape, start, limit, step):
         if not (k > 0 and 0 <= s <= e <= d):
@@ -167,6 +207,8 @@ def _rev(x, *, axes):
 
 
 def _pad(x, *, lo, hi, interior):
+    lo, hi, interior = (_ints("pad", n, v) for n, v in
+                        (("lo", lo), ("hi", hi), ("interior", interior)))
     if not len(lo) == len(hi) == len(interior) == x.ndim or min(lo + hi + interior, default=0) < 0:
         raise ShapeError(f"pad: need {x.ndim} non-negative lo/hi/interior entries")
     return ShapedArray(tuple(l + h + d + max(d - 1, 0) * i
@@ -202,6 +244,9 @@ def _take(x, idx, *, axis):
 def _scatter_add(upd, idx, *, axis, size):
     """Inverse of take: out[..., idx[j], ...] += upd[..., j, ...] along `axis`."""
     _check_index("scatter_add", idx)
+    (size,) = _ints("scatter_add", "size", (size,))
+    if size < 0:
+        raise ShapeError(f"scatter_add: size {size} must be non-negative")
     if upd.shape[axis:axis + idx.ndim] != idx.shape:
         raise ShapeError(f"scatter_add: updates {upd.shape} do not match indices "
                          f"{idx.shape} at axis {axis}")

@@ -1,14 +1,20 @@
 """Groups -> one LLVM module: a function per group, an entry per native segment.
 
-A group function is `i32 g<k>(ptr noalias %buf..., i64 %start, i64 %end)`: its leaves'
+A group function is `i64 g<k>(ptr noalias %buf..., i64 %start, i64 %end)`: its leaves'
 buffers, then its outputs', then the slice [start, end) of its parallel work items. A
-segment entry `i32 s<k>(ptr %array...)` takes NumPy array objects, reads their data
-pointers, and calls its groups in order; a jitted call is one ctypes call per segment.
-Every function returns 0 or the code of a `fail_if` that fired (Program maps it back to
-an exception). Static shapes are constants, so loops have constant trip counts.
+segment entry `i64 s<k>(ptr %tuple)` takes a tuple of NumPy array objects, reads their
+data pointers, and calls its groups in order; a jitted call is one ctypes call per
+segment, with one argument however many arrays there are (ctypes passes at most 1024).
+Static shapes are constants, so loops have constant trip counts.
+
+Every function returns 0 or a failure code (irutil.failure decodes it): the error table
+entry of the check that fired and, for a range check, an offending value. Range checks
+(`Ctx.check_range`) keep a running min and max of the checked values, which vectorize, and
+test them once before each return: recording offending values in the loop would not.
 """
 import contextlib
 import functools
+import math
 import re
 
 import numpy as np
@@ -17,23 +23,28 @@ from llvmlite import ir
 from ir import Literal
 from ir.errors import CodegenError, KernelError
 from lowering.llvm import irutil, mathlib, target
-from lowering.llvm.irutil import FAST, I32, I64, PTR, const, i64, lltype
+from lowering.llvm.irutil import FAST, I64, PTR, const, i64, lltype
 from lowering.llvm.protocol import Index
 from lowering.llvm.scalars import convert_value
 
 
-def data_offset():
-    """Offset of the data pointer in a NumPy array object (probed, not assumed)."""
+def _probe(what, cases):
+    """The offset at which each object of `cases` [(object, [pointer, ...])] holds its
+    pointers, consecutively (probed, not assumed: it depends on the Python build)."""
     import ctypes
-    a, b = np.empty(3), np.empty(5)
     for off in range(8, 80, 8):
-        if (ctypes.c_void_p.from_address(id(a) + off).value == a.ctypes.data and
-                ctypes.c_void_p.from_address(id(b) + off).value == b.ctypes.data):
+        if all(ctypes.c_void_p.from_address(id(obj) + off + 8 * k).value == p
+               for obj, want in cases for k, p in enumerate(want)):
             return off
-    raise CodegenError("cannot locate the data pointer in numpy array objects")
+    raise CodegenError(f"cannot locate {what}")
 
 
-DATA_OFFSET = data_offset()
+_a, _b = np.empty(3), np.empty(5)
+DATA_OFFSET = _probe("the data pointer in numpy array objects",
+                     [(_a, [_a.ctypes.data]), (_b, [_b.ctypes.data])])
+ITEMS_OFFSET = _probe("the items of a tuple object", [((_a, _b), [id(_a), id(_b)])])
+del _a, _b
+MAX_CALL_ARGS = 1024        # ctypes' limit on the arguments of a foreign function
 
 
 @functools.lru_cache(maxsize=None)
@@ -51,6 +62,7 @@ class ModuleBuilder:
         self.module.triple, self.module.data_layout = target.TRIPLE, target.DATA_LAYOUT
         self.texts = {}         # symbol -> IR text defining it
         self.errors = []        # (exception class, message); code = index + 1
+        self.range_checks = {}  # function name -> [(lo slot, hi slot, n, code)]
 
     def external(self, symbol, ret, args, text):
         """Declare `symbol` for calls; its definition `text` is pasted into the module."""
@@ -60,6 +72,9 @@ class ModuleBuilder:
     def error_code(self, error, message):
         key = (error, message)
         if key not in self.errors:
+            if len(self.errors) == irutil.MAX_ERRORS:
+                raise CodegenError(f"llvm backend: more than {irutil.MAX_ERRORS} distinct "
+                                   f"run-time checks in one module")
             self.errors.append(key)
         return self.errors.index(key) + 1
 
@@ -80,16 +95,18 @@ class Ctx:
     """What kernel impls get (documented in lowering.llvm.protocol)."""
     FAST = FAST
 
-    def __init__(self, mb, b, name, start, end, err, scratch=None):
+    def __init__(self, mb, b, name, start, end, err, scratch, range_checks):
         self.mb, self.b, self.name, self._err = mb, b, name, err
         self.start, self.end, self.scratch = start, end, scratch
-        self.in_avals, self.out_avals = (), ()
+        self._range_checks = range_checks       # shared by the function's node ctxs
+        self.in_avals, self.out_avals, self.source = (), (), None
 
     def for_node(self, node):
         c = object.__new__(Ctx)
         c.__dict__.update(self.__dict__)
         c.in_avals = tuple(x.aval for x in node.inputs)
         c.out_avals = tuple(o.aval for o in node.outputs)
+        c.source = node.source
         return c
 
     in_dtypes = property(lambda self: tuple(a.dtype for a in self.in_avals))
@@ -122,9 +139,19 @@ class Ctx:
 
     def fail_if(self, cond, message, error=KernelError):
         """After this kernel returns, raise error(message) if cond was ever true."""
-        code = ir.Constant(I32, self.mb.error_code(error, message))
+        code = i64(self.mb.error_code(error, message) << irutil.VALUE_BITS)
         b = self.b
         b.store(b.select(cond, code, b.load(self._err)), self._err)
+
+    def check_range(self, value, n, message, error=KernelError):
+        """After this kernel returns, raise error(message) if the i64 `value` was ever
+        outside [0, n); '{value}' in the message becomes such a value (the least or the
+        greatest seen). Clamp so the kernel stays in bounds meanwhile."""
+        b, code = self.b, self.mb.error_code(error, message)
+        lo, hi = (irutil.entry_slot(b, i64(v)) for v in ((1 << 63) - 1, -1 << 63))
+        b.store(b.call(irutil.typed_intrinsic(b, "smin", I64, 2), [b.load(lo), value]), lo)
+        b.store(b.call(irutil.typed_intrinsic(b, "smax", I64, 2), [b.load(hi), value]), hi)
+        self._range_checks.append((lo, hi, n, code))
 
     def loop(self, start, end, name="i"):
         return irutil.loop(self.b, start, end, name)
@@ -230,17 +257,18 @@ class Values:
 
 
 def _function(mb, name, grp, scratch, base):
-    """`i32 name(ptr leaves..., ptr outputs..., [ptr scratch,] i64 start, i64 end)`; the
+    """`i64 name(ptr leaves..., ptr outputs..., [ptr scratch,] i64 start, i64 end)`; the
     ctx's unique() names derive from the group's `base` name."""
     nbuf = len(grp.leaves) + len(grp.roots) + (scratch is not None)
-    fn = ir.Function(mb.module, ir.FunctionType(I32, [PTR] * nbuf + [I64, I64]), name)
+    fn = ir.Function(mb.module, ir.FunctionType(I64, [PTR] * nbuf + [I64, I64]), name)
     fn.attributes.add("nounwind")
     for arg in fn.args[:nbuf]:
         arg.add_attribute("noalias")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    err = irutil.slot(b, ir.Constant(I32, 0))
+    err = irutil.slot(b, i64(0))
     scratch_arg = fn.args[nbuf - 1] if scratch is not None else None
-    ctx = Ctx(mb, b, base, fn.args[-2], fn.args[-1], err, scratch_arg)
+    ctx = Ctx(mb, b, base, fn.args[-2], fn.args[-1], err, scratch_arg,
+              mb.range_checks.setdefault(name, []))
     return fn, ctx
 
 
@@ -251,29 +279,54 @@ def emit_group(mb, part, grp, name):
     grp.scratch, grp.prepare = None, False
     if grp.kind == "rows":
         from lowering.llvm.rows import emit_rows     # rows builds on this module
-        return emit_rows(mb, part, grp, name)
-    if grp.kind == "kernel":
-        n = grp.node
-        impl = part.impls[id(n)]
-        in_avals, out_avals = [x.aval for x in n.inputs], [o.aval for o in n.outputs]
-        grp.scratch = impl.hook("scratch", in_avals, out_avals, n.attrs, None)
-        grp.parallel = int(impl.hook("parallel", in_avals, out_avals, n.attrs, 1))
-        grp.work = float(impl.hook("work", in_avals, out_avals, n.attrs, estimate_ns(
-            in_avals[0].size if in_avals else 0, _fused_cost(part, grp))))
-        grp.prepare = impl.prepare is not None
-        for fname, emit in [(name, impl.emit)] + [(name + ".prep", impl.prepare)] * grp.prepare:
-            fn, ctx = _function(mb, fname, grp, grp.scratch, name)
-            values = Values(ctx, part, {id(x): a for x, a in zip(grp.leaves, fn.args)})
-            outs = fn.args[len(grp.leaves):len(grp.leaves) + len(grp.roots)]
-            ins = [Operand(values, x, values.buffers.get(id(x))) for x in n.inputs]
-            emit(ctx.for_node(n), ins, [Buffer(ctx.b, o.aval, p) for o, p in zip(n.outputs, outs)],
-                 **n.attrs)
-            ctx.b.ret(ctx.b.load(ctx._err))
-        return
-    fn, ctx = _function(mb, name, grp, None, name)
-    values = Values(ctx, part, {id(x): a for x, a in zip(grp.leaves, fn.args)})
-    _emit_loop(ctx, values, grp, fn.args[len(grp.leaves):len(grp.leaves) + len(grp.roots)])
-    ctx.b.ret(ctx.b.load(ctx._err))
+        emit_rows(mb, part, grp, name)
+    elif grp.kind == "kernel":
+        _emit_kernel(mb, part, grp, name)
+    else:
+        fn, ctx = _function(mb, name, grp, None, name)
+        values = Values(ctx, part, {id(x): a for x, a in zip(grp.leaves, fn.args)})
+        _emit_loop(ctx, values, grp, fn.args[len(grp.leaves):len(grp.leaves) + len(grp.roots)])
+        ctx.b.ret(ctx.b.load(ctx._err))
+    for fname in (name, name + ".prep"):
+        irutil.fold_range_checks(mb.module, fname, mb.range_checks.pop(fname, ()))
+        fn = mb.module.globals.get(fname)
+        if fn is not None and len(fn.args) > MAX_CALL_ARGS:
+            _tuple_entry(mb, fn)
+
+
+def _tuple_entry(mb, fn):
+    """`<fn>.t(ptr %tuple, i64 start, i64 end)` calling `fn` on the data of the arrays in
+    %tuple: how Python calls a function with more arguments than ctypes can pass."""
+    entry = ir.Function(mb.module, ir.FunctionType(I64, [PTR, I64, I64]), fn.name + ".t")
+    b = ir.IRBuilder(entry.append_basic_block("entry"))
+    b.ret(b.call(fn, _array_data(b, entry.args[0], len(fn.args) - 2) + list(entry.args[1:])))
+
+
+def _array_data(b, arrays, count):
+    """The data pointers of the `count` NumPy arrays in the tuple object `arrays`."""
+    def field(ptr, offset):
+        return b.load(b.gep(ptr, [i64(offset)], inbounds=True, source_etype=irutil.I8), typ=PTR)
+    return [field(field(arrays, ITEMS_OFFSET + 8 * k), DATA_OFFSET) for k in range(count)]
+
+
+def _emit_kernel(mb, part, grp, name):
+    """A whole-kernel group: its function, and its prepare step's."""
+    n = grp.node
+    impl = part.impls[id(n)]
+    in_avals, out_avals = [x.aval for x in n.inputs], [o.aval for o in n.outputs]
+    grp.scratch = impl.hook("scratch", in_avals, out_avals, n.attrs, None)
+    grp.parallel = int(impl.hook("parallel", in_avals, out_avals, n.attrs, 1))
+    grp.work = float(impl.hook("work", in_avals, out_avals, n.attrs, estimate_ns(
+        in_avals[0].size if in_avals else 0, _fused_cost(part, grp))))
+    grp.prepare = impl.prepare is not None
+    for fname, emit in [(name, impl.emit)] + [(name + ".prep", impl.prepare)] * grp.prepare:
+        fn, ctx = _function(mb, fname, grp, grp.scratch, name)
+        values = Values(ctx, part, {id(x): a for x, a in zip(grp.leaves, fn.args)})
+        outs = fn.args[len(grp.leaves):len(grp.leaves) + len(grp.roots)]
+        ins = [Operand(values, x, values.buffers.get(id(x))) for x in n.inputs]
+        emit(ctx.for_node(n), ins, [Buffer(ctx.b, o.aval, p) for o, p in zip(n.outputs, outs)],
+             **n.attrs)
+        ctx.b.ret(ctx.b.load(ctx._err))
 
 
 TILE = 32
@@ -293,7 +346,7 @@ def _fused_cost(part, grp):
 
 def _emit_loop(ctx, values, grp, outs):
     b, shape = ctx.b, grp.shape
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)
     grp.work = estimate_ns(size, _fused_cost(values.part, grp))
     if grp.flat:
         grp.parallel, walk = size, lambda: _flat(ctx, shape)
@@ -347,14 +400,14 @@ def _tiled(ctx, shape):
 
 
 def emit_segment(mb, name, calls, objects):
-    """Entry `name(ptr %array...)` running `calls` = [(function name, buffer positions
-    into `objects`, work items)] in order, returning the first nonzero code."""
-    fn = ir.Function(mb.module, ir.FunctionType(I32, [PTR] * len(objects)), name)
+    """Entry `name(ptr %tuple)`, %tuple holding the arrays `objects`, running `calls` =
+    [(function name, buffer positions into `objects`, work items)] in order, returning
+    the first nonzero code."""
+    fn = ir.Function(mb.module, ir.FunctionType(I64, [PTR]), name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    ptrs = [b.load(b.gep(a, [i64(DATA_OFFSET)], inbounds=True, source_etype=irutil.I8), typ=PTR)
-            for a in fn.args]
+    ptrs = _array_data(b, fn.args[0], len(objects))
     for callee, positions, items in calls:
         rc = b.call(mb.module.globals[callee], [ptrs[p] for p in positions] + [i64(0), i64(items)])
-        with b.if_then(b.icmp_unsigned("!=", rc, ir.Constant(I32, 0)), likely=False):
+        with b.if_then(b.icmp_unsigned("!=", rc, i64(0)), likely=False):
             b.ret(rc)
-    b.ret(ir.Constant(I32, 0))
+    b.ret(i64(0))

@@ -63,8 +63,8 @@ def _settings(kernels):
     """The run-time settings code generation depends on (tests monkeypatch them): a new
     module-level knob of the code generator belongs here, or stale code would be reused."""
     from lowering.llvm import program      # which imports this module
-    return (target.TRIPLE, target.CPU, target.FEATURES, codegen.DATA_OFFSET, codegen.TILE,
-            program.PARALLEL_NS, program.num_threads(), fusion.SHARED_COST,
+    return (target.TRIPLE, target.CPU, target.FEATURES, codegen.DATA_OFFSET,
+            codegen.ITEMS_OFFSET, codegen.TILE, program.PARALLEL_NS, program.num_threads(), fusion.SHARED_COST,
             fusion.MAX_COST, fusion.MAX_DEPTH, fusion.TILED_MIN,
             matmul._vector_bytes() if "matmul" in kernels else None)
 

@@ -52,6 +52,44 @@ def i64(n):
     return ir.Constant(I64, int(n))
 
 
+# A native function returns 0 or a failure code: (error table index + 1) << VALUE_BITS,
+# plus an offending value in the low bits for range checks (saturated to fit).
+VALUE_BITS = 48
+MAX_ERRORS = (1 << 63 - VALUE_BITS) - 1         # so that codes stay positive
+_VALUE_MIN, _VALUE_MAX = -1 << VALUE_BITS - 1, (1 << VALUE_BITS - 1) - 1
+
+
+def failure(errors, rc):
+    """(exception class, message) of failure code rc, given the module's error table of
+    (class, message); '{value}' in the message becomes the value."""
+    error, message = errors[(rc >> VALUE_BITS) - 1]
+    value = (rc & (1 << VALUE_BITS) - 1) - ((rc >> VALUE_BITS - 1 & 1) << VALUE_BITS)
+    shown = (f">= {value}" if value == _VALUE_MAX else f"<= {value}" if value == _VALUE_MIN
+             else str(value))
+    return error, message.replace("{value}", shown)
+
+
+def fold_range_checks(module, name, checks):
+    """Before each `ret` of function `name`, fold `checks` [(lo slot, hi slot, n, code)]
+    (running min and max of values that must lie in [0, n)) into the returned code."""
+    b = ir.IRBuilder()
+    for block in module.globals[name].blocks if checks else ():
+        ret = block.terminator
+        if not isinstance(ret, ir.Ret):
+            continue
+        b.position_before(ret)
+        rc = ret.return_value
+        smin, smax = (typed_intrinsic(b, f, I64, 2) for f in ("smin", "smax"))
+        for lo, hi, n, code in checks:
+            lo, hi = b.load(lo), b.load(hi)
+            above = b.icmp_signed(">=", hi, i64(n))
+            value = b.call(smin, [b.call(smax, [b.select(above, hi, lo), i64(_VALUE_MIN)]),
+                                  i64(_VALUE_MAX)])
+            packed = b.or_(b.and_(value, i64((1 << VALUE_BITS) - 1)), i64(code << VALUE_BITS))
+            rc = b.select(b.or_(above, b.icmp_signed("<", lo, i64(0))), packed, rc)
+        ret.replace_usage(ret.return_value, rc)
+
+
 def load(b, ptr, flat, dtype):
     """Element `flat` of a buffer of `dtype`, as a register value."""
     mt = memtype(dtype)
@@ -98,6 +136,15 @@ def loop(b, start, end, name="i"):
     i.add_incoming(nxt, b.block)
     b.cbranch(b.icmp_signed("<", nxt, end), body, exit_)
     b.position_at_end(exit_)
+
+
+def entry_slot(b, init):
+    """A mutable local initialized in the entry block: an accumulator across all the
+    loops of a function (promoted to registers by mem2reg)."""
+    with b.goto_entry_block():
+        p = b.alloca(init.type)
+        b.store(init, p)
+    return p
 
 
 def slot(b, init):

@@ -21,14 +21,14 @@ from ir import Literal
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.passes import cse, dce, fold_constants, inline_calls
 from lowering.interpreter import own, run_node
-from lowering.llvm import codegen, graph_cache, target
+from lowering.llvm import codegen, graph_cache, irutil, target
 from lowering.llvm.fusion import Partition, check_kernels, display_graph
 from lowering.llvm.rows import merge_rows
 from registry.tables import _kernels
 
 PARALLEL_NS = 500_000
 _pools, _pool_lock = {}, threading.Lock()
-_P, _I64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
+_P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _CARRAY = 0x0101           # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
 
 
@@ -154,7 +154,7 @@ class Program:
         self._copied = _copied(outs, len(self._in) + len(self._consts))
         self.steps = [s[0] for s in steps]        # "segment" | "python" | "parallel"
         if all(s[0] == "segment" for s in steps):
-            self.run = self._fast_run([(self._function(name, len(objects)), objects)
+            self.run = self._fast_run([(self._function(name), objects)
                                        for _, name, objects in steps])
         else:
             self._steps = [self._step(*s) for s in steps]
@@ -205,7 +205,7 @@ class Program:
             lines.append(f"    b{nin + ncon + j} = empty(S{nin + ncon + j}, D{nin + ncon + j})")
         for i, (fn, objects) in enumerate(segments):
             env[f"F{i}"] = fn
-            lines += [f"    rc = F{i}({', '.join(f'id(b{k})' for k in objects)})",
+            lines += [f"    t = ({''.join(f'b{k}, ' for k in objects)})", f"    rc = F{i}(id(t))",
                       "    if rc:", "        fail(rc)"]
         outs = []
         for j, (k, copied) in enumerate(zip(self._outs, self._copied)):
@@ -219,7 +219,7 @@ class Program:
         return env["run"]
 
     def _fail(self, rc):
-        error, message = self._errors[rc - 1]
+        error, message = irutil.failure(self._errors, rc)
         raise error(f"{message} (llvm backend)")
 
     # ---- steps ------------------------------------------------------------------------
@@ -227,15 +227,17 @@ class Program:
     def _step(self, kind, *args):
         return getattr(self, "_" + kind)(*args)
 
-    def _function(self, name, nobjects):
-        return self.loaded.function(name, _I32, *[_P] * nobjects)
+    def _function(self, name):
+        """Segment entry `name`: its arrays are passed as one tuple."""
+        return self.loaded.function(name, _I64, _P)
 
     def _segment(self, name, objects):
-        fn = self._function(name, len(objects))
+        fn = self._function(name)
         objects, fail = tuple(objects), self._fail
 
         def step(bufs):
-            rc = fn(*[id(bufs[k]) for k in objects])
+            arrays = tuple([bufs[k] for k in objects])
+            rc = fn(id(arrays))
             if rc:
                 fail(rc)
         return step
@@ -248,14 +250,19 @@ class Program:
         return step
 
     def _parallel(self, calls, threads):
-        fns = [(self.loaded.function(name, _I32, *[_P] * len(pos), _I64, _I64), pos, n)
+        """Split calls: a function with more buffers than ctypes passes is called through
+        its `.t` entry, which takes the arrays as one tuple."""
+        fns = [(self.loaded.function(name + ".t", _I64, _P, _I64, _I64), pos, n, True)
+               if len(pos) + 2 > codegen.MAX_CALL_ARGS else
+               (self.loaded.function(name, _I64, *[_P] * len(pos), _I64, _I64), pos, n, False)
                for name, pos, n in calls]
         pool, fail = _pool(threads - 1), self._fail
 
         def step(bufs):
-            for fn, pos, n in fns:
-                rc = _Split(fn, [bufs[k].ctypes.data for k in pos], _pieces(n, threads)).run(
-                    pool, threads - 1)
+            for fn, pos, n, packed in fns:
+                arrays = tuple([bufs[k] for k in pos])
+                ptrs = [id(arrays)] if packed else [a.ctypes.data for a in arrays]
+                rc = _Split(fn, ptrs, _pieces(n, threads)).run(pool, threads - 1)
                 if rc:
                     fail(rc)
         return step

@@ -1,16 +1,16 @@
 """Scalar bodies of the elementwise built-in kernels, with NumPy's semantics.
 
 NaN propagates through max/min; comparisons with NaN are false except `ne`; bool add/mul/
-max/min are or/and; integer arithmetic wraps; integer `div` is true division in float64
-converted back as NumPy's astype does, and integer `pow` raises on negative exponents
-(both like the numpy kernels); float -> int conversion truncates, and NaN or out-of-range
-values give the integer minimum, as NumPy does on x86.
+max/min are or/and; integer arithmetic wraps; integer `div` is NumPy's floor division
+(x // 0 == 0, INT_MIN // -1 == INT_MIN, and no trap), and integer `pow` raises on negative
+exponents (both like the numpy kernels); float -> int conversion truncates, and NaN or
+out-of-range values give the integer minimum, as NumPy does on x86.
 """
 import numpy as np
 from llvmlite import ir
 
 from ir.errors import CodegenError, KernelError
-from lowering.llvm.irutil import F64, FAST, I1, lltype, typed_intrinsic
+from lowering.llvm.irutil import FAST, I1, lltype, typed_intrinsic
 from lowering.llvm.protocol import ScalarKernel
 
 # Division keeps IEEE results: `arcp` would turn x / 49.0 into x * (1 / 49.0), and 49 / 49
@@ -79,10 +79,20 @@ def _sign_i(ctx, x):
 
 
 def _div_i(ctx, x, y):
-    """NumPy divides integers in float64; the graph's int result is that, converted."""
-    b = ctx.b
-    q = b.fdiv(b.sitofp(x, F64), b.sitofp(y, F64))
-    return convert_value(b, q, np.float64, ctx.out_dtype)
+    """x // y rounding down, as NumPy's floor_divide. `sdiv` traps (x86 idiv) or is
+    undefined for y == 0 and for INT_MIN / -1, so those divide by 1 instead: the quotient
+    is then x, which is NumPy's INT_MIN // -1, and y == 0 selects 0 at the end."""
+    b, t = ctx.b, x.type
+    zero, one = ir.Constant(t, 0), ir.Constant(t, 1)
+    by_zero = b.icmp_signed("==", y, zero)
+    wraps = b.and_(b.icmp_signed("==", y, ir.Constant(t, -1)),
+                   b.icmp_signed("==", x, ir.Constant(t, -(1 << (t.width - 1)))))
+    d = b.select(b.or_(by_zero, wraps), one, y)
+    q, r = b.sdiv(x, d), b.srem(x, d)
+    inexact_negative = b.and_(b.icmp_signed("!=", r, zero),
+                              b.icmp_signed("<", b.xor(r, d), zero))
+    q = b.sub(q, b.zext(inexact_negative, t))
+    return b.select(by_zero, zero, q)
 
 
 def _pow_i(ctx, x, e):

@@ -3,8 +3,9 @@ reshape, transpose, slice, rev, pad, take) and copies (concatenate, scatter_add)
 
 Indices of `take` and `scatter_add` are *checked*, as the numpy kernels check them: an
 index outside [0, size) (the ops wrap negative indices before the kernel) makes the call
-raise OutOfBoundsError after the kernel ran with that index clamped into the axis, so
-memory is never touched out of bounds. pad fills with zeros.
+raise OutOfBoundsError, naming an offending index and the node's source line, after the
+kernel ran with that index clamped into the axis, so memory is never touched out of
+bounds. pad fills with zeros.
 """
 from llvmlite import ir
 
@@ -72,35 +73,26 @@ def _pad(ctx, index, read, *, lo, hi, interior):
     return b.select(ok, read(0, ctx.index(shape, multi=multi)), ctx.const(0))
 
 
-def _out_of_bounds(kernel, axis, n):
-    return (f"{kernel}: an index is out of bounds for axis {axis} of size {n} (kernel "
-            f"indices must be in [0, {n}); the ops wrap negative ones)")
-
-
 def checked_index(ctx, j, n, kernel, axis):
-    """Index value j (any int type) checked against an axis of extent n > 0 (fail_if)
-    and clamped into [0, n)."""
+    """Index value j (any int type) checked against an axis of extent n, and clamped
+    into [0, n) (None if n == 0: any index fails)."""
     b = ctx.b
     j = b.sext(j, I64) if j.type.width < 64 else j
-    bad = b.or_(b.icmp_signed("<", j, i64(0)), b.icmp_signed(">=", j, i64(n)))
-    ctx.fail_if(bad, _out_of_bounds(kernel, axis, n), OutOfBoundsError)
-    j = b.select(b.icmp_signed("<", j, i64(0)), i64(0), j)
-    return b.select(b.icmp_signed(">=", j, i64(n)), i64(n - 1), j)
-
-
-def _empty_axis(ctx, kernel, axis):
-    ctx.fail_if(ir.Constant(ir.IntType(1), 1), _out_of_bounds(kernel, axis, 0), OutOfBoundsError)
+    where = f" (in {kernel!r} node created at {ctx.source})" if ctx.source else ""
+    ctx.check_range(j, n, f"{kernel}: index {{value}} is out of bounds for axis {axis} of "
+                          f"size {n}{where}", OutOfBoundsError)
+    if n:
+        return ctx.intrinsic("smin", ctx.intrinsic("smax", j, i64(0)), i64(n - 1))
 
 
 def _take(ctx, index, read, *, axis):
     x, idx = ctx.in_avals
     n, k = x.shape[axis], idx.ndim
-    if n == 0:
-        _empty_axis(ctx, "take", axis)
-        return ctx.const(0)
     m = index.multi
     j = checked_index(ctx, read(1, ctx.index(idx.shape, multi=m[axis:axis + k])), n,
                       "take", axis)
+    if n == 0:
+        return ctx.const(0)
     return read(0, ctx.index(x.shape, multi=m[:axis] + [j] + m[axis + k:]))
 
 
@@ -122,14 +114,12 @@ def _scatter_add(ctx, ins, outs, *, axis, size):
         out.store_flat(i, ctx.const(0))
     if upd.aval.size == 0:
         return
-    if size == 0:
-        _empty_axis(ctx, "scatter_add", axis)
-        return
     add = arith("add", out.aval.dtype)
     with ctx.nest(upd.aval.shape) as m:
         j = checked_index(ctx, idx.read(m[axis:axis + k]), size, "scatter_add", axis)
-        pos = m[:axis] + [j] + m[axis + k:]
-        out.store(pos, add(ctx, out.load(pos), upd.read(m)))
+        if size:
+            pos = m[:axis] + [j] + m[axis + k:]
+            out.store(pos, add(ctx, out.load(pos), upd.read(m)))
 
 
 def _same_shape(in_avals, out_aval, **attrs):

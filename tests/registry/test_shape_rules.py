@@ -84,6 +84,40 @@ def test_builtin_rules_reject_bad_inputs_naming_the_kernel(kernel, avals, attrs,
         infer(kernel, *avals, **attrs)
 
 
+# Shapes whose sizes overflow int64 arithmetic, or that no array could have: every rule
+# computes exactly (Python ints) and the result must fit in what one array can address.
+HUGE = 2**62
+TOO_BIG = [
+    ("reshape", [A(4, dtype=F64)], {"shape": (HUGE + 1, 4)}, r"cannot reshape \(4,\)"),
+    ("reshape", [A(2, 3)], {"shape": (2.5, 2)}, r"reshape: invalid target shape \(2.5, 2\)"),
+    ("broadcast_to", [A(4, dtype=F64)], {"shape": (HUGE, 4)}, r"broadcast_to: .*\(4611686018427"),
+    ("broadcast_to", [A(1, dtype=B)], {"shape": (2**64, 0)}, "too large"),
+    ("broadcast_to", [A(1)], {"shape": (np.float64(3),)}, "invalid target shape"),
+    ("pad", [A(3)], {"lo": (HUGE,), "hi": (0,), "interior": (0,)}, "pad: .*too large"),
+    ("pad", [A(3)], {"lo": (0,), "hi": (0,), "interior": (np.int64(HUGE),)}, "too large"),
+    ("pad", [A(3)], {"lo": (0.5,), "hi": (0,), "interior": (0,)}, "pad: lo"),
+    ("slice", [A(5)], {"start": (0.0,), "limit": (5,), "step": (1,)}, "slice: start"),
+    ("concatenate", [A(2**59, dtype=F64), A(2**59, dtype=F64)], {"axis": 0}, "too large"),
+    ("matmul", [A(2**31, 1), A(1, 2**33)], {}, r"matmul: .*\(2147483648, 8589934592\)"),
+    ("take", [A(4, 2**30), A(2**20, 2**20, dtype=I64)], {"axis": 0}, "take: .*too large"),
+    ("scatter_add", [A(2, dtype=F64), A(2, dtype=I64)], {"axis": 0, "size": 2**61}, "too large"),
+    ("scatter_add", [A(2), A(2, dtype=I64)], {"axis": 0, "size": -1}, "scatter_add: size"),
+]
+
+
+@pytest.mark.parametrize("kernel,avals,attrs,msg", TOO_BIG,
+                         ids=[f"{b[0]}-{i}" for i, b in enumerate(TOO_BIG)])
+def test_sizes_are_exact_and_must_be_addressable(kernel, avals, attrs, msg):
+    with pytest.raises(ShapeError, match=msg):
+        infer(kernel, *avals, **attrs)
+
+
+def test_largest_addressable_shapes_are_accepted():
+    assert infer("broadcast_to", A(1, dtype=B), shape=(2**62 - 1, 2)) == A(2**62 - 1, 2, dtype=B)
+    assert infer("broadcast_to", A(1, dtype=F64), shape=(2**59, 0)) == A(2**59, 0, dtype=F64)
+    assert infer("reshape", A(2**20, 2**30), shape=(2**50,)) == A(2**50)
+
+
 class Duck:
     """Any object with .shape and .dtype will do as a rule's result."""
 
@@ -121,4 +155,10 @@ def test_apply_shape_rule_wraps_malformed_rules(rule):
         apply_shape_rule("test_rule", [A(1)], {})
     rule["rule"] = lambda x: Duck((-1,), np.float32)
     with pytest.raises(KernelError, match="negative dimension"):
+        apply_shape_rule("test_rule", [A(1)], {})
+    rule["rule"] = lambda x: Duck((2.5,), np.float32)
+    with pytest.raises(KernelError, match=r"shape rule of 'test_rule' returned .*2\.5"):
+        apply_shape_rule("test_rule", [A(1)], {})
+    rule["rule"] = lambda x: Duck((2**61, 4), np.float64)
+    with pytest.raises(ShapeError, match=r"test_rule: .*too large"):
         apply_shape_rule("test_rule", [A(1)], {})

@@ -10,7 +10,7 @@ import numpy as np
 
 from ir.errors import ArgumentError, OutOfBoundsError, ShapeError
 from tracer.core import Tracer, run_kernel
-from tracer.numpy._base import dtype_of, normalize_axis, shape, value
+from tracer.numpy._base import convert, dtype_of, normalize_axis, shape, value
 from tracer.numpy.shape_ops import ravel, reshape, transpose
 
 _INTS = (int, np.integer)
@@ -38,8 +38,11 @@ def take(x, indices, axis=None):
     ax = normalize_axis("take", axis, len(shape(x)))
     n = shape(x)[ax]
     if isinstance(indices, Tracer):
-        _check_int_index("take", dtype_of(indices))
+        dt = dtype_of(indices)
+        _check_int_index("take", dt)
         from tracer.numpy.elementwise import add, less, where
+        if n > np.iinfo(dt).max:    # idx + n must not wrap (int32 indices, a longer axis)
+            indices = convert(indices, np.int64, "take")
         idx = where(less(indices, 0), add(indices, n), indices)
     else:
         idx = _as_index(indices)
@@ -48,7 +51,8 @@ def take(x, indices, axis=None):
         if bad.size:
             raise OutOfBoundsError(f"take: index {bad.flat[0]} is out of bounds for axis "
                                    f"{ax} with size {n}")
-        idx = np.where(idx < 0, idx + n, idx).astype(np.int64)
+        idx = idx.astype(np.int64)          # before adding n, which int8 cannot hold
+        idx = np.where(idx < 0, idx + n, idx)
     return run_kernel("take", [x, idx], {"axis": ax})
 
 

@@ -1,11 +1,11 @@
 """Shape ops. Everything lowers to a few kernels: reshape, transpose, broadcast_to,
 concatenate (indexing is in tracer.numpy.indexing)."""
+import math
 import operator
 
-import numpy as np
-
 from ir.errors import ArgumentError, ShapeError
-from tracer.core import run_kernel
+from registry import infer_avals
+from tracer.core import Tracer, run_kernel
 from tracer.numpy._base import (broadcast, convert, normalize_axes, normalize_axis, result_dtype,
                                 shape, value)
 
@@ -30,8 +30,8 @@ def reshape(x, newshape, *more):
     x = value(x, "reshape")
     shp = _shape_arg("reshape", (newshape,) + more if more else newshape, unknown_ok=True)
     if -1 in shp:
-        size = int(np.prod(shape(x), dtype=np.int64))
-        known = int(np.prod([d for d in shp if d != -1], dtype=np.int64))
+        size = math.prod(shape(x))
+        known = math.prod(d for d in shp if d != -1)        # exact: int64 would wrap
         if known == 0 or size % known:
             raise ShapeError(f"reshape: cannot reshape {shape(x)} ({size} elements) into {shp}")
         shp = tuple(size // known if d == -1 else d for d in shp)
@@ -65,11 +65,13 @@ def swapaxes(x, a, b):
 
 
 def broadcast_to(x, shape_):
-    from tracer.numpy._base import broadcast_shapes
+    from tracer.numpy._base import aval, broadcast_shapes
     x = value(x, "broadcast_to")
     shp = _shape_arg("broadcast_to", shape_)
     if broadcast_shapes("broadcast_to", shape(x), shp) != shp:
         raise ShapeError(f"broadcast_to: cannot broadcast shape {shape(x)} to {shp}")
+    if not isinstance(x, Tracer):       # NumPy broadcasts it: check the size as kernels do
+        infer_avals("broadcast_to", [aval(x)], {"shape": shp})
     return broadcast(x, shp)
 
 
