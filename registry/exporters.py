@@ -1,0 +1,296 @@
+"""Exporter table (kernel name, format) -> exporter, and the built-in ONNX exporters.
+
+Exporting a graph to another runtime's format is one more per-kernel table, like the
+kernel and gradient registries: a user kernel becomes exportable by registering an
+exporter, and a built-in one can be overridden the same way. An ONNX exporter is
+`fn(g, inputs, attrs)`: `inputs` are ONNX value names, `g` is the builder of
+`tracer.export` (`g.op`, `g.const`, `g.cast`, `g.ints`, `g.in_avals`, `g.out_avals`), and
+it returns the name of the node's output (a tuple of names for several outputs).
+
+The built-ins target opset 18 (reduction axes are inputs) and follow the kernels' NumPy
+semantics where ONNX or ONNX Runtime differ: NaN propagates through max/min reductions,
+argmax/argmin return the first NaN as NumPy does, log1p/expm1 stay accurate near 0, and
+bool operands go through int32 where ONNX Runtime has no bool kernel. Exporters never
+read a concrete dimension: shapes come from attrs via `g.ints` or from `Shape` at run
+time, which is what lets `to_onnx(..., dynamic_batch=True)` work.
+"""
+import numpy as np
+
+from ir.errors import ArgumentError, KernelNotFoundError
+from registry.tables import _did_you_mean
+
+_exporters = {}
+
+BOOL, INT32, INT64 = np.dtype(bool), np.dtype(np.int32), np.dtype(np.int64)
+INT64_MIN = np.iinfo(np.int64).min
+
+
+def register_exporter(kernel, format, fn):
+    """Add or replace how kernel `kernel` is written in `format` (e.g. "onnx")."""
+    for what, v in (("kernel", kernel), ("format", format)):
+        if not isinstance(v, str) or not v:
+            raise ArgumentError(f"register_exporter: {what} must be a non-empty string, "
+                                f"got {v!r}")
+    if not callable(fn):
+        raise ArgumentError(f"register_exporter({kernel!r}, {format!r}): fn must be "
+                            f"callable, got {type(fn).__name__}")
+    _exporters[(kernel, format)] = fn
+
+
+def get_exporter(kernel, format):
+    try:
+        return _exporters[(kernel, format)]
+    except KeyError:
+        have = [k for k, f in _exporters if f == format]
+        raise KernelNotFoundError(
+            f"no {format!r} exporter for kernel {kernel!r}.{_did_you_mean(kernel, have)} "
+            f"Register one with registry.register_exporter({kernel!r}, {format!r}, fn), "
+            f"where fn(g, inputs, attrs) builds the nodes with "
+            f"g.op(op_type, *inputs, **attributes) and returns the name of each output "
+            f"(see tracer.export).") from None
+
+
+def has_exporter(kernel, format):
+    return (kernel, format) in _exporters
+
+
+def unregister_exporter(kernel, format):
+    get_exporter(kernel, format)
+    del _exporters[(kernel, format)]
+
+
+def exporters():
+    """Every registered (kernel name, format) pair, sorted."""
+    return sorted(_exporters)
+
+
+# ---- built-in ONNX exporters ----------------------------------------------------------
+
+def _bool_via_int32(export, data_from=0):
+    """ONNX Runtime has no bool kernels for arithmetic, ordering, reductions, MatMul and
+    Where: compute on the data inputs (those from `data_from` on, all of one dtype) in
+    int32 and cast a bool result back (nonzero -> True, as NumPy's bool add, multiply,
+    max, min and any are)."""
+    def wrapped(g, inputs, attrs):
+        if g.in_avals[-1].dtype != BOOL:
+            return export(g, inputs, attrs)
+        ins = list(inputs[:data_from]) + [g.cast(x, INT32) for x in inputs[data_from:]]
+        out = export(g, ins, attrs)
+        return g.cast(out, BOOL) if g.out_avals[0].dtype == BOOL else out
+    return wrapped
+
+
+def _op(op_type):
+    return lambda g, inputs, attrs: g.op(op_type, *inputs)
+
+
+def _is_float(g):
+    return g.in_avals[0].dtype.kind == "f"
+
+
+def _abs(g, inputs, attrs):
+    return g.op("Identity", *inputs) if g.in_avals[0].dtype == BOOL else g.op("Abs", *inputs)
+
+
+def _log1p(g, inputs, attrs):
+    """Goldberg's log1p: log(u) * x / (u - 1) with u = 1 + x (x itself where u rounds
+    to 1): accurate near 0, where log(1 + x) loses every digit."""
+    (x,) = inputs
+    one = g.const(np.ones((), g.in_avals[0].dtype))
+    u = g.op("Add", x, one)
+    d = g.op("Sub", u, one)
+    r = g.op("Div", g.op("Mul", g.op("Log", u), x), d)
+    r = g.op("Where", g.op("IsInf", u, detect_negative=0), u, r)
+    return g.op("Where", g.op("Equal", d, g.const(np.zeros((), g.in_avals[0].dtype))), x, r)
+
+
+def _expm1(g, inputs, attrs):
+    """Kahan's expm1: (u - 1) * x / log(u) with u = exp(x) (x itself where u rounds
+    to 1): accurate near 0, where exp(x) - 1 loses every digit."""
+    (x,) = inputs
+    dt = g.in_avals[0].dtype
+    u = g.op("Exp", x)
+    d = g.op("Sub", u, g.const(np.ones((), dt)))
+    r = g.op("Div", g.op("Mul", d, x), g.op("Log", u))
+    r = g.op("Where", g.op("IsInf", u, detect_negative=0), u, r)
+    r = g.op("Where", g.op("Equal", d, g.const(np.array(-1, dt))), d, r)
+    return g.op("Where", g.op("Equal", u, g.const(np.ones((), dt))), x, r)
+
+
+def _div(g, inputs, attrs):
+    """True division of floats; NumPy's floor division of integers, where x // 0 == 0
+    and INT_MIN // -1 wraps to INT_MIN (ONNX's Div truncates, and would trap on both):
+    truncate by a safe divisor, step down where the remainder's sign differs from the
+    divisor's, then patch the two special divisors."""
+    x, y = inputs
+    dt = g.in_avals[0].dtype
+    if dt.kind == "f":
+        return g.op("Div", x, y)
+    zero, one, minus_one = (g.const(np.array(v, dt)) for v in (0, 1, -1))
+    by_zero, by_minus_one = g.op("Equal", y, zero), g.op("Equal", y, minus_one)
+    safe = g.op("Where", g.op("Or", by_zero, by_minus_one), one, y)
+    q = g.op("Div", x, safe)
+    r = g.op("Sub", x, g.op("Mul", q, safe))
+    down = g.op("And", g.op("Not", g.op("Equal", r, zero)),
+                g.op("Xor", g.op("Less", r, zero), g.op("Less", safe, zero)))
+    q = g.op("Sub", q, g.cast(down, dt))
+    q = g.op("Where", by_minus_one, g.op("Sub", zero, x), q)
+    return g.op("Where", by_zero, zero, q)
+
+
+def _ne(g, inputs, attrs):
+    return g.op("Not", g.op("Equal", *inputs))
+
+
+def _reduce(op_type):
+    def export(g, inputs, attrs):
+        (x,) = inputs
+        if not attrs["axes"]:
+            return g.op("Identity", x)
+        axes = g.const(np.array(attrs["axes"], np.int64))
+        out = g.op(op_type, x, axes, keepdims=0)
+        if op_type in ("ReduceMax", "ReduceMin") and _is_float(g):
+            # ONNX Runtime skips NaN here; NumPy propagates it. A sum of the NaNs is NaN
+            # exactly when the reduced slice holds one.
+            zero = g.const(np.zeros((), g.in_avals[0].dtype))
+            isnan = g.op("IsNaN", x)
+            nans = g.op("ReduceSum", g.op("Where", isnan, x, zero), axes, keepdims=0)
+            out = g.op("Where", g.op("IsNaN", nans), nans, out)
+        return out
+    return export
+
+
+def _arg_reduce(op_type):
+    def export(g, inputs, attrs):
+        (x,) = inputs
+        axis = attrs["axis"]
+        out = g.op(op_type, x, axis=axis, keepdims=0, select_last_index=0)
+        if _is_float(g):   # NumPy returns the first NaN; ONNX Runtime ignores NaNs
+            isnan = g.cast(g.op("IsNaN", x), INT32)
+            first = g.op("ArgMax", isnan, axis=axis, keepdims=0, select_last_index=0)
+            any_nan = g.op("ReduceMax", isnan, g.const(np.array([axis], np.int64)),
+                           keepdims=0)
+            out = g.op("Where", g.cast(any_nan, BOOL), first, out)
+        return out
+    return export
+
+
+def _convert(g, inputs, attrs):
+    return g.cast(inputs[0], attrs["dtype"])
+
+
+def _broadcast_to(g, inputs, attrs):
+    return g.op("Expand", inputs[0], g.ints("shape"))
+
+
+def _reshape(g, inputs, attrs):
+    return g.op("Reshape", inputs[0], g.ints("shape"), allowzero=1)
+
+
+def _transpose(g, inputs, attrs):
+    if not attrs["perm"]:       # a 0-d operand; ONNX cannot spell an empty perm
+        return g.op("Identity", *inputs)
+    return g.op("Transpose", *inputs, perm=list(attrs["perm"]))
+
+
+def _slice(g, inputs, attrs):
+    n = len(attrs["start"])
+    return g.op("Slice", inputs[0], g.const(np.array(attrs["start"], np.int64)),
+                g.ints("limit"), g.const(np.arange(n, dtype=np.int64)),
+                g.const(np.array(attrs["step"], np.int64)))
+
+
+def _rev(g, inputs, attrs):
+    axes = attrs["axes"]
+    if not axes:
+        return g.op("Identity", inputs[0])
+    k = len(axes)
+    return g.op("Slice", inputs[0], g.const(np.full(k, -1, np.int64)),
+                g.const(np.full(k, INT64_MIN, np.int64)), g.const(np.array(axes, np.int64)),
+                g.const(np.full(k, -1, np.int64)))
+
+
+def _dims(g, x, start, stop):
+    """Dims [start, stop) of x's run-time shape (None if empty)."""
+    return g.op("Shape", x, start=start, end=stop) if stop > start else None
+
+
+def _interior(g, x, axis, gap, ndim):
+    """`gap` zeros between neighbours along `axis`: give each element a trailing block of
+    zeros on a new axis, merge the two axes, and drop the last block."""
+    pads = np.zeros(2 * (ndim + 1), np.int64)
+    pads[ndim + 1 + axis + 1] = gap
+    y = g.op("Pad", g.op("Unsqueeze", x, g.const(np.array([axis + 1], np.int64))),
+             g.const(pads))
+    merged = g.op("Mul", _dims(g, x, axis, axis + 1), g.const(np.array([gap + 1], np.int64)))
+    parts = [_dims(g, x, 0, axis), merged, _dims(g, x, axis + 1, ndim)]
+    y = g.op("Reshape", y, g.op("Concat", *[p for p in parts if p], axis=0), allowzero=1)
+    return g.op("Slice", y, g.const(np.zeros(1, np.int64)),
+                g.const(np.array([-gap], np.int64)), g.const(np.array([axis], np.int64)))
+
+
+def _pad(g, inputs, attrs):
+    (x,) = inputs
+    lo, hi, interior = attrs["lo"], attrs["hi"], attrs["interior"]
+    for axis, gap in enumerate(interior):
+        if gap:
+            x = _interior(g, x, axis, gap, len(interior))
+    if any(lo) or any(hi):
+        x = g.op("Pad", x, g.const(np.array(lo + hi, np.int64)))
+    return x if x is not inputs[0] else g.op("Identity", x)
+
+
+def _concatenate(g, inputs, attrs):
+    return g.op("Concat", *inputs, axis=attrs["axis"])
+
+
+def _take(g, inputs, attrs):
+    # indices are already in [0, size): the ops wrap negative ones before the kernel
+    return g.op("Gather", *inputs, axis=attrs["axis"])
+
+
+def _scatter_add(g, inputs, attrs):
+    """ScatterND(reduction="add") into zeros, with the scattered axis moved to the front
+    (ScatterND indexes leading axes): out[..., idx[j], ...] += upd[..., j, ...]."""
+    upd, idx = inputs
+    axis, r, n = attrs["axis"], g.in_avals[1].ndim, g.in_avals[0].ndim
+    if axis:
+        upd = g.op("Transpose", upd, perm=list(range(axis, axis + r)) + list(range(axis))
+                   + list(range(axis + r, n)))
+    parts = [g.ints("size"), _dims(g, inputs[0], 0, axis), _dims(g, inputs[0], axis + r, n)]
+    shape = g.op("Concat", *[p for p in parts if p], axis=0)
+    zeros = g.op("Expand", g.const(np.zeros((), g.in_avals[0].dtype)), shape)
+    index = g.op("Unsqueeze", g.cast(idx, INT64), g.const(np.array([-1], np.int64)))
+    out = g.op("ScatterND", zeros, index, upd, reduction="add")
+    if axis:
+        out = g.op("Transpose", out, perm=list(range(1, axis + 1)) + [0]
+                   + list(range(axis + 1, n - r + 1)))
+    return out
+
+
+_ONNX = {
+    **{k: _op(v) for k, v in [("neg", "Neg"), ("exp", "Exp"), ("log", "Log"),
+                              ("sqrt", "Sqrt"), ("sin", "Sin"), ("cos", "Cos"),
+                              ("tanh", "Tanh"), ("erf", "Erf"), ("sign", "Sign"),
+                              ("sub", "Sub"), ("pow", "Pow"),
+                              ("eq", "Equal")]},
+    **{k: _bool_via_int32(_op(v)) for k, v in [
+        ("add", "Add"), ("mul", "Mul"), ("max", "Max"), ("min", "Min"), ("gt", "Greater"),
+        ("ge", "GreaterOrEqual"), ("lt", "Less"), ("le", "LessOrEqual"),
+        ("matmul", "MatMul")]},
+    "select": _bool_via_int32(_op("Where"), data_from=1),
+    **{k: _bool_via_int32(_reduce(v)) for k, v in [
+        ("reduce_sum", "ReduceSum"), ("reduce_max", "ReduceMax"),
+        ("reduce_min", "ReduceMin"), ("reduce_prod", "ReduceProd")]},
+    "argmax": _bool_via_int32(_arg_reduce("ArgMax")),
+    "argmin": _bool_via_int32(_arg_reduce("ArgMin")),
+    "abs": _abs, "log1p": _log1p, "expm1": _expm1, "div": _div, "ne": _ne,
+    "convert": _convert,
+    "broadcast_to": _broadcast_to, "reshape": _reshape,
+    "transpose": _transpose,
+    "slice": _slice, "rev": _rev, "pad": _pad, "concatenate": _concatenate, "take": _take,
+    "scatter_add": _scatter_add,
+}
+
+for _name, _fn in _ONNX.items():
+    register_exporter(_name, "onnx", _fn)
