@@ -21,6 +21,7 @@ import registry
 from ir import Graph, Literal, Node, ShapedArray, Var, aval_of, check_dtype, scalar_array
 from ir.passes import inline_calls
 from ir.errors import (ArgumentError, ConcretizationError, KernelError, TracerError)
+from lowering.interpreter import own
 from registry.shape_rules import apply_shape_rule, infer_avals
 from registry.tables import _kernels
 
@@ -156,7 +157,9 @@ def _eager(name, inputs, attrs):
         if got != want:
             raise KernelError(f"kernel {name!r} on backend {_state['backend']!r} returned "
                               f"{list(got)} but its shape rule says {list(want)}")
-    return out
+    if isinstance(out, tuple):       # results never alias the arguments (nor each other)
+        return tuple(own(out, arrays))
+    return own([out], arrays)[0]
 
 
 # ---- tracing --------------------------------------------------------------------------

@@ -125,3 +125,23 @@ def test_output_count_and_dtype_are_checked(pair_kernel):
     with pytest.raises(tracer.KernelError, match="float32.*output 1"):
         f(x)
 
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("op", ["reshape", "same_reshape", "transpose", "transpose_1d",
+                                "broadcast_to", "squeeze", "expand_dims", "ravel", "slice"])
+def test_eager_ops_do_not_return_views_of_their_arguments(backend, op):
+    x = np.arange(6.0).reshape(1, 6)
+    fn = {"reshape": lambda x: tnp.reshape(x, (2, 3)), "same_reshape": lambda x: tnp.reshape(
+        x, (1, 6)), "transpose": tnp.transpose, "transpose_1d": lambda x: tnp.transpose(x[0]),
+        "broadcast_to": lambda x: tnp.broadcast_to(x, (3, 6)), "squeeze": tnp.squeeze,
+        "expand_dims": lambda x: tnp.expand_dims(x, 0), "ravel": tnp.ravel,
+        "slice": lambda x: tracer.run_kernel("slice", [x], {"start": (0, 1), "limit": (1, 4),
+                                                            "step": (1, 1)})}[op]
+    before = tracer.get_backend()
+    tracer.set_backend(backend)
+    try:
+        out = fn(x)
+    finally:
+        tracer.set_backend(before)
+    _independent(x, out)

@@ -3,6 +3,8 @@ concatenate (indexing is in tracer.numpy.indexing)."""
 import math
 import operator
 
+import numpy as np
+
 from ir.errors import ArgumentError, ShapeError
 from registry import infer_avals
 from tracer.core import Tracer, run_kernel
@@ -36,8 +38,14 @@ def reshape(x, newshape, *more):
             raise ShapeError(f"reshape: cannot reshape {shape(x)} ({size} elements) into {shp}")
         shp = tuple(size // known if d == -1 else d for d in shp)
     if shp == shape(x):
-        return x
+        return unchanged(x)
     return run_kernel("reshape", [x], {"shape": shp})
+
+
+def unchanged(x):
+    """An op that changes nothing returns a traced value as it is, but never an eager
+    argument itself: eager results are arrays of their own, as under jit."""
+    return x if isinstance(x, Tracer) else np.array(x)
 
 
 def ravel(x):
@@ -52,7 +60,7 @@ def transpose(x, axes=None):
     if sorted(perm) != list(range(nd)):
         raise ShapeError(f"transpose: axes {axes} are not a permutation of {nd} axes")
     if perm == tuple(range(nd)):
-        return x
+        return unchanged(x)
     return run_kernel("transpose", [x], {"perm": perm})
 
 
@@ -70,8 +78,9 @@ def broadcast_to(x, shape_):
     shp = _shape_arg("broadcast_to", shape_)
     if broadcast_shapes("broadcast_to", shape(x), shp) != shp:
         raise ShapeError(f"broadcast_to: cannot broadcast shape {shape(x)} to {shp}")
-    if not isinstance(x, Tracer):       # NumPy broadcasts it: check the size as kernels do
+    if not isinstance(x, Tracer):       # a new array, as the kernel would give
         infer_avals("broadcast_to", [aval(x)], {"shape": shp})
+        return np.array(np.broadcast_to(x, shp))
     return broadcast(x, shp)
 
 
