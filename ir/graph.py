@@ -191,3 +191,8 @@ class Graph:
     def to_dot(self):
         from ir.export import to_dot
         return to_dot(self)
+
+    def render(self, path, fusion_groups=None):
+        """An SVG or PNG picture of the graph (needs matplotlib: the [viz] extra)."""
+        from ir.render import render
+        return render(self, path, fusion_groups)

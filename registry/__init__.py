@@ -9,6 +9,8 @@ from registry.tables import (backends, check_backend, epoch, get_gradient, get_k
                              register_shape_rule, shape_rules, unregister_backend,
                              unregister_gradient, unregister_kernel, unregister_shape_rule,
                              version)
+from registry.exporters import (exporters, get_exporter, has_exporter, register_exporter,
+                                unregister_exporter)
 
 register_backend("numpy")
 register_backend("llvm")
@@ -17,4 +19,6 @@ __all__ = ["register_kernel", "get_kernel", "unregister_kernel", "has_kernel", "
            "register_gradient", "get_gradient", "unregister_gradient", "has_gradient",
            "gradients", "register_shape_rule", "get_shape_rule", "shape_rules",
            "unregister_shape_rule", "register_backend", "unregister_backend", "backends",
-           "check_backend", "infer_avals", "epoch", "version", "BUILTIN_KERNELS"]
+           "check_backend", "infer_avals", "epoch", "version", "BUILTIN_KERNELS",
+           "register_exporter", "get_exporter", "has_exporter", "unregister_exporter",
+           "exporters"]

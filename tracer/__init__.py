@@ -17,8 +17,9 @@ from tracer.transforms import grad, jvp, value_and_grad, vjp
 from tracer.custom import custom_grad, custom_vjp
 from tracer.check import check_grads
 from tracer import numpy, nn  # noqa: F401
+from tracer import export  # noqa: F401  (onnx is imported only when used)
 
-__all__ = ["jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp", "custom_vjp",
+__all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp", "custom_vjp",
            "custom_grad", "run_kernel", "set_backend", "get_backend", "check_grads",
            "Tracer", "numpy", "nn", "TracerError", "ShapeError", "OutOfBoundsError",
            "DTypeError", "ArgumentError", "KernelNotFoundError", "BackendNotFoundError",
