@@ -2,14 +2,11 @@
 exact in 64 bits, x // 0 == 0 and INT_MIN // -1 == INT_MIN (wrapping) without raising,
 as NumPy computes them (NumPy only warns). Native code must not trap: x86 `idiv` faults on
 both of those, so the llvm runs happen in a subprocess."""
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from fresh import run_script
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SCRIPT = r'''
 import warnings
@@ -42,10 +39,7 @@ print("ok")
 
 
 def test_integer_div_is_numpys_floor_division_on_every_backend():
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                          cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", (done.returncode,
-                                                                   done.stderr[-2000:])
+    assert run_script(SCRIPT, timeout=300).strip() == "ok"
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")      # as NumPy's own 1 / 0

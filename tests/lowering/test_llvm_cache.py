@@ -1,9 +1,6 @@
 """Compile caches: in memory by module text, on disk across processes (keyed by text,
 llvmlite version and host CPU), and invalidation when a kernel is re-registered."""
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -12,8 +9,7 @@ import registry
 import tracer
 import tracer.numpy as tnp
 from lowering.llvm import ScalarKernel, compile_graph, target
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from fresh import run_script
 
 
 def test_same_module_text_compiles_once_in_a_process():
@@ -36,12 +32,7 @@ print(target.stats["compiled"], target.stats["disk_hits"], float(out.sum()))
 
 
 def _run(cache, **env):
-    env = dict(os.environ, TRACER_CACHE_DIR=str(cache), PYTHONPATH=ROOT, **env)
-    env.pop("TRACER_DUMP_DIR", None)
-    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)
-    assert done.returncode == 0, done.stderr
-    compiled, hits, value = done.stdout.split()
+    compiled, hits, value = run_script(SCRIPT, cache=cache, **env).split()
     return int(compiled), int(hits), float(value)
 
 

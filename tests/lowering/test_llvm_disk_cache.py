@@ -2,8 +2,6 @@
 the directory kept under its size cap, least recently used entries evicted first."""
 import gc
 import os
-import subprocess
-import sys
 import threading
 
 import numpy as np
@@ -13,8 +11,8 @@ import tracer
 import tracer.numpy as tnp
 from ir.errors import ArgumentError
 from lowering.llvm import caches, compile_graph, graph_cache, target
+from fresh import run_script
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 X = np.linspace(-1, 1, 12)
 
 SCRIPT = """
@@ -29,12 +27,7 @@ print(int(ok), target.stats["compiled"], graph_cache.stats["disk_hits"])
 
 
 def _run(cache):
-    env = dict(os.environ, TRACER_CACHE_DIR=str(cache), PYTHONPATH=ROOT)
-    env.pop("TRACER_DUMP_DIR", None)
-    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return tuple(int(v) for v in done.stdout.split())
+    return tuple(int(v) for v in run_script(SCRIPT, cache=cache).split())
 
 
 def _swap(a, b):

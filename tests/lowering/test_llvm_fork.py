@@ -2,13 +2,7 @@
 (multiprocessing's fork start method, a server's pre-fork workers). Run in a subprocess
 whose children are killed after a timeout, so a deadlock fails the test instead of
 hanging it."""
-import os
-import subprocess
-import sys
-
-import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from fresh import run_script
 
 SCRIPT = """
 import os, sys, threading, time, traceback
@@ -76,13 +70,8 @@ print("ok", compiled[0])
 
 
 def _run(script, tmp_path):
-    env = dict(os.environ, TRACER_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT,
-               TRACER_NUM_THREADS="1")
-    env.pop("TRACER_DUMP_DIR", None)
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, cwd=ROOT, timeout=150)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.startswith("ok")
+    assert run_script(script, cache=tmp_path, timeout=150,
+                      TRACER_NUM_THREADS="1").startswith("ok")
 
 
 def test_a_child_forked_while_another_thread_compiles_can_compile(tmp_path):

@@ -1,9 +1,6 @@
 """The graph-keyed cache: a warm process (or a recompile in the same process) skips code
 generation, gets the same program, and never reuses code made for another graph, another
 kernel impl or other code-generation settings."""
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -12,8 +9,7 @@ import registry
 import tracer
 import tracer.numpy as tnp
 from lowering.llvm import ScalarKernel, compile_graph, graph_cache, program, target
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from fresh import run_script
 
 
 def graph_of(f, *args):
@@ -120,13 +116,8 @@ print(len(made), graph_cache.stats["disk_hits"], target.stats["compiled"], float
 
 
 def _run(cache, factor, **env):
-    env = dict(os.environ, TRACER_CACHE_DIR=str(cache), PYTHONPATH=ROOT, **env)
-    env.pop("TRACER_DUMP_DIR", None)
-    env["PYTHONHASHSEED"] = "0"
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(factor)], env=env,
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert done.returncode == 0, done.stderr
-    made, hits, compiled, a, b, c, text, shown = done.stdout.split()
+    made, hits, compiled, a, b, c, text, shown = run_script(
+        SCRIPT, factor, cache=cache, PYTHONHASHSEED="0", **env).split()
     return int(made), int(hits), int(compiled), float(a), float(b), float(c), text, shown
 
 

@@ -8,6 +8,7 @@ import pytest
 import tracer
 import tracer.numpy as tnp
 from lowering.llvm import compile_graph, program
+from fresh import run_script
 
 
 def llvm(f):
@@ -184,10 +185,4 @@ print("ok")
 def test_native_code_never_reads_past_its_inputs():
     """Inputs placed against inaccessible pages: any out-of-bounds read is a segfault of
     the subprocess (checked at both ends of every input)."""
-    import os
-    import subprocess
-    import sys
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    done = subprocess.run([sys.executable, "-c", GUARD_SCRIPT], capture_output=True, text=True,
-                          cwd=root, env=dict(os.environ, PYTHONPATH=root), timeout=300)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+    assert run_script(GUARD_SCRIPT, timeout=300).strip() == "ok"
