@@ -31,6 +31,7 @@ import llvmlite.binding as llvm
 from ir.errors import CodegenError
 from lowering.llvm import caches
 from lowering.llvm.cpu import CURRENT, TRIPLE
+from lowering.profile import note, phase
 
 CPU, FEATURES = CURRENT.name, CURRENT.features   # TRACER_CPU, or the host's
 _TM = CURRENT.machine
@@ -138,12 +139,16 @@ def _load(key, text):
     obj = caches.read(directory, name) if directory else None
     mod = None
     if obj is None:
-        mod = _optimize(text)
-        obj = _TM.emit_object(mod)
+        with phase("llvm-optimize"):
+            mod = _optimize(text)
+        with phase("llvm-emit"):
+            obj = _TM.emit_object(mod)
         stats["compiled"] += 1
         if directory:
             caches.write(directory, name, obj)
     else:
         stats["disk_hits"] += 1
+        note("object-disk-hits")
     _dump(key, text, mod)
-    return Loaded(key, obj)
+    with phase("load"):
+        return Loaded(key, obj)
