@@ -3,6 +3,11 @@
 Every node names a kernel (a string looked up in the registry) and carries hashable
 attrs. Values are `Var`s (defined once) or 0-d `Literal`s (inlined constants); array
 constants are graph `constvars` bound to `consts`. This is the jaxpr shape of things.
+
+Regions: an attr whose value is a Graph, or a tuple of Graphs (a switch's branches), is
+a sub-graph of the node (`node.regions`). A region is closed: it reads only its own
+inputs and constants; outer values it needs are explicit node inputs. Passes transform
+regions through `node.with_regions(fn)`, so none rediscovers the convention.
 """
 import numpy as np
 
@@ -83,8 +88,33 @@ class Node:
     def attrs(self):
         return dict(self.attr_items)
 
+    @property
+    def regions(self):
+        """The node's sub-graphs, in attr order (a tuple attr's graphs in its order)."""
+        return [g for _, v in self.attr_items if is_region(v)
+                for g in (v if type(v) is tuple else (v,))]
+
+    def with_regions(self, fn):
+        """This node with every region `g` replaced by `fn(g)` (self if none changes)."""
+        attrs, changed = {}, False
+        for k, v in self.attr_items:
+            if is_region(v):
+                new = tuple(map(fn, v)) if type(v) is tuple else (fn(v),)
+                changed |= any(map(lambda a, b: a is not b, new,
+                                   v if type(v) is tuple else (v,)))
+                v = new if type(v) is tuple else new[0]
+            attrs[k] = v
+        if not changed:
+            return self
+        return Node(self.kernel, self.inputs, self.outputs, attrs, self.source)
+
     def __repr__(self):
         return f"Node({self.kernel}, {len(self.inputs)} in, {len(self.outputs)} out)"
+
+
+def is_region(value):
+    return isinstance(value, Graph) or (type(value) is tuple and value != () and all(
+        isinstance(g, Graph) for g in value))
 
 
 def _describe(node):
@@ -120,17 +150,16 @@ class Graph:
         names = set()
         for n in self.nodes:
             names.add(n.kernel)
-            for _, v in n.attr_items:
-                if isinstance(v, Graph):
-                    names |= v.kernels()
-                elif hasattr(v, "graph") and isinstance(v.graph, Graph):
-                    names |= v.graph.kernels()
+            for g in n.regions:
+                names |= g.kernels()
         return names
 
     def verify(self, infer=None):
         """Check SSA form, definition before use, consts, and (if a shape-rule inference
-        function is available) that every node's output types match its shape rule.
-        Raises IRError naming the node, its kernel and where it was created."""
+        function is available) that every node's output types match its shape rule (a
+        region node's rule checks the region signatures). Regions are verified too, as
+        closed graphs. Raises IRError naming the node, its kernel and where it was
+        created."""
         infer = infer or default_infer
         defined = set()
 
@@ -160,6 +189,11 @@ class Graph:
                     raise IRError(f"{here} uses a value of type {x.aval} before it is defined")
             for o in n.outputs:
                 define(o, f"output of {here}")
+            for k, g in enumerate(n.regions):
+                try:
+                    g.verify(infer)
+                except IRError as e:
+                    raise IRError(f"{here}, region {k}: {e}") from None
             if infer is not None:
                 try:
                     want = tuple(a.strip_weak() for a in

@@ -1,5 +1,9 @@
 """Graph -> graph passes: dead-code elimination, common-subexpression elimination,
-constant folding, call inlining. Each returns a new Graph and never mutates its argument."""
+constant folding, call inlining. Each returns a new Graph and never mutates its argument.
+
+Each pass also runs inside every region (node.with_regions), treating the region as the
+closed graph it is: its signature is kept, and nothing moves into or out of it (an outer
+value is a node input, so folding or merging it outside is all a region ever sees)."""
 import numpy as np
 
 from ir.graph import Graph, Literal, Node, Var
@@ -9,16 +13,28 @@ def _subst(x, env):
     return env.get(id(x), x) if isinstance(x, Var) else x
 
 
+_PRUNERS = {}
+
+
+def register_pruner(kernel, prune):
+    """Let dce shrink `kernel`'s nodes: `prune(node, used)` (one bool per output) returns
+    an equivalent node with only the used outputs (the same Vars, in order) and without
+    the inputs its regions then no longer read (a loop's dead ys and the work behind
+    them go)."""
+    _PRUNERS[kernel] = prune
+
+
 def dce(graph):
     """Drop nodes whose outputs nothing uses, and constvars nothing reads."""
     live = {id(v) for v in graph.outvars if type(v) is Var}
     kept = []
     for n in reversed(graph.nodes):
-        for o in n.outputs:
-            if id(o) in live:
-                kept.append(n)
-                live.update([id(x) for x in n.inputs if type(x) is Var])
-                break
+        used = [id(o) in live for o in n.outputs]
+        if any(used):
+            prune = _PRUNERS.get(n.kernel)
+            n = prune(n, used) if prune is not None else n.with_regions(dce)
+            kept.append(n)
+            live.update([id(x) for x in n.inputs if type(x) is Var])
     kept.reverse()
     cv = [(v, c) for v, c in zip(graph.constvars, graph.consts) if id(v) in live]
     return Graph(graph.invars, graph.outvars, kept, [v for v, _ in cv], [c for _, c in cv])
@@ -28,6 +44,7 @@ def cse(graph):
     """Merge nodes with the same kernel, inputs and attrs (kernels are pure)."""
     env, seen, nodes = {}, {}, []
     for n in graph.nodes:
+        n = n.with_regions(cse)
         inputs = tuple([_subst(x, env) for x in n.inputs]) if env else n.inputs
         # a Var is keyed by its id (an int), a Literal by its (dtype, bytes) tuple
         key = (n.kernel, tuple([x.key if type(x) is Literal else id(x) for x in inputs]),
@@ -57,6 +74,7 @@ def fold_constants(graph, evaluate, max_size=1 << 16):
     env, nodes = {}, []
     new_constvars, new_consts = list(graph.constvars), list(graph.consts)
     for n in graph.nodes:
+        n = n.with_regions(lambda g: fold_constants(g, evaluate, max_size))
         inputs = tuple([_subst(x, env) for x in n.inputs]) if env else n.inputs
         outs = None
         for x in inputs:
@@ -86,10 +104,11 @@ def fold_constants(graph, evaluate, max_size=1 << 16):
 
 
 def inline_calls(graph, kernel="custom_call"):
-    """Replace every `kernel` node by the nodes of its sub-graph (`attrs["rule"].graph`),
-    recursively, with fresh variables per call site, so a backend that compiles whole
-    graphs never sees a call. The sub-graph's consts become the graph's consts."""
-    if all(n.kernel != kernel for n in graph.nodes):
+    """Replace every `kernel` node by the nodes of its region (`attrs["body"]`),
+    recursively (inside other regions too), with fresh variables per call site, so a
+    backend that compiles whole graphs never sees a call. The region's consts become the
+    graph's consts."""
+    if kernel not in graph.kernels():
         return Graph(graph.invars, graph.outvars, graph.nodes, graph.constvars, graph.consts)
     nodes, constvars, consts = [], list(graph.constvars), list(graph.consts)
 
@@ -102,9 +121,10 @@ def inline_calls(graph, kernel="custom_call"):
         for n in g.nodes:
             ins = [_subst(x, env) for x in n.inputs]
             if n.kernel == kernel:
-                sub = n.attrs["rule"].graph
+                sub = n.attrs["body"]
                 outs = emit(sub, {id(v): x for v, x in zip(sub.invars, ins)}, True)
             else:
+                n = n.with_regions(lambda r: inline_calls(r, kernel))
                 outs = [Var(o.aval) for o in n.outputs] if fresh else list(n.outputs)
                 same = not fresh and all(a is b for a, b in zip(ins, n.inputs))
                 nodes.append(n if same else Node(n.kernel, ins, outs, n.attrs, n.source))

@@ -4,6 +4,20 @@
         c:f32[3] = mul a b
         d:f32[] = reduce_sum[axes=(0,)] c
       in (d) }
+
+A node holding regions (sub-graphs) prints one attr per line, its regions nested and
+named on from the enclosing graph, as jaxpr does:
+
+        c:f32[] = cond[
+          branches=(
+            { lambda ; d:f32[]. let
+                e:f32[] = sin d
+              in (e) }
+            { lambda ; f:f32[]. let
+                g:f32[] = cos f
+              in (g) }
+          )
+        ] a b
 """
 import numpy as np
 
@@ -42,9 +56,12 @@ def format_literal(lit):
     return f"{str(lit.value)}:{short_dtype(lit.aval.dtype)}[]"
 
 
-def format_attr(value, indent):
+def format_attr(value, indent, names=None):
     if isinstance(value, Graph):
-        return "\n" + format_graph(value, indent + 4)
+        return format_graph(value, indent, names).lstrip()
+    if isinstance(value, tuple) and value and all(isinstance(g, Graph) for g in value):
+        return "(\n" + "\n".join(format_graph(g, indent + 2, names) for g in value) + \
+            "\n" + " " * indent + ")"
     if isinstance(value, np.dtype):
         return str(value)
     if isinstance(value, type) and issubclass(value, np.generic):
@@ -57,8 +74,8 @@ def format_attr(value, indent):
     return repr(value) if isinstance(value, (int, float, bool, str, type(None))) else str(value)
 
 
-def format_graph(graph, indent=0):
-    names = _Names()
+def format_graph(graph, indent=0, names=None):
+    names = names or _Names()
     pad = " " * indent
     consts = " ".join(names.typed(v) for v in graph.constvars)
     ins = " ".join(names.typed(v) for v in graph.invars)
@@ -66,7 +83,11 @@ def format_graph(graph, indent=0):
     for n in graph.nodes:
         outs = " ".join(names.typed(o) for o in n.outputs)
         attrs = ""
-        if n.attr_items:
+        if n.regions:
+            inner = " " * (indent + 6)
+            attrs = "[\n" + "\n".join(f"{inner}{k}={format_attr(v, indent + 6, names)}"
+                                       for k, v in n.attr_items) + f"\n{pad}    ]"
+        elif n.attr_items:
             attrs = "[" + " ".join(f"{k}={format_attr(v, indent + 4)}"
                                    for k, v in n.attr_items) + "]"
         args = " ".join(names(x) for x in n.inputs)

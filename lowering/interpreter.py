@@ -77,8 +77,10 @@ def own(values, inputs):
     return result
 
 
-def evaluate(graph, args, backend="numpy"):
-    """The graph's outputs on concrete `args`, each an array of its own."""
+def run(graph, args, backend="numpy"):
+    """The graph's outputs on concrete `args`, which may alias the args, its constants or
+    each other: what a loop kernel runs its region with, per iteration (nothing mutates a
+    value inside a run; the kernel `own`s what it finally returns)."""
     env = {id(v): c for v, c in zip(graph.constvars, graph.consts)}
     for v, a in zip(graph.invars, args):
         env[id(v)] = a
@@ -87,5 +89,9 @@ def evaluate(graph, args, backend="numpy"):
                         backend)
         for o, val in zip(n.outputs, outs):
             env[id(o)] = val
-    return own([np.array(v.value) if type(v) is Literal else env[id(v)]
-                for v in graph.outvars], list(args) + list(graph.consts))
+    return [np.array(v.value) if type(v) is Literal else env[id(v)] for v in graph.outvars]
+
+
+def evaluate(graph, args, backend="numpy"):
+    """The graph's outputs on concrete `args`, each an array of its own."""
+    return own(run(graph, args, backend), list(args) + list(graph.consts))

@@ -9,18 +9,23 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPECT = {
     "quickstart.py": ["lambda", "Jitted results", "define", "result:"],
-    "custom_ops.py": ["softplus a", "fusion[body=", "tracer.log1p", "after override"],
+    "custom_ops.py": ["softplus a", "fusion[\n      body={ lambda", "tracer.log1p",
+                      "after override"],
     "custom_gradients.py": ["custom_grad", "custom_vjp"],
     "mlp.py": ["loss", "backward graph"],
+    "ode.py": ["scan[", "body={ lambda", "largest difference from finite differences",
+               "1 top-level nodes"],
+    "rnn.py": ["2 of them scans", "loss fell from"],
 }
+ARGS = {"ode.py": ["--steps", "100"], "rnn.py": ["--steps", "60", "--length", "20"]}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECT))
 def test_example_runs(name, tmp_path):
     path = os.path.join(ROOT, "examples", name)
     env = dict(os.environ, PYTHONPATH=ROOT, TRACER_CACHE_DIR=str(tmp_path))
-    out = subprocess.run([sys.executable, path], capture_output=True, text=True, env=env,
-                         timeout=300, cwd=ROOT)
+    out = subprocess.run([sys.executable, path] + ARGS.get(name, []), capture_output=True,
+                         text=True, env=env, timeout=300, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-3000:]
     for text in EXPECT[name]:
         assert text in out.stdout

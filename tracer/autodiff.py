@@ -33,7 +33,15 @@ from tracer.core import trace_flat
 # They are never differentiated (their gradient registry entries are not consulted), so
 # values they produce count as constants: the gradient through them is zero.
 NON_DIFFERENTIABLE = frozenset({"gt", "ge", "lt", "le", "eq", "ne", "argmax", "argmin",
-                                "sign"})
+                                "sign", "stop_gradient"})
+# Kernels whose gradient takes None for an output with no cotangent (instead of zeros):
+# a region node's residual outputs, or a loop's stacked outputs, then cost nothing.
+SPARSE_COTANGENTS = frozenset({"custom_call", "cond", "while", "scan", "remat"})
+# Kernels whose gradient differentiates their regions (custom_call's is its own rule).
+DIFFERENTIATES_REGIONS = frozenset({"cond", "while", "scan", "remat"})
+# kernel -> form(attrs): the attrs to emit a node with when it is differentiated (see
+# `register_differentiable_form`).
+_FORMS = {}
 # Kernels whose gradient at an element depends only on that element: zero masks flow
 # through them (see the module docstring).
 ELEMENTWISE = frozenset(UNARY + BINARY + ("convert", "select"))
@@ -95,14 +103,22 @@ def check_differentiable(graph, wrt):
                     f"{rule} (called at {n.source}) closes over a value that is being "
                     f"differentiated, and its backward cannot return a gradient for it. "
                     f"Pass that value as an argument of the function instead.")
+        for g in n.regions if n.kernel in DIFFERENTIATES_REGIONS else ():
+            check_differentiable(g, [True] * len(g.invars))
         core.note_kernel(n.kernel)
 
 
+def register_differentiable_form(kernel, form):
+    """Differentiate `kernel`'s nodes in another form: `form(attrs)` gives the attrs of a
+    node that computes the same outputs first, then residuals its gradient reads (a
+    custom_call's fwd; a scan that also stacks its carries). The forward pass then runs
+    that form once, and the gradient gets its residuals as extra outputs."""
+    _FORMS[kernel] = form
+
+
 def _differentiable_attrs(node):
-    """The attrs to emit `node` with when differentiating it. An attr value may offer a
-    `differentiable_form` (custom_call's rule: its fwd, which also returns the residuals
-    its bwd reads); the node's own outputs come first in that form's outputs."""
-    return {k: getattr(v, "differentiable_form", v) for k, v in node.attrs.items()}
+    form = _FORMS.get(node.kernel)
+    return node.attrs if form is None else form(node.attrs)
 
 
 def _zeros(aval):
@@ -143,12 +159,10 @@ def backward(graph, args, cts, wrt):
     for n in reversed(path):
         if not any(id(o) in ct_env for o in n.outputs):
             continue
-        # custom_call is told which outputs got no cotangent (None), so its residual
-        # outputs cost nothing at first order; other kernels get explicit zeros.
         outputs = list(env[id(n)])        # the differentiable form's: maybe more
         dys = [ct_env.get(id(o)) for o in n.outputs]
         dys += [None] * (len(outputs) - len(dys))
-        if n.kernel != "custom_call":
+        if n.kernel not in SPARSE_COTANGENTS:
             dys = [_zeros(o.aval) if d is None else d for d, o in zip(dys, n.outputs)]
         ins = [core.read(env, x) for x in n.inputs]
         multi = len(outputs) > 1

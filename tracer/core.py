@@ -263,7 +263,8 @@ class Tracer:
         raise ConcretizationError(
             f"{what}() of a traced value {self.aval} at {user_source(3)}: its value is not "
             f"known while tracing (jit, grad, make_graph). {hint}Use tracer.numpy.where for "
-            f"data-dependent choices, or mark the argument static, e.g. "
+            f"data-dependent choices, tracer.lax.cond/switch for branches and "
+            f"tracer.lax.while_loop/fori_loop for loops, or mark the argument static, e.g. "
             f"jit(f, static_argnums=(0,)).")
 
     def __bool__(self):

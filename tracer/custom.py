@@ -1,56 +1,49 @@
 """Custom gradients: `custom_vjp` (JAX) and `custom_grad` (TensorFlow.js).
 
-Both become one `custom_call` node whose `rule` attr holds the traced primal graph (the
-function's outputs only: what runs when nothing differentiates it). The rule's
-`differentiable_form` is a second rule holding the forward graph, whose outputs are the
-function's outputs followed by residuals (values the backward needs), and a backward
-callback returning one gradient (or None) per argument leaf. autodiff re-emits the node
-in that form when it differentiates it, and the registered gradient of `custom_call`
-calls the callback instead of differentiating the forward graph. The callback runs on
-traced values, so a backward written with tracer.numpy ops is differentiated again by
-grad(grad(...)) and transposed by jvp like any other gradient: one rule serves both modes
-(jvp is exact when the backward is linear in the cotangent, as a true VJP is). The numpy
-kernel evaluates the rule's graph; the llvm lowering and the interpreter inline it.
+Both become one `custom_call` node whose `body` region is the traced primal graph (the
+function's outputs only: what runs when nothing differentiates it) and whose `rule` attr
+holds the forward graph, whose outputs are the function's outputs followed by residuals
+(values the backward needs), and a backward callback returning one gradient (or None) per
+argument leaf. autodiff re-emits the node with the forward graph as its body when it
+differentiates it (custom_call's differentiable form), and the registered gradient of
+`custom_call` calls the callback instead of differentiating the forward graph. The
+callback runs on traced values, so a backward written with tracer.numpy ops is
+differentiated again by grad(grad(...)) and transposed by jvp like any other gradient:
+one rule serves both modes (jvp is exact when the backward is linear in the cotangent, as
+a true VJP is). The numpy kernel evaluates the body; the llvm lowering and the
+interpreter inline it.
 """
 import threading
 
 import numpy as np
 
 import registry
-from ir import Graph, Var, dce
+from ir import Graph, dce
 from ir.errors import GradientError
 from tracer import core
 from tracer import numpy as tnp
-from tracer.autodiff import backward, check_differentiable, partition
+from tracer.autodiff import (backward, check_differentiable, partition,
+                             register_differentiable_form)
 from tracer.core import eval_graph, run_kernel, trace_flat
 from tracer.jit import _leaf_aval
+from tracer.lax._regions import taking
 from tracer.pytree import flatten, num_leaves, unflatten
 
 
 class CustomRule:
     """The `rule` attr of a custom_call node (hashed by identity, printed by name).
 
-    graph: (argument leaves, captured outer values) -> the n_out outputs, then (in a
-    differentiable form, which has a `backward`) the computed residuals.
-    backward(node inputs, computed residuals, cotangents of the outputs) -> one gradient
-    or None per argument leaf (captured values get none: autodiff refuses to
-    differentiate through them)."""
+    forward: (argument leaves, captured outer values) -> the n_out outputs, then the
+    computed residuals. backward(node inputs, computed residuals, cotangents of the
+    outputs) -> one gradient or None per argument leaf (captured values get none:
+    autodiff refuses to differentiate through them)."""
 
-    def __init__(self, name, graph, n_out, n_args, backward=None, differentiable_form=None):
-        self.name, self.graph, self.n_out, self.n_args = name, graph, n_out, n_args
+    def __init__(self, name, forward, n_out, n_args, backward):
+        self.name, self.forward, self.n_out, self.n_args = name, forward, n_out, n_args
         self.backward = backward
-        self.differentiable_form = differentiable_form or self
 
     def __repr__(self):
         return self.name
-
-
-def _taking(graph, n, captured, inputs):
-    """`graph`, whose inputs are `n` leaves then its `captured` values, taking the leaves
-    then all of `inputs` (a superset of captured) instead."""
-    own = {id(x): v for x, v in zip(captured, graph.invars[n:])}
-    invars = graph.invars[:n] + [own.get(id(x)) or Var(x.aval.strip_weak()) for x in inputs]
-    return Graph(invars, graph.outvars, graph.nodes, graph.constvars, graph.consts)
 
 
 def _emit(name, leaves, out_tree, primal, fwd, backward):
@@ -62,7 +55,7 @@ def _emit(name, leaves, out_tree, primal, fwd, backward):
     inputs are not copied out of the node: the backward reads them from its inputs."""
     n, n_out = len(leaves), num_leaves(out_tree)
     captured = list(primal[1]) + [x for x in fwd[1] if all(x is not y for y in primal[1])]
-    primal_g, fwd_g = (_taking(g, n, cap, captured) for g, cap in (primal, fwd))
+    primal_g, fwd_g = (taking(g, n, cap, captured) for g, cap in (primal, fwd))
     pos = {id(v): i for i, v in enumerate(fwd_g.invars)}
     res = fwd_g.outvars[n_out:]
     fwd_g = Graph(fwd_g.invars, fwd_g.outvars[:n_out] + [r for r in res if id(r) not in pos],
@@ -71,13 +64,12 @@ def _emit(name, leaves, out_tree, primal, fwd, backward):
     def node_backward(inputs, computed, cts):
         it = iter(computed)
         return backward([inputs[pos[id(r)]] if id(r) in pos else next(it) for r in res], cts)
-    rule = CustomRule(name, primal_g, n_out, n, differentiable_form=CustomRule(
-        name, fwd_g, n_out, n, node_backward))
+    rule = CustomRule(name, fwd_g, n_out, n, node_backward)
     inputs = list(leaves) + captured
     if core.innermost_trace(inputs) is None:     # concrete: nothing to differentiate
         outs = eval_graph(primal_g, inputs)
     else:
-        outs = run_kernel("custom_call", inputs, {"rule": rule})
+        outs = run_kernel("custom_call", inputs, {"body": primal_g, "rule": rule})
     return unflatten(out_tree, list(outs))
 
 
@@ -220,25 +212,24 @@ def custom_grad(fun):
     return wrapped
 
 
-def _custom_call_impl(*args, rule):
-    """The numpy backend's custom_call: its sub-graph, on the numpy backend."""
+def _custom_call_impl(*args, body, rule):
+    """The numpy backend's custom_call: its body, on the numpy backend."""
     from lowering.interpreter import evaluate
-    return tuple(evaluate(rule.graph, list(args), "numpy"))
+    return tuple(evaluate(body, list(args), "numpy"))
 
 
 def _custom_call_grad(dy, inputs, outputs, attrs):
     """The rule's backward for the outputs' cotangents. Residuals get cotangents only
     under higher-order differentiation (the backward used them); those flow back by
     ordinary autodiff of the forward graph, so fwd must be differentiable for that."""
-    rule = attrs["rule"]
-    avals, n_out = rule.graph.out_avals, rule.n_out
+    rule, g = attrs["rule"], attrs["body"]      # the forward graph (differentiable form)
+    avals, n_out = g.out_avals, rule.n_out
     dys = list(dy) if isinstance(dy, tuple) else [dy]
     outs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
     cts = [tnp.zeros(a.shape, a.dtype) if d is None else d for d, a in zip(dys, avals[:n_out])]
     grads = list(rule.backward(list(inputs), outs[n_out:], cts))
     grads += [None] * (len(inputs) - len(grads))
     if any(d is not None for d in dys[n_out:]):
-        g = rule.graph
         residuals = Graph(g.invars, g.outvars[n_out:], g.nodes, g.constvars, g.consts)
         wrt = [True] * rule.n_args + [False] * (len(inputs) - rule.n_args)
         check_differentiable(residuals, wrt)
@@ -247,7 +238,9 @@ def _custom_call_grad(dy, inputs, outputs, attrs):
     return grads
 
 
-registry.register_shape_rule("custom_call", lambda *avals, rule: tuple(
-    a.strip_weak() for a in rule.graph.out_avals))
+registry.register_shape_rule("custom_call", lambda *avals, body, rule: tuple(
+    a.strip_weak() for a in body.out_avals))
 registry.register_kernel("custom_call", "numpy", _custom_call_impl)
 registry.register_gradient("custom_call", _custom_call_grad)
+register_differentiable_form("custom_call", lambda attrs: {**attrs,
+                                                           "body": attrs["rule"].forward})

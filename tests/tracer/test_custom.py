@@ -196,10 +196,10 @@ def test_custom_grad_saves_forward_work_instead_of_recomputing_it():
         return e * 2, lambda dy: dy * e * 2
     graph = make_graph(grad(lambda x: tnp.sum(f(x))))(X)
     (node,) = [n for n in graph.nodes if n.kernel == "custom_call"]
-    assert [n.kernel for n in node.attrs["rule"].graph.nodes].count("exp") == 1
+    assert [n.kernel for n in node.attrs["body"].nodes].count("exp") == 1
     assert "exp" not in [n.kernel for n in graph.nodes]
     np.testing.assert_allclose(grad(lambda x: tnp.sum(f(x)))(X), 2 * np.exp(X))
-    assert "custom_call[rule=custom_grad(f)]" in str(graph)
+    assert "custom_call[" in str(graph) and "rule=custom_grad(f)" in str(graph)
 
 
 def test_custom_functions_inside_vjp_and_jit_of_vjp():

@@ -220,7 +220,7 @@ def test_ragged_lists_and_bad_run_kernel_calls(mode):
 
 def test_unknown_kernel_eager_and_traced():
     with pytest.raises(errors.KernelNotFoundError, match=r"no kernel 'ad' for backend 'numpy'"
-                                                         r".*Did you mean 'pad' or 'add'\?"):
+                                                         r".*Did you mean 'pad' or .*'add'\?"):
         tracer.run_kernel("ad", [X, X])
     with pytest.raises(errors.ShapeRuleNotFoundError, match=r"kernel 'ad' has no shape rule.*"
                                                             r"Did you mean"):

@@ -1,0 +1,16 @@
+"""Structured control flow, as jax.lax: each primitive is one node holding its
+sub-graphs (regions), run eagerly by a Python loop over a graph traced once, interpreted
+the same way under jit, and differentiable in both modes to any order (while_loop in
+reverse mode too).
+
+    tracer.lax.fori_loop(0, 100, lambda i, x: x * 0.9 + i, x0)
+    tracer.lax.scan(lambda h, x: (tnp.tanh(h @ W + x), h), h0, xs)
+"""
+from tracer.lax.cond import cond, switch
+from tracer.lax.indexing import dynamic_index, dynamic_update_index, stop_gradient
+from tracer.lax.loops import fori_loop, while_loop
+from tracer.lax.scan import map, scan
+from tracer.lax import while_grad  # noqa: F401  (registers while's gradient)
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "stop_gradient",
+           "dynamic_index", "dynamic_update_index"]

@@ -1,0 +1,71 @@
+"""`stop_gradient`, and reading / writing one slot of an array at a traced index.
+
+`dynamic_index(x, i)` is `x[i]` and `dynamic_update_index(x, i, v)` is `x.at[i].set(v)`
+along axis 0, with `i` a traced integer scalar clamped into range (as jax.lax's
+dynamic_slice does): a loop reads and writes a buffer of checkpoints with them.
+"""
+import numpy as np
+
+import registry
+from ir import ShapedArray
+from ir.errors import DTypeError, ShapeError
+from tracer import numpy as tnp
+from tracer.core import run_kernel
+from tracer.pytree import flatten, unflatten
+
+
+def stop_gradient(x):
+    """x (a pytree), with a zero gradient: differentiation treats it as a constant."""
+    leaves, tree = flatten(x)
+    return unflatten(tree, [run_kernel("stop_gradient", [v]) for v in leaves])
+
+
+def dynamic_index(x, i):
+    return run_kernel("dynamic_index", [x, i])
+
+
+def dynamic_update_index(x, i, v):
+    return run_kernel("dynamic_update_index", [x, i, v])
+
+
+def _check_index(kernel, x, i):
+    if not x.shape:
+        raise ShapeError(f"{kernel}: needs an array with a leading axis, got {x}")
+    if i.shape != () or i.dtype.kind not in "iu":
+        raise DTypeError(f"{kernel}: the index must be an integer scalar, got {i}")
+
+
+def _index_rule(x, i):
+    _check_index("dynamic_index", x, i)
+    return ShapedArray(x.shape[1:], x.dtype)
+
+
+def _update_rule(x, i, v):
+    _check_index("dynamic_update_index", x, i)
+    if v.shape != x.shape[1:] or v.dtype != x.dtype:
+        raise ShapeError(f"dynamic_update_index: the update must be one slot of {x}, i.e. "
+                         f"{ShapedArray(x.shape[1:], x.dtype)}, got {v}")
+    return x.strip_weak()
+
+
+def slot(x, i):
+    return min(max(int(i), 0), x.shape[0] - 1)
+
+
+def _update(x, i, v):
+    out = np.array(x)
+    out[slot(x, i)] = v
+    return out
+
+
+registry.register_shape_rule("stop_gradient", lambda x: x.strip_weak())
+registry.register_kernel("stop_gradient", "numpy", lambda x: np.array(x))
+registry.register_shape_rule("dynamic_index", _index_rule)
+registry.register_kernel("dynamic_index", "numpy", lambda x, i: np.array(x[slot(x, i)]))
+registry.register_gradient("dynamic_index", lambda dy, i, o, a: (
+    dynamic_update_index(tnp.zeros(i[0].shape, i[0].dtype), i[1], dy), None))
+registry.register_shape_rule("dynamic_update_index", _update_rule)
+registry.register_kernel("dynamic_update_index", "numpy", _update)
+registry.register_gradient("dynamic_update_index", lambda dy, i, o, a: (
+    dynamic_update_index(dy, i[1], tnp.zeros(i[2].shape, i[2].dtype)), None,
+    dynamic_index(dy, i[1])))
