@@ -8,10 +8,12 @@ graph into the caller's trace, which is how `grad(jit(f))` works.
 
 Each jitted function keeps at most CACHE_SIZE signatures (env TRACER_JIT_CACHE_SIZE,
 default 128), evicting the least recently used as the clock algorithm approximates it (a
-hit costs one flag store, not a reordering); an evicted entry's program is freed unless
+hit costs one counter increment, not a reordering); an evicted entry's program is freed unless
 something else (a backend's own compile cache) holds it. Threads may call one jitted
-function at once: two may build the same entry (both correct, one is kept).
+function at once: two may build the same entry (both correct, one is kept). Every build
+is reported to tracer.compile_log (TRACER_LOG_COMPILES=1), and `cache_info()` counts.
 """
+import collections
 import functools
 import os
 import threading
@@ -23,7 +25,8 @@ from ir import ShapedArray, aval_of, check_dtype, cse, dce, fold_constants, scal
 from ir.errors import ArgumentError
 from ir.passes import inline_calls
 from registry.tables import _epoch, backend_compiler, backend_eager, snapshot
-from tracer import core
+from lowering.profile import phase, recording
+from tracer import compile_log, core
 from tracer.core import Tracer, as_array, eval_graph, trace_flat
 from tracer.pytree import LEAF, flatten, unflatten
 
@@ -101,9 +104,12 @@ def optimize(graph, backend="numpy"):
 
 class _Entry:
     """`traced` is the graph as traced; `lowered` its program (made on first run);
-    `used`: called since the cache's last eviction sweep."""
+    `calls`: cache hits so far, `swept`: their number at the last eviction sweep."""
     __slots__ = ("traced", "out_tree", "single", "captured", "versions", "epoch", "run",
-                 "lowered", "used")
+                 "lowered", "calls", "swept")
+
+
+CacheInfo = collections.namedtuple("CacheInfo", "hits misses size maxsize")
 
 
 class Jitted:
@@ -122,6 +128,8 @@ class Jitted:
         self.backend = registry.check_backend(backend) if backend else None
         self._cache = {}          # key -> _Entry, in the eviction sweep's order
         self.cache_size = CACHE_SIZE
+        self._misses = self._evicted_hits = 0
+        self._recompiles = compile_log.Recompiles(self.__name__, fun)
 
     def _static_positions(self, nargs):
         """The static argument positions of a call with `nargs` arguments (negative
@@ -162,7 +170,7 @@ class Jitted:
         if self._plain:
             entry = self._cache.get(_plain_key(args))
             if entry is not None and entry.epoch == _epoch[0]:
-                entry.used = True
+                entry.calls += 1
                 outs = entry.run(args)
                 return outs[0] if entry.single else unflatten(entry.out_tree, outs)
         return self._call(args)
@@ -181,17 +189,22 @@ class Jitted:
         """The cache entry for `key`, rebuilt if missing or stale."""
         with _cache_lock:             # not mid-way through an eviction sweep
             entry = self._cache.get(key)
-        if entry is None or entry.epoch != _epoch[0] and not self._fresh(entry):
+        if entry is None:
             return self._build(key, args, leaves)
-        entry.used = True
+        if entry.epoch != _epoch[0]:
+            changed = self._changed(entry)
+            if changed:
+                return self._build(key, args, leaves, changed)
+        entry.calls += 1
         return entry
 
-    def _fresh(self, entry):
+    def _changed(self, entry):
+        """The kernels re-registered since `entry` was built (none: it is current again)."""
         epoch = _epoch[0]         # read before the versions: a change in between is seen
-        if any(registry.version(k) != v for k, v in entry.versions.items()):
-            return False
-        entry.epoch = epoch
-        return True
+        changed = sorted(k for k, v in entry.versions.items() if registry.version(k) != v)
+        if not changed:
+            entry.epoch = epoch
+        return changed
 
     def _trace(self, args, leaves):
         """Trace to a graph; returns (graph, out_tree, captured, touched kernels)."""
@@ -213,9 +226,25 @@ class Jitted:
             graph, captured = trace_flat(flat_fun, [_leaf_aval(x, self.__name__) for x in leaves])
         return graph, out_tree[0], captured, touched
 
-    def _build(self, key, args, leaves):
+    def _build(self, key, args, leaves, changed=None):
+        """Trace and lower a new entry (`changed`: the re-registered kernels that made an
+        old one stale), timing its phases for the compile log."""
         epoch, versions = snapshot()   # before reading any table
-        graph, out_tree, captured, touched = self._trace(args, leaves)
+        with recording() as phases:
+            with phase("trace"):
+                graph, out_tree, captured, touched = self._trace(args, leaves)
+            entry = self._new_entry(graph, out_tree, captured, touched, versions, epoch)
+            if captured:
+                return entry   # closes over values of an enclosing trace: inline, never cache
+            with compile_log.progress(self.__name__, len(graph.nodes)), phase("lower"):
+                entry.run = self._lower(entry).run
+        self._insert(key, entry)
+        self._misses += 1
+        self._recompiles.compiled(args, self.static_argnums, graph, phases, changed)
+        return entry
+
+    @staticmethod
+    def _new_entry(graph, out_tree, captured, touched, versions, epoch):
         entry = _Entry()
         entry.traced = graph
         entry.out_tree = out_tree
@@ -223,18 +252,14 @@ class Jitted:
         entry.versions = {k: versions.get(k, 0) for k in touched}
         entry.epoch = epoch
         entry.lowered = None
-        entry.used = False
+        entry.calls = entry.swept = 0
         entry.captured = captured
-        if captured:
-            return entry    # closes over values of an enclosing trace: inline, never cache
-        entry.run = self._lower(entry).run
-        self._insert(key, entry)
         return entry
 
     def _insert(self, key, entry):
-        """Cache `entry`; past cache_size, sweep from the oldest: an entry used since the
-        last sweep goes to the back with its flag cleared, the first unused one (never
-        `entry` itself) is evicted."""
+        """Cache `entry`; past cache_size, sweep from the oldest: an entry called since
+        the last sweep goes to the back, the first one not called (never `entry` itself)
+        is evicted."""
         with _cache_lock:
             cache = self._cache
             cache.pop(key, None)
@@ -242,9 +267,18 @@ class Jitted:
             while len(cache) > self.cache_size:
                 oldest = next(iter(cache))
                 old = cache.pop(oldest)
-                if old.used or old is entry:
-                    old.used = False
+                if old.calls != old.swept or old is entry:
+                    old.swept = old.calls
                     cache[oldest] = old
+                else:
+                    self._evicted_hits += old.calls
+
+    def cache_info(self):
+        """(hits, misses, size, maxsize) of this function's signature cache, as
+        functools.lru_cache reports them; misses count every trace-and-compile."""
+        with _cache_lock:
+            hits = self._evicted_hits + sum(e.calls for e in self._cache.values())
+            return CacheInfo(hits, self._misses, len(self._cache), self.cache_size)
 
     def _lower(self, entry):
         """The program for `entry`: the backend's compiler's, else the graph interpreted

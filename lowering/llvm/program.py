@@ -24,6 +24,7 @@ from lowering.interpreter import own, run_node
 from lowering.llvm import codegen, graph_cache, irutil, target
 from lowering.llvm.fusion import Partition, check_kernels, display_graph
 from lowering.llvm.rows import merge_rows
+from lowering.profile import note, phase
 from registry.tables import _kernels
 
 PARALLEL_NS = 500_000
@@ -90,13 +91,16 @@ def compile_graph(graph):
     """Compile an ir.Graph for the llvm backend: inline calls, optimize, fuse, generate
     one module, load it (through the caches). Returns a Program."""
     check_kernels(graph)
-    g = dce(cse(fold_constants(inline_calls(graph), _evaluate)))
+    with phase("passes"):
+        g = dce(cse(fold_constants(inline_calls(graph), _evaluate)))
     key = graph_cache.key_of(g)
     entry = graph_cache.lookup(key)
     if entry is not None:
+        note("graph-cache-hits")
         return Program(g, *graph_cache.program_args(g, entry))
-    part = Partition(g)
-    part.groups = merge_rows(part, part.groups)
+    with phase("partition"):
+        part = Partition(g)
+        part.groups = merge_rows(part, part.groups)
     mb, slots, threads = codegen.ModuleBuilder(), _Slots(g), num_threads()
     steps, segment = [], []
 

@@ -12,6 +12,8 @@ import tracer.numpy as tnp
 from ir.errors import ArgumentError
 from lowering.llvm import caches, compile_graph, graph_cache, target
 
+pytestmark = pytest.mark.filterwarnings("ignore:jit.*different signatures")
+
 
 @pytest.fixture
 def small(monkeypatch):

@@ -1,0 +1,148 @@
+"""Compile visibility: what jit traced and compiled, how long each phase took, and why.
+
+`TRACER_LOG_COMPILES=1` logs every trace and compile of a jitted function to the
+`tracer.compile` logger (function, signature, node count, time per phase, cache hit or
+miss, and why an entry was rebuilt); without it the logger stays silent unless the
+program configures it (`logging.getLogger("tracer.compile").setLevel(logging.INFO)`).
+A function compiled for many signatures gets one warning saying which arguments keep
+changing (as JAX's recompilation explanations do), and a compile that takes longer than
+a few seconds shows a progress line when stderr is a terminal.
+"""
+import contextlib
+import inspect
+import logging
+import os
+import sys
+import threading
+import time
+import warnings
+
+logger = logging.getLogger("tracer.compile")
+RECOMPILE_WARNING = 10      # distinct signatures of one function before the warning
+PROGRESS_AFTER = 3.0        # seconds before a compile shows a progress line
+
+
+def _configure():
+    if os.environ.get("TRACER_LOG_COMPILES", "0") not in ("", "0"):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("tracer: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+
+
+_configure()
+
+
+def describe_args(args, static=()):
+    """One short text per positional argument: its type signature, or its static value."""
+    from tracer.pytree import flatten
+    out = []
+    for i, a in enumerate(args):
+        if i in static:
+            out.append(f"static {a!r}"[:60])
+            continue
+        leaves, tree = flatten(a)
+        parts = [f"{_dtype(x)}{list(getattr(x, 'shape', ()))}" for x in leaves]
+        out.append(parts[0] if len(parts) == 1 and not tree[1:] else
+                   f"{type(a).__name__}({', '.join(parts)})")
+    return out
+
+
+def _dtype(x):
+    import numpy as np
+    dt = getattr(x, "dtype", None)
+    return np.dtype(dt).name if dt is not None else f"weak {type(x).__name__}"
+
+
+def format_phases(record, top=("trace", "lower")):
+    """`trace 1.2 ms, lower 30.1 ms (llvm-optimize 20.0, ...)`: the top-level phases of
+    a profile record, with the phases timed inside them in brackets."""
+    inner = ", ".join(f"{k} {v * 1e3:.1f}" for k, v in record.items()
+                      if k not in top and isinstance(v, float))
+    text = ", ".join(f"{k} {record[k] * 1e3:.1f} ms" for k in top if k in record)
+    return f"{text} ({inner})" if inner else text
+
+
+def _user_stacklevel():
+    """warnings.warn's stacklevel that names the first frame outside this project."""
+    from tracer.core import _PKG_DIRS
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PKG_DIRS):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class Recompiles:
+    """The builds of one jitted function: logged, and remembered per argument so that
+    many recompiles can be explained."""
+
+    def __init__(self, name, fun):
+        self.name, self.fun = name, fun
+        self.seen, self.warned = [], False
+        self.lock = threading.Lock()
+
+    def compiled(self, args, static, graph, phases, changed):
+        """Log one build; `changed` lists the re-registered kernels that made an old entry
+        stale (None: a new signature, which counts towards the recompile warning)."""
+        described = describe_args(args, static)
+        if logger.isEnabledFor(logging.INFO):
+            why = ("new signature" if changed is None else
+                   f"rebuilt: {', '.join(changed)} re-registered")
+            hits = phases.get("object-disk-hits")
+            logger.info("jit(%s) compiled for (%s): %d nodes, %s; %s%s", self.name,
+                        ", ".join(described), len(graph.nodes), format_phases(phases), why,
+                        f"; {hits} object(s) from the disk cache" if hits else "")
+        if changed is None:
+            self._add(described)
+
+    def _add(self, described):
+        with self.lock:
+            self.seen.append(described)
+            if self.warned or len(self.seen) <= RECOMPILE_WARNING:
+                return
+            self.warned = True
+        varying = [i for i in range(max(map(len, self.seen))) if len(
+            {d[i] if i < len(d) else None for d in self.seen}) > 1]
+        which = "; ".join(f"argument {i}{self._named(i)} was " + ", ".join(list(
+            dict.fromkeys(d[i] for d in self.seen if i < len(d)))[:4]) + ", ..."
+            for i in varying[:3])
+        warnings.warn(
+            f"jit({self.name}) has been compiled for {len(self.seen)} different signatures "
+            f"({which or 'the number of arguments changed'}). Each new shape, dtype or "
+            f"static value compiles again: pad inputs to a few fixed shapes, or pass "
+            f"changing Python values as arrays instead of static arguments.",
+            stacklevel=_user_stacklevel())
+
+    def _named(self, i):
+        try:
+            names = list(inspect.signature(self.fun).parameters)
+        except (TypeError, ValueError):
+            return ""
+        return f" ({names[i]})" if i < len(names) else ""
+
+
+@contextlib.contextmanager
+def progress(name, nodes):
+    """Print a progress line to a terminal while a compile runs longer than
+    PROGRESS_AFTER seconds (never into redirected output)."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    done, t0 = threading.Event(), time.perf_counter()
+
+    def tick():
+        while not done.wait(1.0):
+            elapsed = time.perf_counter() - t0
+            if elapsed >= PROGRESS_AFTER:
+                sys.stderr.write(f"\rtracer: compiling {name} ({nodes} nodes)... "
+                                 f"{elapsed:.0f} s")
+                sys.stderr.flush()
+    thread = threading.Thread(target=tick, daemon=True, name="tracer-progress")
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        if time.perf_counter() - t0 >= PROGRESS_AFTER:
+            sys.stderr.write("\n")
