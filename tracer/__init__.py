@@ -16,13 +16,14 @@ from tracer.jit import jit, make_graph
 from tracer.transforms import grad, jvp, value_and_grad, vjp
 from tracer.custom import custom_grad, custom_vjp
 from tracer.check import check_grads
-from tracer import numpy, nn, lax  # noqa: F401
+from tracer import numpy, nn, lax, tree_util  # noqa: F401
 from tracer.lax.remat import checkpoint
 from tracer import export  # noqa: F401  (onnx is imported only when used)
 
-__all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp", "custom_vjp",
-           "custom_grad", "checkpoint", "run_kernel", "set_backend", "get_backend",
-           "check_grads", "Tracer", "numpy", "nn", "lax", "TracerError", "ShapeError", "OutOfBoundsError",
-           "DTypeError", "ArgumentError", "KernelNotFoundError", "BackendNotFoundError",
-           "ShapeRuleNotFoundError", "GradientNotFoundError", "GradientError",
-           "ConcretizationError", "KernelError", "IRError", "CodegenError"]
+__all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp",
+           "custom_vjp", "custom_grad", "checkpoint", "run_kernel", "set_backend",
+           "get_backend", "check_grads", "Tracer", "numpy", "nn", "lax", "tree_util",
+           "TracerError", "ShapeError", "OutOfBoundsError", "DTypeError", "ArgumentError",
+           "KernelNotFoundError", "BackendNotFoundError", "ShapeRuleNotFoundError",
+           "GradientNotFoundError", "GradientError", "ConcretizationError", "KernelError",
+           "IRError", "CodegenError"]

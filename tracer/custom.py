@@ -25,9 +25,9 @@ from tracer import numpy as tnp
 from tracer.autodiff import (backward, check_differentiable, partition,
                              register_differentiable_form)
 from tracer.core import eval_graph, run_kernel, trace_flat
-from tracer.jit import _leaf_aval
 from tracer.lax._regions import taking
 from tracer.pytree import flatten, num_leaves, unflatten
+from tracer.signature import leaf_aval
 
 
 class CustomRule:
@@ -135,7 +135,7 @@ class custom_vjp:
             return self.fun(*args)
         name, fwd, bwd = f"custom_vjp({self.__name__})", self.fwd, self.bwd
         leaves, in_tree = flatten(list(args))
-        avals = [_leaf_aval(x, name) for x in leaves]
+        avals = [leaf_aval(x, name) for x in leaves]
         trees = {}
 
         def flat_fun(*xs):
@@ -182,7 +182,7 @@ def custom_grad(fun):
 
     def wrapped(*xs):
         leaves, in_tree = flatten(list(xs))
-        avals = [_leaf_aval(x, name) for x in leaves]
+        avals = [leaf_aval(x, name) for x in leaves]
         with core.new_trace() as t:
             ins = [t.new_input(a) for a in avals]
             pair = fun(*unflatten(in_tree, ins))

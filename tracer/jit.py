@@ -21,14 +21,15 @@ import threading
 import numpy as np
 
 import registry
-from ir import ShapedArray, aval_of, check_dtype, cse, dce, fold_constants, scalar_array
+from ir import cse, dce, fold_constants
 from ir.errors import ArgumentError
 from ir.passes import inline_calls
 from registry.tables import _epoch, backend_compiler, backend_eager, snapshot
 from lowering.profile import phase, recording
 from tracer import compile_log, core
-from tracer.core import Tracer, as_array, eval_graph, trace_flat
-from tracer.pytree import LEAF, flatten, unflatten
+from tracer.core import eval_graph, trace_flat
+from tracer.pytree import LEAF, flatten, is_pytree, unflatten
+from tracer.signature import Call, leaf_aval as _leaf_aval, static_spec
 
 DEFAULT_BACKEND = "llvm"
 _ndarray = np.ndarray
@@ -60,37 +61,6 @@ def _plain_key(args):
     return key if len(key) == len(args) else None
 
 
-def _static_key(v, where):
-    """A hashable stand-in for a static argument (lists and arrays are accepted)."""
-    if isinstance(v, (list, tuple)):
-        return (type(v).__name__,) + tuple(_static_key(x, where) for x in v)
-    if isinstance(v, dict):
-        return ("dict",) + tuple((k, _static_key(v[k], where)) for k in sorted(v))
-    if isinstance(v, np.ndarray):
-        return ("ndarray", v.dtype.str, v.shape, v.tobytes())
-    try:
-        hash(v)
-    except TypeError:
-        raise ArgumentError(f"{where}: static argument of type {type(v).__name__} is not "
-                            f"hashable; pass a tuple, list, array or hashable value") from None
-    return (type(v), v)
-
-
-def _leaf_aval(x, where):
-    if isinstance(x, Tracer):
-        return x.aval
-    if isinstance(x, np.ndarray):
-        return ShapedArray(x.shape, check_dtype(x.dtype, where))
-    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
-        scalar_array(x, where)        # an int beyond int64 cannot be an argument
-        return aval_of(x)
-    try:
-        return ShapedArray(np.shape(x), as_array(x, where).dtype)
-    except ArgumentError as e:
-        raise ArgumentError(f"{e}. A non-array argument of a traced function must be "
-                            f"static: list its position in static_argnums") from None
-
-
 def optimize(graph, backend="numpy"):
     """The standard pipeline: fold constants (with `backend`'s own impls, never another
     backend's; nodes it has none for stay), merge duplicates, drop dead nodes."""
@@ -113,17 +83,21 @@ CacheInfo = collections.namedtuple("CacheInfo", "hits misses size maxsize")
 
 
 class Jitted:
-    """A jit-compiled function; call it like the original."""
+    """A jit-compiled function; call it like the original (keyword arguments included).
+    As a method (`@jit` in a class body) it binds `self`: a registered pytree `self` is
+    traced like any argument; any other is static (hashed by identity), so arrays read
+    from it are constants of the compiled code: register the class as a pytree
+    (tracer.tree_util.register_dataclass) when they change between calls."""
 
-    def __init__(self, fun, static_argnums=(), backend=None):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+                 backend=None):
         functools.update_wrapper(self, fun)
         self.__name__ = getattr(fun, "__name__", type(fun).__name__)
         self.fun = fun
-        nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-        if not all(isinstance(i, int) and not isinstance(i, bool) for i in nums):
-            raise ArgumentError(f"jit({self.__name__}): static_argnums must be an int or a "
-                                f"sequence of ints, got {static_argnums!r}")
-        self.static_argnums = tuple(sorted(set(nums)))
+        where = f"jit({self.__name__})"
+        self.static_argnums, self.static_argnames = static_spec(
+            fun, where, static_argnums, static_argnames)
+        self.donate_argnums = static_spec(fun, where, donate_argnums, ())[0]
         self._plain = not self.static_argnums
         self.backend = registry.check_backend(backend) if backend else None
         self._cache = {}          # key -> _Entry, in the eviction sweep's order
@@ -131,70 +105,55 @@ class Jitted:
         self._misses = self._evicted_hits = 0
         self._recompiles = compile_log.Recompiles(self.__name__, fun)
 
-    def _static_positions(self, nargs):
-        """The static argument positions of a call with `nargs` arguments (negative
-        static_argnums count from the end, as in JAX)."""
-        for i in self.static_argnums:
-            if not -nargs <= i < nargs:
-                raise ArgumentError(f"jit({self.__name__}): static_argnums="
-                                    f"{self.static_argnums} but only {nargs} positional "
-                                    f"arguments were given")
-        return sorted({i % nargs for i in self.static_argnums})
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        static = () if is_pytree(obj) else (0,)
+        return functools.partial(self._call_method, obj, static)
 
-    def _split(self, args):
-        """(dynamic leaves, their tree, static keys) of a call's arguments."""
-        static = self._static_positions(len(args)) if self.static_argnums else ()
-        statics = tuple(_static_key(args[i], f"jit({self.__name__}) argument {i}")
-                        for i in static)
-        leaves, tree = flatten([a for i, a in enumerate(args) if i not in static])
-        return leaves, tree, statics
+    def _call_method(self, obj, static, *args, **kwargs):
+        return self._call((obj,) + args, kwargs, static)
 
-    def _signature(self, args):
-        """(leaves, cache key)."""
-        key = _plain_key(args) if self._plain else None
+    def _signature(self, args, kwargs, extra_static=()):
+        """(leaves, cache key, Call or None for plain arrays)."""
+        key = _plain_key(args) if self._plain and not kwargs and not extra_static else None
         if key is not None:
-            return args, key
-        leaves, tree, statics = self._split(args)
-        key = [tree, statics]
-        for x in leaves:
-            if type(x) is _ndarray:
-                key.append((x.shape, x.dtype))
-            else:
-                a = _leaf_aval(x, f"jit({self.__name__})")
-                key.append((a.shape, a.dtype, a.weak_type))
-        return leaves, tuple(key)
+            return args, key, None
+        nums = self.static_argnums + extra_static
+        call = Call(f"jit({self.__name__})", args, kwargs, nums, self.static_argnames)
+        return call.leaves, call.key, call
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         # The hot path of every jitted call: plain arrays, no static arguments, a current
         # cache entry. Plain arrays are never traced values, so the entry runs compiled.
-        if self._plain:
+        if self._plain and not kwargs:
             entry = self._cache.get(_plain_key(args))
             if entry is not None and entry.epoch == _epoch[0]:
                 entry.calls += 1
                 outs = entry.run(args)
                 return outs[0] if entry.single else unflatten(entry.out_tree, outs)
-        return self._call(args)
+        return self._call(args, kwargs)
 
-    def _call(self, args):
-        leaves, key = self._signature(args)
+    def _call(self, args, kwargs, extra_static=()):
+        leaves, key, call = self._signature(args, kwargs, extra_static)
         trace = core.innermost_trace(leaves)       # first: a leaked tracer fails here
-        entry = self._entry(key, args, leaves)
+        entry = self._entry(key, call or args, leaves)
         if entry.captured or trace is not None:
             outs = eval_graph(entry.traced, list(leaves) + entry.captured)
         else:
             outs = entry.run(leaves)
         return outs[0] if entry.single else unflatten(entry.out_tree, outs)
 
-    def _entry(self, key, args, leaves):
+    def _entry(self, key, call, leaves):
         """The cache entry for `key`, rebuilt if missing or stale."""
         with _cache_lock:             # not mid-way through an eviction sweep
             entry = self._cache.get(key)
         if entry is None:
-            return self._build(key, args, leaves)
+            return self._build(key, call, leaves)
         if entry.epoch != _epoch[0]:
             changed = self._changed(entry)
             if changed:
-                return self._build(key, args, leaves, changed)
+                return self._build(key, call, leaves, changed)
         entry.calls += 1
         return entry
 
@@ -206,19 +165,14 @@ class Jitted:
             entry.epoch = epoch
         return changed
 
-    def _trace(self, args, leaves):
-        """Trace to a graph; returns (graph, out_tree, captured, touched kernels)."""
-        static = self._static_positions(len(args)) if self.static_argnums else ()
-        dyn_pos = [i for i in range(len(args)) if i not in static]
-        tree = self._split(args)[1]
+    def _trace(self, call, leaves):
+        """Trace to a graph; returns (graph, out_tree, captured, touched kernels).
+        `call` is the call's Call, or its positional arrays (all dynamic)."""
         out_tree = []
 
         def flat_fun(*tracers):
-            dyn = unflatten(tree, tracers)
-            full = list(args)
-            for i, v in zip(dyn_pos, dyn):
-                full[i] = v
-            outs, td = flatten(self.fun(*full))
+            args, kwargs = call.rebuild(tracers) if isinstance(call, Call) else (tracers, {})
+            outs, td = flatten(self.fun(*args, **kwargs))
             out_tree.append(td)
             return outs
 
@@ -226,13 +180,13 @@ class Jitted:
             graph, captured = trace_flat(flat_fun, [_leaf_aval(x, self.__name__) for x in leaves])
         return graph, out_tree[0], captured, touched
 
-    def _build(self, key, args, leaves, changed=None):
+    def _build(self, key, call, leaves, changed=None):
         """Trace and lower a new entry (`changed`: the re-registered kernels that made an
         old one stale), timing its phases for the compile log."""
         epoch, versions = snapshot()   # before reading any table
         with recording() as phases:
             with phase("trace"):
-                graph, out_tree, captured, touched = self._trace(args, leaves)
+                graph, out_tree, captured, touched = self._trace(call, leaves)
             entry = self._new_entry(graph, out_tree, captured, touched, versions, epoch)
             if captured:
                 return entry   # closes over values of an enclosing trace: inline, never cache
@@ -240,7 +194,8 @@ class Jitted:
                 entry.run = self._lower(entry).run
         self._insert(key, entry)
         self._misses += 1
-        self._recompiles.compiled(args, self.static_argnums, graph, phases, changed)
+        args, static = (call.args, call.static) if isinstance(call, Call) else (call, ())
+        self._recompiles.compiled(args, static, graph, phases, changed)
         return entry
 
     @staticmethod
@@ -290,10 +245,10 @@ class Jitted:
                              InterpretedProgram(inline_calls(entry.traced), backend))
         return entry.lowered
 
-    def lower(self, *args):
+    def lower(self, *args, **kwargs):
         """The lowered program for these arguments: `.graph`, `.as_text()`."""
-        leaves, key = self._signature(args)
-        return self._lower(self._entry(key, args, leaves))
+        leaves, key, call = self._signature(args, kwargs)
+        return self._lower(self._entry(key, call or args, leaves))
 
     def __repr__(self):
         return f"<jit({getattr(self.fun, '__name__', self.fun)})>"
@@ -319,22 +274,26 @@ class InterpretedProgram:
         return str(self.graph)
 
 
-def jit(fun=None, *, static_argnums=(), backend=None):
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
+        backend=None):
     """Compile `fun`: traced once per input signature, lowered for `backend` (default
-    llvm, whatever backend is active), cached."""
-    if fun is None:
-        return lambda f: Jitted(f, static_argnums, backend)
-    return Jitted(fun, static_argnums, backend)
+    llvm, whatever backend is active), cached. `donate_argnums` is accepted for JAX
+    compatibility; the backends do not reuse donated buffers yet (results never alias
+    arguments)."""
+    def make(f):
+        return Jitted(f, static_argnums, static_argnames, donate_argnums, backend)
+    return make if fun is None else make(fun)
 
 
-def make_graph(fun, *, static_argnums=()):
-    """`make_graph(f)(*args)` is the traced ir.Graph of f (like jax.make_jaxpr)."""
-    j = Jitted(fun, static_argnums)
+def make_graph(fun, *, static_argnums=(), static_argnames=()):
+    """`make_graph(f)(*args, **kwargs)` is the traced ir.Graph of f (like
+    jax.make_jaxpr)."""
+    j = Jitted(fun, static_argnums, static_argnames)
 
     @functools.wraps(fun)
-    def graph_of(*args):
-        leaves, _ = j._signature(args)
-        graph, out_tree, captured, _ = j._trace(args, leaves)
+    def graph_of(*args, **kwargs):
+        leaves, _, call = j._signature(args, kwargs)
+        graph, out_tree, captured, _ = j._trace(call or args, leaves)
         graph.out_tree = out_tree
         return graph
     return graph_of

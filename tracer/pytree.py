@@ -1,33 +1,97 @@
-"""Pytrees: nested tuples, lists, namedtuples, dicts (sorted keys) and None around leaves.
+"""Pytrees: nested tuples, lists, namedtuples, dicts (sorted keys), None, and registered
+node types (`register_pytree_node`, `register_dataclass`) around leaves.
 
-A treedef is a hashable nested tuple, so it can be part of a jit cache key.
+A treedef is a hashable nested tuple, so it can be part of a jit cache key: a registered
+node's auxiliary data (what its flatten returns besides the children) must be hashable.
+`tracer.tree_util` is the public face of this module.
 """
+import dataclasses
+import threading
+
 from ir.errors import ArgumentError
 
 LEAF = "*"
+_nodes = {}                 # type -> (flatten(x) -> (children, aux), unflatten(aux, children))
+_lock = threading.Lock()
 
 
-def flatten(tree):
+def register_pytree_node(nodetype, flatten_fn, unflatten_fn):
+    """Make `nodetype` a pytree node: `flatten_fn(x)` returns (children, aux) and
+    `unflatten_fn(aux, children)` rebuilds x; aux must be hashable (it is part of cache keys)."""
+    if not isinstance(nodetype, type):
+        raise ArgumentError(f"register_pytree_node: expected a type, got {nodetype!r}")
+    if not (callable(flatten_fn) and callable(unflatten_fn)):
+        raise ArgumentError("register_pytree_node: flatten and unflatten must be callable")
+    with _lock:
+        _nodes[nodetype] = (flatten_fn, unflatten_fn)
+    return nodetype
+
+
+def register_dataclass(nodetype, data_fields=None, meta_fields=None):
+    """Make dataclass `nodetype` a pytree: `data_fields` are children (arrays), and
+    `meta_fields` static, hashable auxiliary data. By default a field is meta if declared
+    with `dataclasses.field(metadata={"static": True})` and data otherwise (as in JAX)."""
+    if not dataclasses.is_dataclass(nodetype):
+        raise ArgumentError(f"register_dataclass: {nodetype!r} is not a dataclass")
+    fields = [f for f in dataclasses.fields(nodetype) if f.init]
+    if data_fields is None and meta_fields is None:
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+    names = [f.name for f in fields]
+    meta = tuple(meta_fields or ())
+    data = tuple(data_fields) if data_fields is not None else tuple(
+        n for n in names if n not in meta)
+    if sorted(data + meta) != sorted(names):
+        raise ArgumentError(f"register_dataclass({nodetype.__name__}): data_fields {data} and "
+                            f"meta_fields {meta} must together list every init field {names}")
+
+    def flatten_fn(x):
+        return [getattr(x, n) for n in data], tuple(getattr(x, n) for n in meta)
+
+    def unflatten_fn(aux, children):
+        return nodetype(**dict(zip(data, children)), **dict(zip(meta, aux)))
+    return register_pytree_node(nodetype, flatten_fn, unflatten_fn)
+
+
+def is_pytree(x):
+    """True if `x` is a container (not a leaf) of pytrees."""
+    t = type(x)
+    return (t in (tuple, list, dict) or x is None or t in _nodes
+            or isinstance(x, tuple) and hasattr(t, "_fields"))
+
+
+def flatten(tree, is_leaf=None):
     """Return (leaves, treedef)."""
     leaves = []
-    return leaves, _flatten(tree, leaves)
+    return leaves, _flatten(tree, leaves, is_leaf)
 
 
-def _flatten(x, leaves):
+def _flatten(x, leaves, is_leaf=None):
     t = type(x)
+    if is_leaf is not None and is_leaf(x):
+        leaves.append(x)
+        return LEAF
     if t is tuple or t is list:
-        return (t.__name__, tuple(_flatten(c, leaves) for c in x))
+        return (t.__name__, tuple(_flatten(c, leaves, is_leaf) for c in x))
     if t is dict:
         try:
             keys = tuple(sorted(x))
         except TypeError:
             raise ArgumentError(f"pytree dicts need sortable keys (e.g. all str), got "
                                 f"{list(x)}") from None
-        return ("dict", keys, tuple(_flatten(x[k], leaves) for k in keys))
-    if isinstance(x, tuple) and hasattr(t, "_fields"):
-        return ("namedtuple", t, tuple(_flatten(c, leaves) for c in x))
+        return ("dict", keys, tuple(_flatten(x[k], leaves, is_leaf) for k in keys))
     if x is None:
         return None
+    node = _nodes.get(t)
+    if node is not None:
+        children, aux = node[0](x)
+        try:
+            hash(aux)
+        except TypeError:
+            raise ArgumentError(f"pytree node {t.__name__}: its auxiliary data {aux!r} is "
+                                f"not hashable (it is part of jit's cache key)") from None
+        return ("node", t, aux, tuple(_flatten(c, leaves, is_leaf) for c in children))
+    if isinstance(x, tuple) and hasattr(t, "_fields"):
+        return ("namedtuple", t, tuple(_flatten(c, leaves, is_leaf) for c in x))
     leaves.append(x)
     return LEAF
 
@@ -55,6 +119,8 @@ def _unflatten(td, it):
         return dict(zip(td[1], children))
     if kind == "namedtuple":
         return td[1](*children)
+    if kind == "node":
+        return _nodes[td[1]][1](td[2], children)
     return tuple(children) if kind == "tuple" else children
 
 

@@ -4,6 +4,8 @@ Each one traces the function to a graph, transforms the graph (tracer.autodiff),
 evaluates the result with `eval_graph`: on arrays that runs it, on tracers it inlines it
 into the enclosing trace. So every pair nests: grad(grad(f)), jit(grad(f)), jvp(grad(f)).
 """
+import functools
+
 import numpy as np
 
 from ir import cse, dce
@@ -11,8 +13,8 @@ from ir.errors import DTypeError, GradientError
 from tracer import numpy as tnp
 from tracer.autodiff import backward, check_differentiable, partition, vjp_graph
 from tracer.core import Tracer, eval_graph, trace_flat
-from tracer.jit import _leaf_aval
 from tracer.pytree import flatten, num_leaves, unflatten
+from tracer.signature import leaf_aval
 
 
 def _trace_fun(fun, args, has_aux=False, where="vjp"):
@@ -34,7 +36,7 @@ def _trace_fun(fun, args, has_aux=False, where="vjp"):
         outs, trees["out"] = flatten(out)
         aux_leaves, trees["aux"] = flatten(aux)
         return outs + aux_leaves
-    graph, captured = trace_flat(flat_fun, [_leaf_aval(x, where) for x in leaves])
+    graph, captured = trace_flat(flat_fun, [leaf_aval(x, where) for x in leaves])
     return graph, leaves, in_tree, trees["out"], trees["aux"], captured
 
 
@@ -81,7 +83,7 @@ def _argnums(argnums, args, where):
     nums = tuple(i % len(args) for i in nums)
     for i in nums:
         for x in flatten(args[i])[0]:
-            dt = _leaf_aval(x, where).dtype
+            dt = leaf_aval(x, where).dtype
             if dt.kind != "f":
                 raise DTypeError(f"{where}: argument {i} has dtype {dt}; grad needs float "
                                  f"inputs (cast with astype(float32)), or leave it out of "
@@ -93,9 +95,11 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
     name = getattr(fun, "__name__", "function")
     where = f"grad({name})"
 
-    def value_and_grad_f(*args):
+    def value_and_grad_f(*args, **kwargs):
+        """Keyword arguments are passed to fun and not differentiated."""
         nums = _argnums(argnums, args, where)
-        graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(fun, args, has_aux,
+        f = functools.partial(fun, **kwargs) if kwargs else fun
+        graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(f, args, has_aux,
                                                                           "grad")
         out = graph.outvars[0] if graph.outvars else None
         if num_leaves(out_tree) != 1 or out.aval.shape != () or out.aval.dtype.kind != "f":
@@ -160,7 +164,7 @@ def jvp(fun, primals, tangents):
             raise GradientError(f"jvp: tangent shape {np.shape(t)} does not match primal "
                                 f"shape {np.shape(x)}")
     n = len(leaves) + len(captured)
-    in_dtypes = [_leaf_aval(x, "jvp").dtype for x in leaves]
+    in_dtypes = [leaf_aval(x, "jvp").dtype for x in leaves]
     wrt = [dt.kind == "f" for dt in in_dtypes] + [False] * len(captured)
     check_differentiable(graph, wrt)
     out_avals = [v.aval.strip_weak() for v in graph.outvars]

@@ -10,8 +10,8 @@ import numpy as np
 from ir import Graph, ShapedArray, Var, dce
 from ir.errors import DTypeError, ShapeError
 from tracer import core
-from tracer.jit import _leaf_aval
 from tracer.pytree import flatten, unflatten
+from tracer.signature import leaf_aval
 
 
 def is_float(aval):
@@ -19,7 +19,7 @@ def is_float(aval):
 
 
 def leaf_avals(leaves, where):
-    return [_leaf_aval(x, where) for x in leaves]
+    return [leaf_aval(x, where) for x in leaves]
 
 
 def taking(graph, n, captured, inputs):

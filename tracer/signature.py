@@ -1,0 +1,109 @@
+"""How one call's arguments become a jit cache key and the inputs of a trace.
+
+Positional and keyword arguments are split into static ones (hashed into the key: their
+values are compile-time constants) and dynamic ones (pytrees whose leaves are traced:
+only their types enter the key). `static_argnums` and `static_argnames` name the same
+parameter whichever way it is passed, as in JAX.
+"""
+import inspect
+
+import numpy as np
+
+from ir import ShapedArray, aval_of, check_dtype, scalar_array
+from ir.errors import ArgumentError
+from tracer.core import Tracer, as_array
+from tracer.pytree import flatten, unflatten
+
+_ndarray = np.ndarray
+
+
+def static_spec(fun, where, static_argnums, static_argnames):
+    """(positions, names) of fun's static parameters, each completed from the other
+    through fun's signature where it has one."""
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in nums):
+        raise ArgumentError(f"{where}: static_argnums must be an int or a sequence of ints, "
+                            f"got {static_argnums!r}")
+    if not all(isinstance(n, str) for n in names):
+        raise ArgumentError(f"{where}: static_argnames must be a str or a sequence of str, "
+                            f"got {static_argnames!r}")
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                       p.POSITIONAL_OR_KEYWORD)]
+    if params and not any(p.kind == p.VAR_POSITIONAL for p in params):
+        bad = [i for i in nums if not -len(positional) <= i < len(positional)]
+        if bad:
+            raise ArgumentError(f"{where}: static_argnums={tuple(nums)} but the function "
+                                f"takes only {len(positional)} positional arguments")
+    nums = set(nums) | {positional.index(n) for n in names if n in positional}
+    names = set(names) | {positional[i] for i in nums if -len(positional) <= i < len(
+        positional)}
+    return tuple(sorted(nums)), frozenset(names)
+
+
+def static_key(v, where):
+    """A hashable stand-in for a static argument (lists, dicts and arrays are accepted)."""
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__,) + tuple(static_key(x, where) for x in v)
+    if isinstance(v, dict):
+        return ("dict",) + tuple((k, static_key(v[k], where)) for k in sorted(v))
+    if isinstance(v, np.ndarray):
+        return ("ndarray", v.dtype.str, v.shape, v.tobytes())
+    try:
+        hash(v)
+    except TypeError:
+        raise ArgumentError(f"{where}: static argument of type {type(v).__name__} is not "
+                            f"hashable; pass a tuple, list, array or hashable value") from None
+    return (type(v), v)
+
+
+def leaf_aval(x, where):
+    """The type of one dynamic leaf (an array, a Python or NumPy scalar, a tracer)."""
+    if isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, np.ndarray):
+        return ShapedArray(x.shape, check_dtype(x.dtype, where))
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        scalar_array(x, where)        # an int beyond int64 cannot be an argument
+        return aval_of(x)
+    try:
+        return ShapedArray(np.shape(x), as_array(x, where).dtype)
+    except ArgumentError as e:
+        raise ArgumentError(f"{e}. A non-array argument of a traced function must be "
+                            f"static: list it in static_argnums or static_argnames, or "
+                            f"register its type as a pytree (tracer.tree_util)") from None
+
+
+class Call:
+    """One call's arguments split by `static_spec`: `leaves` (dynamic, traced), `key`
+    (the cache key) and `rebuild(values)`, the arguments with `values` for the leaves."""
+
+    def __init__(self, where, args, kwargs, nums, names):
+        self.args, self.kwargs = args, kwargs
+        n = len(args)       # a static position not given was passed by name, or defaulted
+        self.static = sorted({i % n for i in nums if -n <= i < n})
+        statics = tuple(static_key(args[i], f"{where} argument {i}") for i in self.static)
+        statics += tuple((k, static_key(kwargs[k], f"{where} argument {k!r}"))
+                         for k in sorted(kwargs) if k in names)
+        dyn_kw = {k: v for k, v in kwargs.items() if k not in names}
+        self.leaves, self.tree = flatten([[a for i, a in enumerate(args)
+                                           if i not in self.static], dyn_kw])
+        key = [self.tree, statics]
+        for x in self.leaves:
+            if type(x) is _ndarray:
+                key.append((x.shape, x.dtype))
+            else:
+                a = leaf_aval(x, where)
+                key.append((a.shape, a.dtype, a.weak_type))
+        self.key = tuple(key)
+
+    def rebuild(self, values):
+        """(args, kwargs) with the dynamic leaves replaced by `values` (e.g. tracers)."""
+        dyn_args, dyn_kw = unflatten(self.tree, list(values))
+        it = iter(dyn_args)
+        args = [a if i in self.static else next(it) for i, a in enumerate(self.args)]
+        return args, {**self.kwargs, **dyn_kw}
