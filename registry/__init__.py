@@ -9,6 +9,9 @@ from registry.tables import (backends, check_backend, epoch, get_gradient, get_k
                              register_shape_rule, shape_rules, unregister_backend,
                              unregister_gradient, unregister_kernel, unregister_shape_rule,
                              version)
+from registry.batching import (batching_rules, get_batching_rule, has_batching_rule,
+                               register_batching_rule, unregister_batching_rule)
+from registry.families import declare_family, family
 from registry.exporters import (exporters, get_exporter, has_exporter, register_exporter,
                                 unregister_exporter)
 
@@ -21,4 +24,5 @@ __all__ = ["register_kernel", "get_kernel", "unregister_kernel", "has_kernel", "
            "unregister_shape_rule", "register_backend", "unregister_backend", "backends",
            "check_backend", "infer_avals", "epoch", "version", "BUILTIN_KERNELS",
            "register_exporter", "get_exporter", "has_exporter", "unregister_exporter",
-           "exporters"]
+           "exporters", "register_batching_rule", "get_batching_rule", "has_batching_rule",
+           "unregister_batching_rule", "batching_rules", "declare_family", "family"]

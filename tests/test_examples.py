@@ -16,6 +16,8 @@ EXPECT = {
     "ode.py": ["scan[", "body={ lambda", "largest difference from finite differences",
                "1 top-level nodes"],
     "rnn.py": ["2 of them scans", "loss fell from"],
+    "per_example_grads.py": ["per-example gradient norms", "largest difference from a Python "
+                             "loop", "no loop"],
 }
 ARGS = {"ode.py": ["--steps", "100"], "rnn.py": ["--steps", "60", "--length", "20"]}
 

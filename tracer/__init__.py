@@ -15,12 +15,15 @@ from tracer import gradients  # noqa: F401  (registers built-in gradients)
 from tracer.jit import jit, make_graph
 from tracer.transforms import grad, jvp, value_and_grad, vjp
 from tracer.custom import custom_grad, custom_vjp
+from tracer.vmap import vmap
+from tracer.jacobians import hessian, jacfwd, jacrev, linearize
 from tracer.check import check_grads
 from tracer import numpy, nn, lax, tree_util  # noqa: F401
 from tracer.lax.remat import checkpoint
 from tracer import export  # noqa: F401  (onnx is imported only when used)
 
-__all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp",
+__all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp", "vmap",
+           "jacfwd", "jacrev", "hessian", "linearize",
            "custom_vjp", "custom_grad", "checkpoint", "run_kernel", "set_backend",
            "get_backend", "check_grads", "Tracer", "numpy", "nn", "lax", "tree_util",
            "TracerError", "ShapeError", "OutOfBoundsError", "DTypeError", "ArgumentError",

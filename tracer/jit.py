@@ -29,7 +29,7 @@ from lowering.profile import phase, recording
 from tracer import compile_log, core
 from tracer.core import eval_graph, trace_flat
 from tracer.pytree import LEAF, flatten, is_pytree, unflatten
-from tracer.signature import Call, leaf_aval as _leaf_aval, static_spec
+from tracer.signature import Call, leaf_aval, static_spec
 
 DEFAULT_BACKEND = "llvm"
 _ndarray = np.ndarray
@@ -177,7 +177,7 @@ class Jitted:
             return outs
 
         with core.recording_kernels() as touched:
-            graph, captured = trace_flat(flat_fun, [_leaf_aval(x, self.__name__) for x in leaves])
+            graph, captured = trace_flat(flat_fun, [leaf_aval(x, self.__name__) for x in leaves])
         return graph, out_tree[0], captured, touched
 
     def _build(self, key, call, leaves, changed=None):

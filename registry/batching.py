@@ -1,0 +1,51 @@
+"""Batching rules: kernel name -> how `tracer.vmap` batches one node of that kernel.
+
+`rule(inputs, batch_dims, attrs)` gets one batch dim per input (an int, or None for an
+unbatched input) and returns `(outputs, out_batch_dims)`: an array and an int for a
+one-output kernel, tuples of them for several. Rules are written with `tracer.numpy` /
+`run_kernel`, so they trace. Like every table, re-registering replaces (that is how a
+built-in is overridden) and bumps the kernel's version, so a jit entry whose graph used
+the old rule is rebuilt on its next call. A kernel without a rule is still batched:
+elementwise kernels (see registry.families) by one shared rule, anything else by a loop.
+"""
+from ir.errors import ArgumentError, KernelNotFoundError
+from registry.tables import _check_name, _did_you_mean, _lock, _touch
+
+_rules = {}
+
+
+def register_batching_rule(name, rule):
+    """Add or replace how vmap batches kernel `name`."""
+    _check_name(name, "register_batching_rule")
+    if not callable(rule):
+        raise ArgumentError(f"register_batching_rule({name!r}): rule must be callable, got "
+                            f"{type(rule).__name__}")
+    with _lock:
+        _rules[name] = rule
+        _touch(name)
+
+
+def get_batching_rule(name):
+    try:
+        return _rules[name]
+    except KeyError:
+        raise KernelNotFoundError(
+            f"no batching rule registered for kernel {name!r}.{_did_you_mean(name, _rules)} "
+            f"Register one with registry.register_batching_rule({name!r}, lambda inputs, "
+            f"batch_dims, attrs: (outputs, out_batch_dims)).") from None
+
+
+def has_batching_rule(name):
+    return name in _rules
+
+
+def unregister_batching_rule(name):
+    """Remove the rule of `name`; vmap then batches it by the shared or fallback rule."""
+    get_batching_rule(name)
+    with _lock:
+        _rules.pop(name, None)
+        _touch(name)
+
+
+def batching_rules():
+    return sorted(_rules)

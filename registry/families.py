@@ -1,0 +1,63 @@
+"""Kernel families, declared once: what kind of kernel each name is.
+
+Layers that treat whole families alike (vmap's shared elementwise rule today; fusion,
+zero masks and exporters later) ask `family(kernel)` instead of keeping their own name
+lists, so a user's kernel declared "elementwise" is batched (and, as layers migrate,
+fused) like a built-in. Declaring bumps the kernel's version, as any table change does,
+so a jit entry built under the old family is rebuilt.
+
+Families: "elementwise" (operands of one shape; output element i depends only on the
+operands' elements i), "reduction", "arg_reduction", "index_map" (moves, copies or drops
+elements: reshape, transpose, slice...), "along_axis" (one `axis` attr, each lane along it
+computed alone: cumsum, argsort), "gather", "scatter", "contraction", "control_flow" (holds
+regions), "non_differentiable".
+"""
+from ir.errors import ArgumentError
+from registry.shape_rules import ARG_REDUCE, BINARY, COMPARE, REDUCE, UNARY
+from registry.tables import _check_name, _lock, _touch
+
+FAMILIES = frozenset({"elementwise", "reduction", "arg_reduction", "index_map", "along_axis",
+                      "gather", "scatter", "contraction", "control_flow",
+                      "non_differentiable"})
+_families = {}
+
+
+def declare_family(kernel, family_name):
+    """Declare (or redeclare) the family of `kernel`; None removes the declaration."""
+    _check_name(kernel, "declare_family")
+    if family_name is not None and family_name not in FAMILIES:
+        raise ArgumentError(f"declare_family({kernel!r}, {family_name!r}): unknown family; "
+                            f"known families: {', '.join(sorted(FAMILIES))}")
+    with _lock:
+        if family_name is None:
+            _families.pop(kernel, None)
+        else:
+            _families[kernel] = family_name
+        _touch(kernel)
+
+
+def family(kernel):
+    """The family declared for `kernel`, or None."""
+    return _families.get(kernel)
+
+
+def kernels_of(family_name):
+    """Every kernel declared in `family_name`, sorted."""
+    return sorted(k for k, f in list(_families.items()) if f == family_name)
+
+
+def _declare_builtins():
+    for names, fam in [(UNARY + BINARY + COMPARE + ("select", "convert", "stop_gradient"),
+                        "elementwise"),
+                       (REDUCE, "reduction"), (ARG_REDUCE, "arg_reduction"),
+                       (("broadcast_to", "reshape", "transpose", "slice", "rev", "pad",
+                         "concatenate"), "index_map"),
+                       (("cumsum", "cumprod", "argsort"), "along_axis"),
+                       (("take",), "gather"), (("scatter_add",), "scatter"),
+                       (("matmul",), "contraction"),
+                       (("custom_call", "cond", "while", "scan"), "control_flow")]:
+        for k in names:
+            _families[k] = fam
+
+
+_declare_builtins()

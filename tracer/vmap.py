@@ -1,0 +1,286 @@
+"""`vmap` as a graph transform, like grad: trace `fun` once on one example's types, then
+re-emit each node through its kernel's batching rule into a new trace, and evaluate that
+graph with `eval_graph` (on arrays it runs; on tracers it inlines into the enclosing
+trace). So `make_graph(vmap(f))` shows batched kernels, and vmap nests with jit, grad,
+vjp, jvp and itself in any order.
+
+A node whose inputs are all unbatched is emitted as it is. Otherwise its rule comes from
+`registry.batching` (registered rules win), else the kernel's family (registry.families):
+every "elementwise" kernel shares one rule, as does every "along_axis" one; any other
+kernel is batched by a loop over the batch (one `tracer.lax.map` region), with one
+warning naming it.
+"""
+import threading
+import warnings
+
+import numpy as np
+
+from ir import Literal, ShapedArray
+from ir.errors import ArgumentError, KernelError, ShapeError
+from registry import batching as _table
+from registry import families
+from tracer import core
+from tracer import numpy as tnp
+from tracer.core import Tracer, eval_graph, run_kernel, trace_flat
+from tracer.signature import leaf_aval
+from tracer.pytree import flatten, unflatten
+
+_warned = set()
+_warn_lock = threading.Lock()
+
+
+# ---- helpers the rules share ------------------------------------------------------------
+
+def moveaxis(x, src, dst):
+    """x with axis `src` moved to position `dst` (no node when nothing moves)."""
+    if src == dst:
+        return x
+    perm = [i for i in range(len(np.shape(x))) if i != src]
+    perm.insert(dst, src)
+    return tnp.transpose(x, tuple(perm))
+
+
+def batch_size(inputs, dims):
+    """The batch size, read from the first batched input."""
+    return next(np.shape(x)[d] for x, d in zip(inputs, dims) if d is not None)
+
+
+def to_dim(x, d, size, dst):
+    """x with its batch dim at `dst`: moved if batched (at `d`), broadcast if not. A
+    constant is broadcast by a node, never baked in as a `size`-times larger array."""
+    if d is not None:
+        return moveaxis(x, d, dst)
+    shape = tuple(np.shape(x))
+    if dst:
+        x = tnp.reshape(x, shape[:dst] + (1,) + shape[dst:])
+    out_shape = shape[:dst] + (size,) + shape[dst:]
+    if isinstance(x, Tracer):
+        return run_kernel("broadcast_to", [x], {"shape": out_shape})
+    return core.current_trace().emit("broadcast_to", [x], {"shape": out_shape})
+
+
+def elementwise_rule(kernel):
+    """The rule every elementwise kernel shares: batched operands keep their common batch
+    dim (moved to 0 if they differ), unbatched ones are broadcast to match."""
+    def rule(inputs, dims, attrs):
+        size = batch_size(inputs, dims)
+        batched = {d for d in dims if d is not None}
+        d = batched.pop() if len(batched) == 1 else 0
+        out = run_kernel(kernel, [to_dim(x, xd, size, d) for x, xd in zip(inputs, dims)],
+                         attrs)
+        return out, (d,) * len(out) if isinstance(out, tuple) else d
+    return rule
+
+
+def along_axis_rule(kernel):
+    """The rule of every "along_axis" kernel (one `axis` attr; each lane along it is
+    computed alone, e.g. cumsum, argsort): the axis is renumbered, the batch dim stays."""
+    def rule(inputs, dims, attrs):
+        (x,), (d,) = inputs, dims
+        axis = attrs["axis"]
+        return run_kernel(kernel, [x], {**attrs, "axis": axis + (axis >= d)}), d
+    return rule
+
+
+FAMILY_RULES = {"elementwise": elementwise_rule, "along_axis": along_axis_rule}
+
+
+def loop_rule(kernel):
+    """The fallback: apply the kernel per example, in one `tracer.lax.map` region."""
+    from tracer.lax import map as lax_map
+
+    def rule(inputs, dims, attrs):
+        batched = [moveaxis(x, d, 0) for x, d in zip(inputs, dims) if d is not None]
+
+        def one(xs):
+            it = iter(xs)
+            return run_kernel(kernel, [x if d is None else next(it)
+                                       for x, d in zip(inputs, dims)], attrs)
+        out = lax_map(one, batched)
+        return out, (0,) * len(out) if isinstance(out, tuple) else 0
+    return rule
+
+
+def _warn_loop(kernel, source):
+    with _warn_lock:
+        if kernel in _warned:
+            return
+        _warned.add(kernel)
+    also = (f", or declare it elementwise with registry.families.declare_family({kernel!r}, "
+            f"'elementwise') if it is" if families.family(kernel) is None else "")
+    warnings.warn(f"vmap: kernel {kernel!r}{f' (at {source})' if source else ''} has no "
+                  f"batching rule, so it is batched by a loop over the batch (one "
+                  f"tracer.lax.map region), which is slower. Register one with "
+                  f"registry.register_batching_rule({kernel!r}, lambda inputs, batch_dims, "
+                  f"attrs: (outputs, out_batch_dims)){also}.", stacklevel=2)
+
+
+def rule_for(kernel, source=None):
+    """The batching rule vmap uses for `kernel` (registered, shared elementwise, or the
+    loop, with its warning naming `source`, the node's source line)."""
+    rule = _table._rules.get(kernel)
+    if rule is not None:
+        return rule
+    shared = FAMILY_RULES.get(families.family(kernel))
+    if shared is not None:
+        return shared(kernel)
+    _warn_loop(kernel, source)
+    return loop_rule(kernel)
+
+
+# ---- the transform ----------------------------------------------------------------------
+
+def _checked(node, out, dims, size):
+    """A rule's result as (tuple of outputs, tuple of dims), checked against the node."""
+    outs = out if isinstance(out, tuple) else (out,)
+    dims = dims if isinstance(dims, tuple) else (dims,)
+    if len(outs) != len(node.outputs) or len(dims) != len(outs):
+        raise KernelError(f"the batching rule of {node.kernel!r} returned {len(outs)} outputs "
+                          f"and {len(dims)} batch dims; the kernel has {len(node.outputs)} "
+                          f"outputs (return (output, dim), or tuples for several outputs)")
+    for o, d, v in zip(outs, dims, node.outputs):
+        want = v.aval.shape if d is None else v.aval.shape[:d] + (size,) + v.aval.shape[d:]
+        if tuple(np.shape(o)) != want:
+            raise KernelError(f"the batching rule of {node.kernel!r} returned shape "
+                              f"{tuple(np.shape(o))} with batch dim {d}; expected {want} "
+                              f"(per-example {v.aval.shape}, batch size {size})")
+    return outs, dims
+
+
+def batch_values(graph, size, args, in_dims):
+    """Emit `graph` batched into the current trace; returns (outputs, their batch dims)."""
+    env = {id(v): (c, None) for v, c in zip(graph.constvars, graph.consts)}
+    env.update((id(v), (a, d)) for v, a, d in zip(graph.invars, args, in_dims))
+    trace = core.current_trace()
+
+    def read(x):
+        return (x.value, None) if type(x) is Literal else env[id(x)]
+    for n in graph.nodes:
+        ins, dims = zip(*[read(x) for x in n.inputs]) if n.inputs else ((), ())
+        if all(d is None for d in dims):
+            out = trace.emit(n.kernel, list(ins), n.attrs, n.source)
+            outs = out if isinstance(out, tuple) else (out,)
+            dims_out = (None,) * len(outs)
+        else:
+            out, dims_out = rule_for(n.kernel, n.source)(list(ins), list(dims), n.attrs)
+            outs, dims_out = _checked(n, out, dims_out, size)
+        for v, o, d in zip(n.outputs, outs, dims_out):
+            env[id(v)] = (o, d)
+    return [read(v) for v in graph.outvars]
+
+
+def _place(x, d, dst, size, where):
+    """An output with its batch dim moved to `dst` (None: it must be unbatched)."""
+    if dst is None:
+        if d is not None:
+            raise ArgumentError(f"{where}: out_axes is None for an output that depends on "
+                                f"a batched input; give it an out axis")
+        return x
+    return to_dim(x, d, size, dst)
+
+
+def batch_graph(graph, size, in_dims, out_dims=0, where="vmap"):
+    """(graph on batched inputs -> batched outputs, captured values): the batched form of
+    `graph`, inputs batched at `in_dims` (None: unbatched), outputs at `out_dims` (an int
+    for all, or one entry per output)."""
+    if not isinstance(out_dims, (list, tuple)):
+        out_dims = [out_dims] * len(graph.outvars)
+    avals = [v.aval if d is None else ShapedArray(v.aval.shape[:d] + (size,) +
+                                                   v.aval.shape[d:], v.aval.dtype)
+             for v, d in zip(graph.invars, in_dims)]
+
+    def batched(*xs):
+        outs = batch_values(graph, size, xs, in_dims)
+        return [_place(o, d, dst, size, where) for (o, d), dst in zip(outs, out_dims)]
+    return trace_flat(batched, avals)
+
+
+def _axes_per_leaf(prefix, tree, what, where):
+    """One axis (int or None) per leaf of `tree`, from the pytree prefix `prefix`."""
+    if prefix is None or (isinstance(prefix, int) and not isinstance(prefix, bool)):
+        return [prefix] * len(flatten(tree)[0])
+    if isinstance(prefix, (tuple, list)) and isinstance(tree, (tuple, list)):
+        if len(prefix) != len(tree):
+            raise ArgumentError(f"{where}: {what} {prefix!r} has {len(prefix)} entries for "
+                                f"{len(tree)} values")
+        return [a for p, t in zip(prefix, tree) for a in _axes_per_leaf(p, t, what, where)]
+    if isinstance(prefix, dict) and isinstance(tree, dict):
+        if sorted(prefix) != sorted(tree):
+            raise ArgumentError(f"{where}: {what} has keys {sorted(prefix)} but the value "
+                                f"has keys {sorted(tree)}")
+        return [a for k in sorted(tree) for a in _axes_per_leaf(prefix[k], tree[k], what,
+                                                                 where)]
+    raise ArgumentError(f"{where}: {what} must be an int, None, or a pytree prefix of the "
+                        f"values (tuples, lists, dicts of ints/None); got {prefix!r} for a "
+                        f"{type(tree).__name__}")
+
+
+def _normalize(axis, ndim, what, where):
+    if axis is not None and not -ndim <= axis < ndim:
+        valid = f"valid: {-ndim} to {ndim - 1}" if ndim else "a 0-d value has no axis to map"
+        raise ShapeError(f"{where}: {what} has axis {axis}, out of range for rank {ndim} "
+                         f"({valid}; use None to leave it unmapped)")
+    return None if axis is None else axis % ndim
+
+
+def _leaf_names(args):
+    """A readable name per argument leaf: 'argument 1' or 'argument 1 leaf 2'."""
+    names = []
+    for i, a in enumerate(args):
+        n = len(flatten(a)[0])
+        names += [f"argument {i}" if n == 1 else f"argument {i} leaf {j}" for j in range(n)]
+    return names
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+    """Vectorize `fun` over an axis of its arguments, as `jax.vmap`: `in_axes` and
+    `out_axes` are ints (negative count from the end), None (not mapped / broadcast), or
+    pytree prefixes; keyword arguments are not mapped; `axis_size` is needed only when
+    no argument is mapped."""
+    name = getattr(fun, "__name__", "function")
+    where = f"vmap({name})"
+    if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
+        raise ArgumentError(f"{where}: axis_size must be a non-negative int, got {axis_size!r}")
+
+    def vmapped(*args, **kwargs):
+        axes = _axes_per_leaf(in_axes if not isinstance(in_axes, list) else tuple(in_axes),
+                              tuple(args), "in_axes", where)
+        leaves, in_tree = flatten(list(args))
+        leaves = [x if isinstance(x, Tracer) or d is None else core.as_array(x, where)
+                  for x, d in zip(leaves, axes)]
+        avals = [leaf_aval(x, where) for x in leaves]
+        names = _leaf_names(args)
+        axes = [_normalize(d, len(a.shape), f"in_axes for {nm} of shape {a.shape}", where)
+                for d, a, nm in zip(axes, avals, names)]
+        sizes = [(nm, a.shape[d]) for nm, a, d in zip(names, avals, axes) if d is not None]
+        if axis_size is not None:
+            sizes.append(("axis_size", axis_size))
+        if not sizes:
+            raise ArgumentError(f"{where}: no argument is mapped (every in_axes is None); "
+                                f"map one or pass axis_size")
+        if len({s for _, s in sizes}) > 1:
+            raise ShapeError(f"{where}: the mapped axes have different sizes: " + ", ".join(
+                f"{nm} has size {s}" for nm, s in sizes) + "; all must be equal")
+        size = sizes[0][1]
+        example = [a if d is None else ShapedArray(a.shape[:d] + a.shape[d + 1:], a.dtype)
+                   for a, d in zip(avals, axes)]
+        trees = {}
+
+        def flat_fun(*xs):
+            outs, trees["out"] = flatten(fun(*unflatten(in_tree, xs), **kwargs))
+            return outs
+        graph, captured = trace_flat(flat_fun, example)
+        shaped = unflatten(trees["out"], list(range(len(graph.outvars))))
+        outs_axes = _axes_per_leaf(out_axes if not isinstance(out_axes, list)
+                                   else tuple(out_axes), shaped, "out_axes", where)
+        outs_axes = [_normalize(d, len(v.aval.shape) + 1, f"out_axes for output {i}", where)
+                     for i, (d, v) in enumerate(zip(outs_axes, graph.outvars))]
+        g, more = batch_graph(graph, size, axes + [None] * len(captured), outs_axes,
+                                where)
+        return unflatten(trees["out"], eval_graph(g, list(leaves) + captured + more))
+    vmapped.__name__ = f"vmap_{name}"
+    vmapped.__doc__ = getattr(fun, "__doc__", None)
+    return vmapped
+
+
+from tracer import batching  # noqa: E402,F401  (registers the built-in rules)
