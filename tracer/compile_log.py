@@ -84,7 +84,7 @@ class Recompiles:
     def compiled(self, args, static, graph, phases, changed):
         """Log one build; `changed` lists the re-registered kernels that made an old entry
         stale (None: a new signature, which counts towards the recompile warning)."""
-        described = describe_args(args, static)
+        described = tuple(describe_args(args, static))
         if logger.isEnabledFor(logging.INFO):
             why = ("new signature" if changed is None else
                    f"rebuilt: {', '.join(changed)} re-registered")
@@ -96,7 +96,9 @@ class Recompiles:
             self._add(described)
 
     def _add(self, described):
-        with self.lock:
+        with self.lock:       # threads building one signature together count once
+            if described in self.seen:
+                return
             self.seen.append(described)
             if self.warned or len(self.seen) <= RECOMPILE_WARNING:
                 return
