@@ -46,19 +46,6 @@ class _Layout:
         self.w = self.h = 0.0
 
 
-def _sub_graphs(node):
-    """The graphs a node holds: Graph attrs (alone or in a tuple, like a switch's
-    branches), and the `.graph` of a custom_call's rule."""
-    subs = []
-    for _, v in node.attr_items:
-        for item in v if isinstance(v, tuple) else (v,):
-            if isinstance(item, Graph):
-                subs.append(item)
-            elif isinstance(getattr(item, "graph", None), Graph):
-                subs.append(item.graph)
-    return subs
-
-
 def _node_lines(record):
     attrs = " ".join(f"{k}={v}" for k, v in record["attrs"].items()
                      if "\n" not in v and len(v) <= MAX_ATTR)
@@ -79,7 +66,7 @@ def _layout(graph, top):
                 boxes.append(_Box(kind, [f"{names(v)}: {v.aval}"]))   # the printer's names
     first = len(boxes)
     for i, n in enumerate(graph.nodes):
-        subs = _sub_graphs(n)
+        subs = n.regions
         inner = _stack([_layout(s, False) for s in subs]) if subs else None
         boxes.append(_Box("cluster" if inner else "node", _node_lines(export.nodes[i]), inner))
         for x in n.inputs:
