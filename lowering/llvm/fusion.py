@@ -84,8 +84,8 @@ class Partition:
 
     def _kind(self, n):
         impl = self.impls[id(n)]
-        if impl is None:
-            return "python"
+        if impl is None or hasattr(impl, "native") and not impl.native(n):
+            return "python"         # (native: control flow, whose regions may need Python)
         if impl.kind in ("scalar", "map") and len(n.outputs) != 1:
             raise CodegenError(f"kernel {n.kernel!r}: a {type(impl).__name__} must have one "
                                f"output, the node has {len(n.outputs)}")

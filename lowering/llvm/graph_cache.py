@@ -26,8 +26,8 @@ import numpy as np
 
 import ir.errors
 from ir import Literal, Var
-from lowering.llvm import (caches, codegen, fusion, linalg, matmul, reductions, scalars,
-                           shapes, target)
+from lowering.llvm import (caches, codegen, control, fusion, linalg, matmul, reductions,
+                           scalars, shapes, target)
 from lowering.llvm.fusion import Group, display_graph
 from registry.tables import _kernels
 
@@ -35,7 +35,8 @@ FORMAT = 2
 # Every built-in llvm impl: the package registers exactly these, and only graphs whose
 # impls are all still these objects are graph-cached (their code is fixed by the source).
 BUILTIN = {name: impl for table in (scalars.KERNELS, shapes.KERNELS, reductions.KERNELS,
-                                    linalg.KERNELS) for name, impl in table.items()}
+                                    linalg.KERNELS, control.KERNELS)
+           for name, impl in table.items()}
 _memory = caches.Lru(caches.env_size("TRACER_CODE_CACHE_SIZE", 256))
 stats = {"memory_hits": 0, "disk_hits": 0, "stored": 0}
 
