@@ -4,8 +4,14 @@ Each workload is timed for tracer's `llvm` backend, tracer's `numpy` backend, ea
 and jax.jit when JAX is importable (it is not a dependency). Implementations are run
 round-robin (interleaved) and the table shows the median per-call time over the rounds,
 so a noisy, shared machine affects all columns alike. Compare ratios within one run only.
+Ratios are times (tracer llvm / peer: 0.5x means twice as fast), each row ends with its
+target's verdict, and a second table shows tracer llvm's time per thread count.
 
-Run:  python examples/benchmark.py [--rounds 15] [--only W1,W3]
+The header names the ISA the llvm backend compiled for. TRACER_CPU=avx2 generates AVX2
+code on any x86 host (see lowering/llvm/cpu.py), while NumPy and jax.jit always use the
+host's own ISA: on an AVX-512 host that AVX2 table is conservative for tracer.
+
+Run:  [TRACER_CPU=avx2] python examples/benchmark.py [--rounds 15] [--only W1,W3]
 """
 import os
 
@@ -23,6 +29,7 @@ import numpy as np  # noqa: E402
 
 import tracer  # noqa: E402
 import tracer.numpy as tnp  # noqa: E402
+from lowering.llvm import cpu, program  # noqa: E402
 
 try:
     import jax
@@ -90,50 +97,121 @@ def w8(lib):
     return lambda x: lib.sum(lib.tanh(x) ** 2 * x)
 
 
+# target checks: (label, fn(t) -> True/False, or None when a needed figure is missing);
+# t maps column -> seconds, plus "floor" (W3's bandwidth floor) and "warm" (W7's disk cache)
+
+
+def _ratio(t, a, b):
+    return t[a] / t[b] if a in t and b in t else None
+
+
+def _at_most(a, b, limit):
+    def check(t):
+        r = _ratio(t, a, b)
+        return None if r is None else r <= limit
+    return check
+
+
+VS_JAX = ("tracer llvm", "jax.jit")
+VS_NUMPY = ("tracer llvm", "numpy")
+TARGETS = {
+    "W1": [("<= 0.5x jax", _at_most(*VS_JAX, 0.5)), ("<= 0.1x numpy", _at_most(*VS_NUMPY, 0.1))],
+    "W2": [("<= 0.5x jax", _at_most(*VS_JAX, 0.5))],
+    "W3": [(">= 90% of bandwidth", _at_most("tracer llvm", "floor", 1 / 0.9)),
+           ("<= 1x jax", _at_most(*VS_JAX, 1.0))],
+    "W4": [("<= 1.2x numpy", _at_most(*VS_NUMPY, 1.2))],
+    "W5": [("<= 1x jax", _at_most(*VS_JAX, 1.0))],
+    "W6": [("<= 5 us", lambda t: t["tracer llvm"] <= 5e-6)],
+    "W7": [("<= 0.5x jax", _at_most(*VS_JAX, 0.5)), ("warm < 5 ms", lambda t: t["warm"] < 5e-3)],
+    "W8": [("<= 1x jax", _at_most(*VS_JAX, 1.0))],
+}
+
+
+def verdict(key, t):
+    """'met', 'missed (<= 0.5x jax)', or '-' if a peer needed to judge is missing."""
+    results = [(label, check(t)) for label, check in TARGETS[key]]
+    missed = [label for label, ok in results if ok is False]
+    if missed:
+        return f"missed ({', '.join(missed)})"
+    return "-" if any(ok is None for _, ok in results) else "met"
+
+
 def setups(rng):
-    """id -> (description, target, args, {impl name: callable})."""
+    """id -> (description, args, {impl name: callable}, make tracer llvm's callable)."""
     f32 = np.float32
     x4m = rng.standard_normal(4_194_304).astype(f32)
     x_sm = rng.standard_normal((4096, 1024)).astype(f32)
     x16m = rng.random(16_777_216).astype(f32)
     a, b = (rng.standard_normal((1024, 1024)).astype(f32) for _ in range(2))
-    params = [rng.standard_normal(s).astype(f32) * 0.05 for s in [(784, 512), (512,), (512, 10), (10,)]]
+    params = [rng.standard_normal(s).astype(f32) * 0.05
+              for s in [(784, 512), (512,), (512, 10), (10,)]]
     xb = rng.standard_normal((256, 784)).astype(f32)
     yb = np.eye(10, dtype=f32)[rng.integers(0, 10, 256)]
     x8 = np.arange(8, dtype=f32)
     x100k = rng.standard_normal(100_000).astype(f32)
     v100k = rng.standard_normal(100_000).astype(f32)
     tj = tracer.jit
-    out = {
-        "W1": ("tanh(x)*sigmoid(x)+0.5x^2, 4M f32", "2x jax, 10x numpy", (x4m,), w1),
-        "W2": ("row softmax (4096,1024) f32", "2x jax", (x_sm,), w2),
-        "W3": ("sum(x*x), 16M f32", "90% of bandwidth, >= jax", (x16m,), w3),
-        "W4": ("matmul 1024^3 f32", "within 1.2x numpy", (a, b), w4),
-    }
-    impls = {}
-    for key, (desc, target, args, make) in out.items():
-        impls[key] = (desc, target, args, {
-            "tracer llvm": tj(make(tnp)), "tracer numpy": tj(make(tnp), backend="numpy"),
-            "numpy": make(np), **({"jax.jit": jax.jit(make(jnp))} if jax else {})})
-    t_loss = mlp_loss(tnp, tracer.nn.log_softmax)
-    impls["W5"] = ("value_and_grad MLP 784-512-10, batch 256", ">= jax",
-                   (params, xb, yb), {
-                       "tracer llvm": tj(tracer.value_and_grad(t_loss)),
-                       "tracer numpy": tj(tracer.value_and_grad(t_loss), backend="numpy"),
-                       "numpy": np_mlp_value_and_grad,
-                       **({"jax.jit": jax.jit(jax.value_and_grad(
-                           mlp_loss(jnp, jax.nn.log_softmax)))} if jax else {})})
-    impls["W6"] = ("cached jit call, x+1.0 on 8 f32", "<= 5 us", (x8,), {
-        "tracer llvm": tj(lambda x: x + 1.0), "tracer numpy": tj(lambda x: x + 1.0, backend="numpy"),
-        "numpy": lambda x: x + 1.0, **({"jax.jit": jax.jit(lambda x: x + 1.0)} if jax else {})})
 
     def hvp(grad, jvp, f):
         return lambda x, v: jvp(grad(f), (x,), (v,))[1]
-    impls["W8"] = ("HVP sum(tanh(x)^2 x), 100k f32", ">= jax", (x100k, v100k), {
-        "tracer llvm": tj(hvp(tracer.grad, tracer.jvp, w8(tnp))),
-        "tracer numpy": tj(hvp(tracer.grad, tracer.jvp, w8(tnp)), backend="numpy"),
-        **({"jax.jit": jax.jit(hvp(jax.grad, jax.jvp, w8(jnp)))} if jax else {})})
+
+    def add1(lib):
+        return lambda x: x + 1.0
+
+    t_loss = mlp_loss(tnp, tracer.nn.log_softmax)
+    rows = {    # id -> (description, args, tracer function, numpy function, jax function)
+        "W1": ("tanh(x)*sigmoid(x)+0.5x^2, 4M f32", (x4m,), w1(tnp), w1(np), jnp and w1(jnp)),
+        "W2": ("row softmax (4096,1024) f32", (x_sm,), w2(tnp), w2(np), jnp and w2(jnp)),
+        "W3": ("sum(x*x), 16M f32", (x16m,), w3(tnp), w3(np), jnp and w3(jnp)),
+        "W4": ("matmul 1024^3 f32", (a, b), w4(tnp), w4(np), jnp and w4(jnp)),
+        "W5": ("value_and_grad MLP 784-512-10, batch 256", (params, xb, yb),
+               tracer.value_and_grad(t_loss), np_mlp_value_and_grad,
+               jax and jax.value_and_grad(mlp_loss(jnp, jax.nn.log_softmax))),
+        "W6": ("cached jit call, x+1.0 on 8 f32", (x8,), add1(tnp), add1(np), jnp and add1(jnp)),
+        "W8": ("HVP sum(tanh(x)^2 x), 100k f32", (x100k, v100k),
+               hvp(tracer.grad, tracer.jvp, w8(tnp)), None,
+               jax and hvp(jax.grad, jax.jvp, w8(jnp))),
+    }
+    impls = {}
+    for key, (desc, args, f_t, f_np, f_jax) in rows.items():
+        fns = {"tracer llvm": tj(f_t), "tracer numpy": tj(f_t, backend="numpy")}
+        fns.update({k: f for k, f in [("numpy", f_np), ("jax.jit", f_jax and jax.jit(f_jax))] if f})
+        impls[key] = (desc, args, fns, lambda f_t=f_t: tj(f_t))
     return impls
+
+
+def thread_counts():
+    """1, 2, 4, ... up to the machine's cpus, and the cpu count itself."""
+    n = os.cpu_count() or 1
+    counts = [1 << k for k in range(n.bit_length()) if 1 << k < n]
+    return counts + [n]
+
+
+def with_threads(make, args):
+    """{'N threads': tracer llvm's callable compiled for TRACER_NUM_THREADS=N}, for each
+    count but the default one (that is the 'tracer llvm' column)."""
+    saved, out = os.environ.get("TRACER_NUM_THREADS"), {}
+    try:
+        for n in thread_counts():
+            name = _threads(n)
+            if name != "tracer llvm":
+                os.environ["TRACER_NUM_THREADS"] = str(n)
+                out[name] = f = make()
+                _block(f(*args))                 # compiles now, with n threads
+                _restore(saved)
+    finally:
+        _restore(saved)
+    return out
+
+
+def _restore(saved):
+    os.environ.pop("TRACER_NUM_THREADS", None)
+    if saved is not None:
+        os.environ["TRACER_NUM_THREADS"] = saved
+
+
+def _threads(n):
+    return "tracer llvm" if n == program.num_threads() else f"{n} thread{'s' * (n > 1)}"
 
 
 def _block(x):
@@ -216,41 +294,66 @@ def fmt(seconds):
     return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
 
 
+def isa_line():
+    line = f"tracer llvm compiled for {cpu.CURRENT.name} ({cpu.CURRENT.isa})"
+    host = cpu.Cpu("host")
+    if os.environ.get("TRACER_CPU"):
+        line += (f" via TRACER_CPU={os.environ['TRACER_CPU']} on a {host.name} ({host.isa}) "
+                 f"host; numpy and jax.jit use the host's {host.isa}")
+    return line
+
+
+COLS = ["tracer llvm", "tracer numpy", "numpy", "jax.jit"]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--only", default="")
     opts = ap.parse_args()
     only = set(filter(None, opts.only.split(",")))
-    cols = ["tracer llvm", "tracer numpy", "numpy", "jax.jit"]
-    print(f"numpy {np.__version__}, jax {jax.__version__ if jax else 'not installed'}, "
-          f"{os.cpu_count()} cpus, median of {opts.rounds} interleaved rounds")
-    print(f"| id | workload | {' | '.join(cols)} | llvm vs numpy | llvm vs jax | target |")
-    print("|" + " --- |" * (len(cols) + 5))
+    print(f"{isa_line()}\nnumpy {np.__version__}, "
+          f"jax {jax.__version__ if jax else 'not installed'}, {os.cpu_count()} cpus, "
+          f"median of {opts.rounds} interleaved rounds; ratios are time / peer's time; "
+          f"load average {os.getloadavg()[0]:.1f} at the start")
+    print(f"| id | workload | {' | '.join(COLS)} | vs numpy | vs jax | target | verdict |")
+    print("|" + " --- |" * (len(COLS) + 6))
     rng = np.random.default_rng(0)
-    for key, (desc, target, args, fns) in setups(rng).items():
+    scaling = []
+    for key, (desc, args, fns, make) in setups(rng).items():
         if only and key not in only:
             continue
-        t = time_interleaved(fns, args, opts.rounds)
-        _row(key, desc, target, t, cols)
+        threads = with_threads(make, args)
+        t = time_interleaved({**fns, **threads}, args, opts.rounds)
+        scaling.append((key, [t[_threads(n)] for n in thread_counts()]))
         if key == "W3":
-            bw = copy_bandwidth(opts.rounds)
-            floor = args[0].nbytes / bw
-            print(f"|    | W3 bandwidth floor (bytes read / copy bandwidth {bw / 1e9:.1f} GB/s) "
-                  f"| {fmt(floor)} = {floor / t['tracer llvm']:.0%} of tracer llvm's time |"
-                  + " |" * (len(cols) + 2), flush=True)
+            t["floor"] = args[0].nbytes / copy_bandwidth(opts.rounds)
+        _row(key, desc, t)
+        if key == "W3":
+            print(f"|    | W3 bandwidth floor (bytes read / copy bandwidth "
+                  f"{args[0].nbytes / t['floor'] / 1e9:.1f} GB/s) | {fmt(t['floor'])} = "
+                  f"{t['floor'] / t['tracer llvm']:.0%} of tracer llvm's time |"
+                  + " |" * (len(COLS) + 4), flush=True)
     if not only or "W7" in only:
         t = compile_latency(max(3, opts.rounds // 3))
-        _row("W7", "trace+compile+run 64-op chain", "<= 0.5x jax; warm < 5 ms", t, cols)
-        print(f"|    | ...same, warm disk cache, fresh process | "
-              f"{fmt(t['tracer llvm, warm disk cache'])} |" + " |" * (len(cols) + 2))
+        t["warm"] = t["tracer llvm, warm disk cache"]
+        _row("W7", "trace+compile+run 64-op chain", t)
+        print(f"|    | ...same, warm disk cache, fresh process | {fmt(t['warm'])} |"
+              + " |" * (len(COLS) + 4))
+    if scaling:
+        names = [f"{n} thread{'s' * (n > 1)}" for n in thread_counts()]
+        print(f"\ntracer llvm by TRACER_NUM_THREADS (same run)\n| id | {' | '.join(names)} | "
+              f"speed-up |\n|" + " --- |" * (len(names) + 2))
+        for key, ts in scaling:
+            print(f"| {key} | {' | '.join(map(fmt, ts))} | {ts[0] / ts[-1]:.2f}x |")
 
 
-def _row(key, desc, target, t, cols):
-    ratio = (lambda a, b: f"{t[b] / t[a]:.2f}x" if a in t and b in t else "-")
-    print(f"| {key} | {desc} | {' | '.join(fmt(t.get(c)) for c in cols)} | "
-          f"{ratio('tracer llvm', 'numpy')} | {ratio('tracer llvm', 'jax.jit')} | {target} |",
-          flush=True)
+def _row(key, desc, t):
+    ratio = (lambda b: "-" if _ratio(t, "tracer llvm", b) is None
+             else f"{_ratio(t, 'tracer llvm', b):.2f}x")
+    target = ", ".join(label for label, _ in TARGETS[key])
+    print(f"| {key} | {desc} | {' | '.join(fmt(t.get(c)) for c in COLS)} | "
+          f"{ratio('numpy')} | {ratio('jax.jit')} | {target} | {verdict(key, t)} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -34,12 +34,19 @@ def div(x, y):
         return np.floor_divide(x, y)
 
 
+def _quiet(fn, *xs):
+    """fn without NumPy's invalid-value warnings (fmod(x, 0) is NaN, as in the llvm kernel)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return fn(*xs)
+
+
 REDUCE = {"reduce_sum": np.sum, "reduce_max": np.max, "reduce_min": np.min,
           "reduce_prod": np.prod}
 
 
 def _reduction(fn):
     def impl(x, *, axes):
+        x = np.asarray(x)       # a graph literal may be a Python scalar (issue 11)
         return fn(x, axis=axes) if fn in (np.max, np.min) else fn(x, axis=axes, dtype=x.dtype)
     return impl
 
@@ -100,7 +107,21 @@ IMPLS = {
     "take": take,
     "scatter_add": scatter_add,
     "matmul": np.matmul,
+    # G1 (issue 11): rounding, fmod, bitwise and shift kernels
+    "atan": np.arctan, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
+    "signbit": np.signbit, "not": np.invert, "and": np.bitwise_and, "or": np.bitwise_or,
+    "xor": np.bitwise_xor, "shl": np.left_shift, "shr": np.right_shift,
+    "fmod": lambda x, y: _quiet(np.fmod, x, y),
 }
 
 for _name, _impl in IMPLS.items():
+    register_kernel(_name, "numpy", _impl)
+
+# ---- G2 (issue 11): scans and sorting (argsort is stable; NaN sorts last, as in NumPy) --
+SCANS = {
+    "cumsum": lambda x, *, axis: np.cumsum(x, axis=axis, dtype=x.dtype),
+    "cumprod": lambda x, *, axis: np.cumprod(x, axis=axis, dtype=x.dtype),
+    "argsort": lambda x, *, axis: np.argsort(x, axis=axis, kind="stable").astype(np.int64),
+}
+for _name, _impl in SCANS.items():
     register_kernel(_name, "numpy", _impl)

@@ -12,7 +12,8 @@ semantics where ONNX or ONNX Runtime differ: NaN propagates through max/min redu
 argmax/argmin return the first NaN as NumPy does, log1p/expm1 stay accurate near 0, and
 bool operands go through int32 where ONNX Runtime has no bool kernel. Exporters never
 read a concrete dimension: shapes come from attrs via `g.ints` or from `Shape` at run
-time, which is what lets `to_onnx(..., dynamic_batch=True)` work.
+time, which is what lets `to_onnx(..., dynamic_batch=True)` work. Control flow's
+exporters (regions as ONNX subgraphs) are in registry/onnx_control.py.
 """
 import numpy as np
 
@@ -200,6 +201,10 @@ def _slice(g, inputs, attrs):
                 g.const(np.array(attrs["step"], np.int64)))
 
 
+def reverse_axis0(g, x):
+    return _rev(g, [x], {"axes": (0,)})
+
+
 def _rev(g, inputs, attrs):
     axes = attrs["axes"]
     if not axes:
@@ -294,3 +299,5 @@ _ONNX = {
 
 for _name, _fn in _ONNX.items():
     register_exporter(_name, "onnx", _fn)
+
+import registry.onnx_control  # noqa: E402,F401  (control flow's exporters, which use the above)

@@ -29,6 +29,11 @@ BINARY = ("add", "sub", "mul", "div", "pow", "max", "min")
 COMPARE = ("gt", "ge", "lt", "le", "eq", "ne")
 REDUCE = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")
 ARG_REDUCE = ("argmax", "argmin")
+# G1 (issue 11): rounding, fmod, bitwise and shift kernels (elementwise like the above)
+FLOAT_ONLY += ("floor", "ceil", "trunc", "rint", "fmod", "signbit", "atan")
+INT_OR_BOOL = {"and": "ib", "or": "ib", "xor": "ib", "not": "ib", "shl": "i", "shr": "i"}
+UNARY += ("floor", "ceil", "trunc", "rint", "signbit", "not", "atan")
+BINARY += ("fmod", "and", "or", "xor", "shl", "shr")
 MAX_BYTES = sys.maxsize     # NumPy's bound (npy_intp) on the bytes one array spans
 
 
@@ -100,15 +105,26 @@ def _unary(kernel):
     def rule(x):
         if kernel in FLOAT_ONLY and x.dtype.kind != "f":
             raise DTypeError(f"{kernel}: needs a float operand, got {x.dtype}")
-        return ShapedArray(x.shape, x.dtype)
+        _check_int_or_bool(kernel, x)
+        return ShapedArray(x.shape, BOOL if kernel == "signbit" else x.dtype)
     return rule
 
 
 def _binary(kernel, out_dtype=None):
     def rule(x, y):
         a = _same(kernel, x, y)
+        if kernel == "fmod" and a.dtype.kind != "f":
+            raise DTypeError(f"fmod: needs float operands, got {a.dtype}")
+        _check_int_or_bool(kernel, a)
         return ShapedArray(a.shape, out_dtype or a.dtype)
     return rule
+
+
+def _check_int_or_bool(kernel, x):
+    """G1 (issue 11): bitwise kernels take ints or bools, shifts ints only."""
+    if kernel in INT_OR_BOOL and x.dtype.kind not in INT_OR_BOOL[kernel]:
+        what = "integer" if INT_OR_BOOL[kernel] == "i" else "integer or bool"
+        raise DTypeError(f"{kernel}: needs {what} operands, got {x.dtype}")
 
 
 def _check_axes(kernel, ndim, axes):
@@ -286,3 +302,22 @@ def _register_builtins():
 
 
 BUILTIN_KERNELS = _register_builtins()
+
+
+# ---- G2 (issue 11): scans and sorting ---------------------------------------------------
+# Registered apart from BUILTIN_KERNELS until they have ONNX exporters and vmap rules.
+SCAN_KERNELS = ("cumsum", "cumprod", "argsort")
+
+
+def _along_axis(kernel):
+    """cumsum/cumprod keep shape and dtype; argsort gives int64 indices of the same shape."""
+    def rule(x, *, axis):
+        _check_axes(kernel, x.ndim, (axis,))
+        return ShapedArray(x.shape, INDEX if kernel == "argsort" else x.dtype)
+    return rule
+
+
+for _k in SCAN_KERNELS:
+    register_shape_rule(_k, _along_axis(_k))
+
+import registry.exporters_scans  # noqa: E402,F401  (their ONNX exporters)

@@ -285,6 +285,110 @@ SPECS = [
            NONEMPTY_UNARY, FLOATS),
 ]
 
+# ---- G1 (issue 11): elementwise names, products, operators ------------------------------
+INTS = (I32, I64)
+SPECS += [
+    *[_u(n) for n in ("exp2", "tan", "sinh", "cosh", "arcsinh", "deg2rad", "rad2deg",
+                      "degrees", "radians")],
+    *[_u(n, "positive") for n in ("log2", "log10")],
+    *[_u(n, "nonzero") for n in ("cbrt", "sinc", "fabs", "reciprocal", "positive")],
+    _same("arccosh", lambda m, x: m.arccosh(1 + x), UNARY_SHAPES, FLOATS, "positive"),
+    _same("arctanh", lambda m, x: m.arctanh(x / 2), UNARY_SHAPES, FLOATS),
+    _u("arctan"), _b("arctan2", FLOATS, "nonzero"),
+    *[_same(n, (lambda n: lambda m, x: getattr(m, n)(x / 2))(n), UNARY_SHAPES, FLOATS)
+      for n in ("arcsin", "arccos")],
+    _same("float_funcs_of_ints", lambda m, x: m.exp2(x) + m.log2(m.abs(x) + 1) + m.cbrt(x) +
+          m.sinh(x) + m.log10(x * x + 2) + m.arctanh(x / 8) + m.fabs(x) + m.sinc(x) +
+          m.arctan(x) + m.arcsin(x / 4) + m.arctan2(x, 2),
+          UNARY_SHAPES, INTS, grad=False),
+    *[_u(n, "nonzero", NUMERIC, grad=False) for n in ("reciprocal", "positive", "rint")],
+    *[_u(n, dtypes=ALL) for n in ("floor", "ceil", "trunc", "fix")],
+    _u("rint"),
+    *[_call(n, a, shapes=UNARY_SHAPES, dtypes=NUMERIC)
+      for n in ("round", "around") for a in ("", "1", "decimals=-1")],
+    *[_b(n, NUMERIC, "nonzero") for n in ("floor_divide", "mod", "remainder", "fmod")],
+    _same("divmod", lambda m, x, y: m.divmod(x, y)[0] + m.divmod(x, y)[1] * 3, BINARY_SHAPES,
+          NUMERIC, "nonzero"),
+    _same("mod_scalars", lambda m, x: m.mod(x, 2.5) + m.floor_divide(-7, x) + m.fmod(x, -2),
+          UNARY_SHAPES, NUMERIC, "nonzero"),
+    *[_b(n, FLOATS, "nonzero") for n in ("logaddexp", "logaddexp2", "hypot", "copysign",
+                                         "heaviside")],
+    _same("hypot_copysign_ints", lambda m, x, y: m.hypot(x, y) + m.copysign(x, y) +
+          m.heaviside(x, y) + m.logaddexp(x, y), BINARY_SHAPES, INTS, grad=False),
+    *[_b(n, ALL, "nonzero") for n in ("fmax", "fmin")],
+    _b("float_power", NUMERIC, "positive"),
+    *[_b(n, INTS + (B,), grad=False) for n in ("bitwise_and", "bitwise_or", "bitwise_xor")],
+    *[_b(n, INTS, grad=False) for n in ("left_shift", "right_shift")],
+    *[_b(n, ALL, grad=False) for n in ("logical_and", "logical_or", "logical_xor")],
+    *[_u(n, dtypes=INTS + (B,), grad=False) for n in ("invert", "bitwise_not")],
+    *[_u(n, dtypes=ALL, grad=False) for n in ("logical_not", "isnan", "isinf", "isfinite",
+                                              "isposinf", "isneginf", "signbit")],
+    _same("isnan_isinf_specials", lambda m, x: m.stack([
+        m.isnan(x / 0.0), m.isinf(x / 0.0), m.isfinite(1 / x), m.isposinf(1 / x),
+        m.isneginf(1 / x), m.signbit(-x), m.signbit(x * 0.0)]), UNARY_SHAPES, FLOATS,
+        grad=False),
+    _u("nan_to_num", dtypes=ALL),
+    _same("nan_to_num_specials", lambda m, x: m.nan_to_num(1 / x * (x / x)) +
+          m.nan_to_num(-1 / x, nan=2.0, posinf=3.0, neginf=-4.0), UNARY_SHAPES, FLOATS,
+          grad=False),
+    *[_u(n, dtypes=ALL) for n in ("real", "imag")],
+    *[_u(n, dtypes=NUMERIC) for n in ("conj", "conjugate")],
+    _same("select", lambda m, x, y: m.select([x > 0.5, y > 0], [x, y * 2], -1),
+          BINARY_SHAPES, NUMERIC, "nonzero"),
+    _same("select_default", lambda m, x: m.select([x > 0], [x]), UNARY_SHAPES, NUMERIC,
+          "nonzero"),
+    _same("isclose", lambda m, x, y: m.isclose(x, x + y * 1e-6) + m.isclose(x, y, atol=1.5) +
+          m.isclose(x * 0.0, 0.0, equal_nan=True), BINARY_SHAPES, NUMERIC, grad=False),
+    _same("allclose_array_equal", lambda m, x, y: m.stack([
+        m.allclose(x, x + y * 1e-9), m.allclose(x, y), m.array_equal(x, x),
+        m.array_equal(x, y), m.array_equal(x, x, equal_nan=True)]), BINARY_SHAPES, ALL,
+        grad=False),
+    # products
+    *[_same(f"einsum_{sub}", (lambda sub: lambda m, *xs: m.einsum(sub, *xs))(sub), shapes,
+            NUMERIC)
+      for sub, shapes in [("ij,jk->ik", [((2, 3), (3, 4)), ((0, 3), (3, 2)), ((2, 0), (0, 3))]),
+                          ("ij,jk", [((1, 3), (3, 1))]), ("bij,bjk->bik", [((2, 3, 4), (2, 4, 5))]),
+                          ("ii->i", [((3, 3),)]), ("ii", [((3, 3),), ((0, 0),)]),
+                          ("ij->ji", [((2, 3),)]), ("i,i", [((3,), (3,)), ((0,), (0,))]),
+                          ("i,j->ij", [((2,), (3,))]), ("ijk,kj->i", [((2, 3, 4), (4, 3))]),
+                          ("...ij,...j->...i", [((2, 3, 4), (2, 4)), ((3, 4), (4,))]),
+                          ("ij,ij->ij", [((2, 3), (2, 3))]), ("iij->j", [((2, 2, 3),)]),
+                          ("i->", [((4,),), ((0,),)])]],
+    _same("einsum_three", lambda m, x, y, z: m.einsum("ij,jk,kl->il", x, y, z),
+          [((2, 3), (3, 4), (4, 2))], NUMERIC),
+    _same("einsum_bool", lambda m, x, y: m.einsum("ij,jk->ik", x, y), [((2, 3), (3, 4))], (B,),
+          grad=False),
+    *[_same(f"tensordot_{ax}", (lambda ax: lambda m, x, y: m.tensordot(x, y, axes=ax))(ax),
+            shapes, NUMERIC)
+      for ax, shapes in [(2, [((2, 3, 4), (3, 4, 5)), ((3, 4), (3, 4))]),
+                         (1, [((2, 3), (3, 4)), ((0, 3), (3,))]), (0, [((2,), (3,)), ((), ())]),
+                         (([1, 0], [0, 2]), [((3, 2, 4), (2, 5, 3))])]],
+    _same("vdot", lambda m, x, y: m.vdot(x, y), [((3,), (3,)), ((2, 3), (3, 2)), ((0,), (0,))],
+          NUMERIC),
+    _same("inner", lambda m, x, y: m.inner(x, y), [((3,), (3,)), ((2, 3), (4, 3)), ((), (2,)),
+                                                   ((2, 0), (0,))], NUMERIC),
+    _same("kron", lambda m, x, y: m.kron(x, y), [((2,), (3,)), ((2, 3), (2, 2)), ((3,), (2, 2)),
+                                                 ((), (2,)), ((0, 2), (2, 1))], ALL),
+    _same("cross", lambda m, x, y: m.cross(x, y), [((3,), (3,)), ((4, 3), (3,)), ((0, 3), (3,))],
+          NUMERIC),
+    _same("cross_axes", lambda m, x, y: m.cross(x, y, axisa=0, axisb=0, axisc=0) +
+          m.cross(x.T, y.T, axis=-1).T, [((3, 4), (3, 4))], FLOATS),
+    # operators on traced values (eagerly: NumPy's own)
+    *[_same(f"operator_{f.__name__}", (lambda f: lambda m, x, y: f(x, y))(f), BINARY_SHAPES,
+            dtypes, "nonzero", grad=False)
+      for f, dtypes in [(operator.floordiv, (F32, I32)), (operator.mod, (F32, F64, I32)),
+                        (operator.and_, (I32, B)), (operator.or_, (I32, B)),
+                        (operator.xor, (I64, B)), (operator.lshift, (I32,)),
+                        (operator.rshift, (I64,))]],
+    _same("operator_int_reflected", lambda m, x: (7 // x) + (5 % x) + (1 << abs(x)) +
+          (-9 >> abs(x)) + (3 & x) + (1 | x) + (2 ^ x) + ~x + divmod(x, 2)[0] +
+          divmod(11, x)[1], UNARY_SHAPES, INTS, "nonzero", grad=False),
+    _same("operator_float_reflected", lambda m, x: (7.5 // x) + (5 % x) + divmod(x, 0.75)[1]
+          + divmod(2.5, x)[0] + abs(x), UNARY_SHAPES, FLOATS, "nonzero"),
+    _same("operator_bool", lambda m, x: ~x ^ (x & True) | False, UNARY_SHAPES, (B,),
+          grad=False),
+]
+
 
 def make_input(shape, dtype, domain, rng):
     """Random input in the op's domain, away from kinks for float gradients."""
@@ -316,3 +420,8 @@ def cases(specs=SPECS):
 def case_id(case):
     s, shapes, dt = case
     return f"{s.name}-{'x'.join(str(list(sh)) for sh in shapes)}-{dt}"
+
+# ---- G2 (issue 11): reductions, scans, shapes, assembly, sorting, creation (spec_g2.py) -----
+from spec_g2 import ROWS as _G2_ROWS  # noqa: E402
+
+SPECS.extend(_G2_ROWS)

@@ -3,16 +3,18 @@
 `to_onnx` traces `fun` like `jit` (pytrees of arrays in and out), inlines custom_call
 nodes, runs jit's optimization pipeline, and writes each node with the exporter that
 `registry.register_exporter(kernel, "onnx", fn)` registered for its kernel (every
-built-in kernel has one, in registry/exporters.py). An exporter `fn(g, inputs, attrs)`
-gets the `OnnxBuilder` below as `g` and the ONNX names of the node's inputs, and returns
-the name of each output. onnx is imported only when exporting.
+built-in kernel has one, in registry/exporters.py; control flow's are in
+registry/onnx_control.py). An exporter `fn(g, inputs, attrs)` gets the `OnnxBuilder`
+below as `g` and the ONNX names of the node's inputs, and returns the name of each
+output. A node's regions are exported recursively, as ONNX subgraphs (Loop bodies, If
+branches) built with `g.subgraph()`. onnx is imported only when exporting.
 """
 import inspect
 
 import numpy as np
 
 from ir.errors import ArgumentError, KernelError, ShapeError, TracerError
-from ir.graph import Literal, Var
+from ir.graph import Literal, Var, is_region
 from ir.passes import inline_calls
 from ir.printer import format_literal
 from registry.exporters import get_exporter
@@ -29,18 +31,28 @@ class OnnxBuilder:
     `g.node`, `g.in_avals`, `g.out_avals` describe the node being exported (shapes as in
     the example arguments: under dynamic_batch, read attrs with `g.ints` and dimensions
     with ONNX `Shape`, never as Python ints from these avals).
+
+    Control flow: `g.subgraph()` is a builder for an ONNX subgraph (a Loop body, an If
+    branch) nested in this one: `sub.input(...)` declares its formal inputs,
+    `sub.emit(region, names)` exports a region's nodes into it, `sub.finish(...)` makes
+    the GraphProto. Names, constants (initializers of the main graph) and the batch size
+    are shared with the main graph, whose values a subgraph reads as outer-scope names.
     """
 
-    def __init__(self, reserved=(), batch_source=None):
-        self.nodes, self.initializers, self._consts = [], [], {}
-        self._count, self._reserved = 0, set(reserved)
-        self._batch_source, self._batch = batch_source, None
+    def __init__(self, plan=None, reserved=(), batch_source=None, parent=None):
+        self.root = parent.root if parent is not None else self
+        self.nodes, self.inputs, self.value_info, self._described = [], [], [], set()
         self.node, self.in_avals, self.out_avals, self._masks = None, (), (), {}
+        if parent is None:
+            self.plan, self.initializers, self._consts = plan or _Plan(), [], {}
+            self._count, self._reserved = 0, set(reserved)
+            self._batch_source, self._batch = batch_source, None
 
     def _fresh(self, hint):
-        self._count += 1
-        name = f"{hint}_{self._count}"
-        return self._fresh(hint) if name in self._reserved else name
+        root = self.root
+        root._count += 1
+        name = f"{hint}_{root._count}"
+        return self._fresh(hint) if name in root._reserved else name
 
     def op(self, op_type, *inputs, outputs=1, **attributes):
         """Append one ONNX node; returns its output name (a list if outputs > 1)."""
@@ -52,12 +64,12 @@ class OnnxBuilder:
     def const(self, value, dtype=None):
         """The name of a constant (an initializer, shared by equal constants)."""
         from onnx import numpy_helper
-        arr = np.asarray(value, dtype)
+        root, arr = self.root, np.asarray(value, dtype)
         key = (arr.dtype.str, arr.shape, arr.tobytes())
-        if key not in self._consts:
-            self._consts[key] = self._fresh("const")
-            self.initializers.append(numpy_helper.from_array(arr, self._consts[key]))
-        return self._consts[key]
+        if key not in root._consts:
+            root._consts[key] = self._fresh("const")
+            root.initializers.append(numpy_helper.from_array(arr, root._consts[key]))
+        return root._consts[key]
 
     def cast(self, x, dtype):
         return self.op("Cast", x, to=onnx_dtype(dtype))
@@ -90,10 +102,52 @@ class OnnxBuilder:
         return self.cast(size, lit.aval.dtype)
 
     def batch_size(self):
-        """The run-time batch size as an int64 tensor of shape (1,)."""
-        if self._batch is None:
-            self._batch = self.op("Shape", self._batch_source, start=0, end=1)
-        return self._batch
+        """The run-time batch size as an int64 tensor of shape (1,) (a main-graph value,
+        so subgraphs share it)."""
+        root = self.root
+        if root._batch is None:
+            root._batch = root.op("Shape", root._batch_source, start=0, end=1)
+        return root._batch
+
+    def type_of(self, v):
+        """(dtype, dims) of a graph value: dims that follow the batch are "batch"."""
+        return v.aval.dtype, self.root.plan.dims_of(v)
+
+    def subgraph(self):
+        return OnnxBuilder(parent=self)
+
+    def input(self, hint, type_):
+        """Declare a formal input of this subgraph, of type (dtype, dims)."""
+        name = self._fresh(hint)
+        self.inputs.append(_info(name, type_))
+        self._described.add(name)
+        return name
+
+    def finish(self, outputs, types, name):
+        """This subgraph as a GraphProto returning `outputs` (names, of types (dtype,
+        dims)), each through an Identity so that every output is a value it defines."""
+        from onnx import helper
+        outs = [self.op("Identity", x) for x in outputs]
+        return helper.make_graph(self.nodes, name, self.inputs,
+                                 [_info(o, t) for o, t in zip(outs, types)],
+                                 value_info=self.value_info)
+
+    def emit(self, graph, inputs):
+        """Export `graph`'s nodes into this builder, its inputs bound to the ONNX names
+        `inputs`; returns the names of its outputs. Regions go through here too."""
+        plan = self.root.plan
+        names = {id(v): n for v, n in zip(graph.invars, inputs)}
+        names.update((id(v), self.const(c)) for v, c in zip(graph.constvars, graph.consts))
+        for n in graph.nodes:
+            ins = [names[id(x)] if isinstance(x, Var) else
+                   self.literal(x, (id(n), j) in plan.batch_literals)
+                   for j, x in enumerate(n.inputs)]
+            for o, out in zip(n.outputs, self.export_node(n, ins, plan.masks.get(id(n), {}))):
+                names[id(o)] = out
+                if out not in self._described and out not in ins:  # may pass through
+                    self._described.add(out)
+                    self.value_info.append(_info(out, self.type_of(o)))
+        return [names[id(v)] if isinstance(v, Var) else self.literal(v) for v in graph.outvars]
 
     def export_node(self, node, inputs, masks):
         """Run `node`'s exporter; returns one ONNX name per node output."""
@@ -101,7 +155,9 @@ class OnnxBuilder:
             fn = get_exporter(node.kernel, "onnx")
         except TracerError as e:
             raise type(e)(f"to_onnx: {e} (node {_describe(node)})") from None
+        saved = self.node, self.in_avals, self.out_avals, self._masks
         self.node, self._masks = node, dict(masks)
+        unread = self._masks           # region exporters export nodes in between
         self.in_avals = tuple(x.aval for x in node.inputs)
         self.out_avals = tuple(o.aval for o in node.outputs)
         try:
@@ -111,17 +167,25 @@ class OnnxBuilder:
         except Exception as e:
             raise KernelError(f"to_onnx: the onnx exporter of {_describe(node)} failed: "
                               f"{type(e).__name__}: {e}") from e
+        finally:
+            self.node, self.in_avals, self.out_avals, self._masks = saved
         outs = [outs] if isinstance(outs, str) else list(outs)
         if len(outs) != len(node.outputs):
             raise KernelError(f"to_onnx: the onnx exporter of {node.kernel!r} returned "
                               f"{len(outs)} names for {len(node.outputs)} outputs")
-        if self._masks:
-            attr = next(iter(self._masks))
+        if unread:
+            attr = next(iter(unread))
             raise ShapeError(f"to_onnx(dynamic_batch=True): {_describe(node)} has attr "
                              f"{attr}={node.attrs[attr]} holding the batch size, but its "
                              f"exporter reads it as a constant (g.ints({attr!r}) would "
                              f"follow the batch); export with a fixed batch instead")
         return outs
+
+
+def _info(name, type_):
+    from onnx import helper
+    dtype, dims = type_
+    return helper.make_tensor_value_info(name, onnx_dtype(dtype), dims)
 
 
 def onnx_dtype(dtype):
@@ -142,7 +206,8 @@ def _traced(fun, args):
 class _Plan:
     """What export needs beyond the graph: each value's dims (ints, "batch", or None
     for unknown) and, under dynamic_batch, the node attrs and literals that are the
-    batch size. Static (the example's shapes) unless `_batch_plan` fills it in."""
+    batch size (keyed by node identity, so regions' nodes have theirs). Static (the
+    example's shapes) unless `_batch_plan` fills it in."""
 
     def __init__(self):
         self.dims, self.masks, self.batch_literals = {}, {}, set()
@@ -161,7 +226,7 @@ def _batch_plan(fun, args, g1, name):
     Dims and int attrs that are b1 in the example and b1 + 1 in the second trace become
     the run-time batch size; anything else that changes (a reshape to (b*n,), a mean over
     the batch axis and another, a structure that depends on the batch) raises ShapeError
-    naming the node."""
+    naming the node. Regions are compared the same way, recursively."""
     leaves, tree = flatten(list(args))
     leads = {np.shape(x)[0] for x in leaves if np.ndim(x)}
     if len(leads) != 1:
@@ -178,7 +243,13 @@ def _batch_plan(fun, args, g1, name):
     except TracerError as e:
         raise ShapeError(f"to_onnx({name}, dynamic_batch=True): it does not trace with "
                          f"batch size {b2} (the example has {b1}): {e}") from None
-    where = f"to_onnx({name}, dynamic_batch=True)"
+    plan = _Plan()
+    _match(g1, g2, b1, b2, plan, f"to_onnx({name}, dynamic_batch=True)")
+    return plan
+
+
+def _match(g1, g2, b1, b2, plan, where):
+    """Record in `plan` what differs between g1 (batch b1) and g2 (batch b2)."""
     vars1, vars2 = _all_vars(g1), _all_vars(g2)
     if (len(vars1) != len(vars2) or len(g1.nodes) != len(g2.nodes)
             or any(a.kernel != b.kernel for a, b in zip(g1.nodes, g2.nodes))):
@@ -186,7 +257,6 @@ def _batch_plan(fun, args, g1, name):
                          f"nodes at batch {b1}, {len(g2.nodes)} at {b2}); use an example "
                          f"batch size larger than 1 and unlike the other dimensions, or "
                          f"export with a fixed batch")
-    plan = _Plan()
     for c1, c2 in zip(g1.consts, g2.consts):
         if np.shape(c1) != np.shape(c2) or not np.array_equal(c1, c2, equal_nan=True):
             raise ShapeError(f"{where}: a constant of shape {np.shape(c1)} depends on the "
@@ -200,7 +270,7 @@ def _batch_plan(fun, args, g1, name):
                              f"batch {b2}; export with a fixed batch")
         plan.dims[id(v1)] = tuple(d if d == e else "batch" if (d, e) == (b1, b2) else None
                                   for d, e in zip(s1, s2))
-    for i, (n1, n2) in enumerate(zip(g1.nodes, g2.nodes)):
+    for n1, n2 in zip(g1.nodes, g2.nodes):
         for j, (x1, x2) in enumerate(zip(n1.inputs, n2.inputs)):
             if isinstance(x1, Var) and isinstance(x2, Var) and pos1[id(x1)] == pos2[id(x2)]:
                 continue
@@ -208,16 +278,18 @@ def _batch_plan(fun, args, g1, name):
                 if x1 == x2:
                     continue
                 if x1.value == b1 and x2.value == b2:
-                    plan.batch_literals.add((i, j))
+                    plan.batch_literals.add((id(n1), j))
                     continue
             raise ShapeError(
                 f"{where}: input {j} of {_describe(n1)} changes with the batch size "
                 f"({_show(x1)} at batch {b1}, {_show(x2)} at {b2}), e.g. a mean over the "
                 f"batch axis and another, or the 1/n of a mean's gradient; export with a "
                 f"fixed batch")
+        for r1, r2 in zip(n1.regions, n2.regions):
+            _match(r1, r2, b1, b2, plan, f"{where}, in a region of {n1.kernel}")
         masks = {}
         for (k, a1), (_, a2) in zip(n1.attr_items, n2.attr_items):
-            if a1 != a2:
+            if a1 != a2 and not is_region(a1):
                 masks[k] = _batch_mask(a1, a2, b1, b2)
                 if masks[k] is None:
                     raise ShapeError(
@@ -226,8 +298,7 @@ def _batch_plan(fun, args, g1, name):
                         f"follow it at run time (e.g. a reshape that merges the batch axis "
                         f"with another cannot); export with a fixed batch")
         if masks:
-            plan.masks[i] = masks
-    return plan
+            plan.masks[id(n1)] = masks
 
 
 def _show(x):
@@ -276,7 +347,9 @@ def to_onnx(fun, *example_args, path=None, dynamic_batch=False):
     run-time batch size; anything that depends on it otherwise (a reshape that merges
     the batch axis with another, a mean over the batch and another axis, the 1/n of a
     mean's gradient, a strided slice of the batch axis) raises a ShapeError naming the
-    node, as does a kernel whose exporter reads such an attr as a constant.
+    node, as does a kernel whose exporter reads such an attr as a constant. Regions
+    are traced and compared the same way: a loop's carry, or a map over the batch, can
+    follow the batch.
     ONNX Runtime lacks a few kernels ONNX defines (Erf on float64).
     """
     import onnx
@@ -297,31 +370,17 @@ def to_onnx(fun, *example_args, path=None, dynamic_batch=False):
 def _model(graph, plan, in_names, name):
     """The ModelProto: one exporter call per node, declared types for every value."""
     from onnx import helper
-
-    def info(value_name, v):
-        return helper.make_tensor_value_info(value_name, onnx_dtype(v.aval.dtype),
-                                             plan.dims_of(v))
     out_names = [f"output_{k}" for k in range(len(graph.outvars))]
-    names = {id(v): n for v, n in zip(graph.invars, in_names)}
-    batched = [names[id(v)] for v in graph.invars if "batch" in plan.dims_of(v)]
-    g = OnnxBuilder(in_names + out_names, batched[0] if batched else None)
-    names.update((id(v), g.const(c)) for v, c in zip(graph.constvars, graph.consts))
-    value_info, described = [], set(in_names)
-    for i, n in enumerate(graph.nodes):
-        ins = [names[id(x)] if isinstance(x, Var) else
-               g.literal(x, (i, j) in plan.batch_literals) for j, x in enumerate(n.inputs)]
-        for o, out in zip(n.outputs, g.export_node(n, ins, plan.masks.get(i, {}))):
-            names[id(o)] = out
-            if out not in described and out not in ins:     # an exporter may pass through
-                described.add(out)
-                value_info.append(info(out, o))
-    for v, out in zip(graph.outvars, out_names):
-        src = names[id(v)] if isinstance(v, Var) else g.literal(v)
+    batched = [n for v, n in zip(graph.invars, in_names) if "batch" in plan.dims_of(v)]
+    g = OnnxBuilder(plan, in_names + out_names, batched[0] if batched else None)
+    g._described.update(in_names)
+    for src, out in zip(g.emit(graph, in_names), out_names):
         g.nodes.append(helper.make_node("Identity", [src], [out]))
     model = helper.make_model(
-        helper.make_graph(g.nodes, name, [info(n, v) for v, n in zip(graph.invars, in_names)],
-                          [info(n, v) for v, n in zip(graph.outvars, out_names)],
-                          g.initializers, value_info=value_info),
+        helper.make_graph(g.nodes, name, [_info(n, g.type_of(v)) for v, n in
+                                          zip(graph.invars, in_names)],
+                          [_info(n, g.type_of(v)) for v, n in zip(graph.outvars, out_names)],
+                          g.initializers, value_info=g.value_info),
         opset_imports=[helper.make_opsetid("", OPSET)], producer_name="tracer")
     model.ir_version = IR_VERSION
     return model

@@ -148,7 +148,53 @@ GRADIENTS = {
     "scatter_add": lambda dy, i, o, a: (run_kernel("take", [dy, i[1]], {"axis": a["axis"]}),
                                         None),
     "matmul": _matmul,
+    # G1 (issue 11): rounding is flat almost everywhere (zero, as in JAX); bitwise kernels
+    # and signbit have integer or bool outputs, which are never differentiated.
+    **{k: lambda dy, i, o, a: (None,) for k in ("floor", "ceil", "trunc", "rint", "signbit",
+                                                 "not")},
+    **{k: lambda dy, i, o, a: (None, None) for k in ("and", "or", "xor", "shl", "shr")},
+    "atan": lambda dy, i, o, a: (dy / (1 + i[0] * i[0]),),
+    # fmod(x, y) = x - trunc(x / y) * y, where (x - fmod) / y is that integer (rint: exact)
+    "fmod": lambda dy, i, o, a: (dy, -dy * run_kernel("rint", [(i[0] - o) / i[1]])),
 }
 
 for _name, _fn in GRADIENTS.items():
+    register_gradient(_name, _fn)
+
+
+# ---- G2 (issue 11): scans and sorting ---------------------------------------------------
+def _rcumsum(v, axis):
+    """Reverse cumulative sum along `axis`: sum over j >= i."""
+    rev = {"axes": (axis,)}
+    return run_kernel("rev", [tnp.cumsum(run_kernel("rev", [v], rev), axis=axis)], rev)
+
+
+def _shifted(v, axis, d, fill):
+    """v[i + d] along `axis`, `fill` past the end."""
+    n = v.shape[axis]
+    lead = (slice(None),) * axis
+    pad_shape = v.shape[:axis] + (min(d, n),) + v.shape[axis + 1:]
+    return tnp.concatenate([v[lead + (slice(d, None),)], tnp.full(pad_shape, fill, v.dtype)],
+                           axis=axis)
+
+
+def _cumprod(dy, inputs, out, attrs):
+    """dx_i = E_i * R_i with E_i = prod_{k<i} x_k (the shifted output) and
+    R_i = sum_{j>=i} dy_j prod_{i<k<=j} x_k, the linear recurrence R_i = dy_i + x_{i+1}
+    R_{i+1} solved by a log-depth scan of products: no division, so zeros are exact,
+    and a polynomial in x, so every order of derivative is too."""
+    (x,), ax = inputs, attrs["axis"]
+    n = x.shape[ax]
+    a, r, d = _shifted(x, ax, 1, 0), dy, 1
+    while d < n:
+        r, a = r + a * _shifted(r, ax, d, 0), a * _shifted(a, ax, d, 0)
+        d *= 2
+    lead = (slice(None),) * ax
+    ones = tnp.ones(x.shape[:ax] + (min(n, 1),) + x.shape[ax + 1:], x.dtype)
+    excl = tnp.concatenate([ones, out[lead + (slice(0, n - 1),)]], axis=ax)
+    return (excl * r,)
+
+
+for _name, _fn in {"cumsum": lambda dy, i, o, a: (_rcumsum(dy, a["axis"]),),
+                   "cumprod": _cumprod, "argsort": lambda dy, i, o, a: (None,)}.items():
     register_gradient(_name, _fn)

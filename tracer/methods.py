@@ -16,7 +16,11 @@ def _python_like(f, swap=False):
 
 
 _ARITHMETIC = {"add": tnp.add, "sub": tnp.subtract, "mul": tnp.multiply,
-               "truediv": tnp.divide, "pow": tnp.power}
+               "truediv": tnp.divide, "pow": tnp.power,
+               # G1 (issue 11): integer division and bitwise operators
+               "floordiv": tnp.floor_divide, "mod": tnp.mod, "and": tnp.bitwise_and,
+               "or": tnp.bitwise_or, "xor": tnp.bitwise_xor, "lshift": tnp.left_shift,
+               "rshift": tnp.right_shift}
 _COMPARE = {"__lt__": tnp.less, "__le__": tnp.less_equal, "__gt__": tnp.greater,
             "__ge__": tnp.greater_equal, "__eq__": tnp.equal, "__ne__": tnp.not_equal}
 
@@ -26,6 +30,12 @@ _OPERATORS = {
     **{k: _python_like(f) for k, f in _COMPARE.items()},
     "__neg__": _python_like(tnp.negative), "__abs__": _python_like(tnp.abs),
     "__pos__": lambda x: x,
+    "__invert__": _python_like(tnp.invert),
+    "__divmod__": lambda self, other: tuple(mark_weak(r, self, other)
+                                            for r in tnp.divmod(self, other)),
+    "__rdivmod__": lambda self, other: tuple(mark_weak(r, self, other)
+                                             for r in tnp.divmod(other, self)),
+    "__round__": lambda self, ndigits=None: tnp.round(self, ndigits or 0),
     "__matmul__": tnp.matmul, "__rmatmul__": lambda self, other: tnp.matmul(other, self),
     "__getitem__": tnp.getitem,
     "sum": tnp.sum, "mean": tnp.mean, "max": tnp.max, "min": tnp.min, "prod": tnp.prod,
@@ -38,3 +48,8 @@ _OPERATORS = {
 for _name, _fn in _OPERATORS.items():
     setattr(Tracer, _name, _fn)
 Tracer.T = property(tnp.transpose)
+
+# ---- G2 (issue 11): reduction, scan, sorting and shape methods ---------------------------
+for _name in ("cumsum", "cumprod", "var", "std", "all", "any", "ptp", "argsort", "nonzero",
+              "diagonal", "trace", "repeat", "swapaxes", "copy"):
+    setattr(Tracer, _name, getattr(tnp, _name))

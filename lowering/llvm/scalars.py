@@ -163,6 +163,36 @@ UNARY = {  # name: ({kind: fn(ctx, x)}, cost)
 }
 
 
+# G1 (issue 11): rounding (native round instructions), fmod (LLVM's frem is C's fmod,
+# exact; it lowers to a libm fmod call, so it does not vectorize), bitwise ops and
+# NumPy's shifts: a shift by a negative amount or by the width or more gives 0 (and -1
+# for a negative integer shifted right), where LLVM's shl/ashr would give poison.
+def _shift(ctx, x, y, right):
+    b, t = ctx.b, x.type
+    in_range = b.icmp_unsigned("<", y, ir.Constant(t, t.width))
+    amount = b.and_(y, ir.Constant(t, t.width - 1))
+    if not right:
+        return b.select(in_range, b.shl(x, amount), ir.Constant(t, 0))
+    return b.select(in_range, b.ashr(x, amount), b.ashr(x, ir.Constant(t, t.width - 1)))
+
+
+def _signbit(ctx, x):
+    ity = ir.IntType(32 if isinstance(x.type, ir.FloatType) else 64)
+    return ctx.b.icmp_signed("<", ctx.b.bitcast(x, ity), ir.Constant(ity, 0))
+
+
+for _name in ("floor", "ceil", "trunc", "rint"):
+    UNARY[_name] = ({"f": (lambda n: lambda ctx, x: ctx.intrinsic(n, x))(_name)}, 1)
+UNARY["signbit"] = ({"f": _signbit}, 1)
+UNARY["atan"] = ({"f": lambda ctx, x: ctx.math("atan", x)}, 20)     # lowering.llvm.mathlib
+UNARY["not"] = ({"i": lambda ctx, x: ctx.b.not_(x), "b": lambda ctx, x: ctx.b.not_(x)}, 1)
+BINARY["fmod"] = ({"f": lambda ctx, x, y: ctx.b.frem(x, y)}, 20)
+for _name, _method in (("and", "and_"), ("or", "or_"), ("xor", "xor")):
+    BINARY[_name] = ({"i": _B(_method), "b": _B(_method)}, 1)
+BINARY["shl"] = ({"i": lambda ctx, x, y: _shift(ctx, x, y, False)}, 2)
+BINARY["shr"] = ({"i": lambda ctx, x, y: _shift(ctx, x, y, True)}, 2)
+
+
 def arith(op, dtype):
     """fn(ctx, x, y) computing binary kernel `op` on `dtype` values (for whole kernels
     that accumulate: reductions, matmul, scatter_add)."""
@@ -181,3 +211,9 @@ KERNELS = {name: ScalarKernel(_by_kind(ops, name), cost)
            for name, (ops, cost) in {**UNARY, **BINARY}.items()}
 KERNELS["select"] = ScalarKernel(_select)
 KERNELS["convert"] = ScalarKernel(_convert)
+
+# ---- G2 (issue 11): scan kernels are whole-kernel emitters, listed here so that the
+# package registers them with the other built-ins
+from lowering.llvm.scans import KERNELS as _SCANS  # noqa: E402
+
+KERNELS.update(_SCANS)

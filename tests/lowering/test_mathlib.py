@@ -141,7 +141,7 @@ def _erf_long(x):
 
 
 REF = {"exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "sin": np.sin,
-       "cos": np.cos, "tanh": np.tanh, "erf": _erf_long, "pow": np.power}
+       "cos": np.cos, "tanh": np.tanh, "erf": _erf_long, "pow": np.power, "atan": np.arctan}
 
 
 def _signed(mags, lo, hi):
@@ -159,7 +159,7 @@ def sweep(name, dtype):
               "expm1": (-90.0, 88.72) if dtype == np.float32 else (-750.0, 709.78),
               "log": (0.0, float(f.max)), "log1p": (-1.0, float(f.max)),
               "sin": (-1e13, 1e13), "cos": (-1e13, 1e13), "tanh": (-30.0, 30.0),
-              "erf": (-10.0, 10.0)}
+              "erf": (-10.0, 10.0), "atan": (-float(f.max), float(f.max))}
     if name == "pow":
         rng = np.random.default_rng(0)
         t_lo, t_hi = np.log(float(f.smallest_subnormal)), np.log(float(f.max))
@@ -174,7 +174,8 @@ def sweep(name, dtype):
         keep = (t > t_lo) & (t < t_hi)  # finite, nonzero results
         return x[keep], y[keep]
     lo, hi = ranges[name]
-    core = {"log": (0.5, 2.0), "log1p": (-0.999, 10.0), "sin": (-20.0, 20.0), "cos": (-20.0, 20.0)}
+    core = {"log": (0.5, 2.0), "log1p": (-0.999, 10.0), "sin": (-20.0, 20.0), "cos": (-20.0, 20.0),
+            "atan": (-4.0, 4.0)}
     a, b = core.get(name, (lo, hi))
     parts = [np.linspace(a, b, n), _signed(geo, lo, hi)]
     if name == "log1p":

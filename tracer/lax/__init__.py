@@ -11,6 +11,7 @@ from tracer.lax.indexing import dynamic_index, dynamic_update_index, stop_gradie
 from tracer.lax.loops import fori_loop, while_loop
 from tracer.lax.scan import map, scan
 from tracer.lax import while_grad  # noqa: F401  (registers while's gradient)
+from tracer.lax import batching  # noqa: F401  (registers the batching rules)
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "stop_gradient",
            "dynamic_index", "dynamic_update_index"]

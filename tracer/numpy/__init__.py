@@ -18,6 +18,45 @@ from tracer.numpy.shape_ops import (broadcast_to, concatenate, expand_dims, rave
                                     squeeze, stack, swapaxes, transpose)
 from tracer.numpy.indexing import getitem, take
 
+# ---- G2 (issue 11): reductions, scans, shapes, assembly, sorting, creation ------------------
+from tracer.numpy.reductions import (all, any, count_nonzero, cumprod, cumsum,  # noqa: E402
+                                     ptp)
+from tracer.numpy.statistics import (average, diff, ediff1d, gradient, median,  # noqa: E402
+                                     nanargmax, nanargmin, nanmax, nanmean, nanmedian, nanmin,
+                                     nanprod, nanstd, nansum, nanvar, percentile, quantile, std,
+                                     trace, var)
+from tracer.numpy.shape_ops import (atleast_1d, atleast_2d, atleast_3d,  # noqa: E402
+                                    broadcast_arrays, broadcast_shapes, moveaxis, rollaxis)
+from tracer.numpy.assembly import (append, array_split, block, column_stack,  # noqa: E402
+                                   delete, diag, diagflat, diagonal, dsplit, dstack, flip,
+                                   fliplr, flipud, hsplit, hstack, insert, pad, repeat, roll,
+                                   rot90, row_stack, split, tile, tril, triu, vsplit, vstack)
+from tracer.numpy.grids import (c_, diag_indices, indices, ix_, meshgrid, r_,  # noqa: E402
+                                tri, tril_indices, triu_indices)
+from tracer.numpy.indexing import take_along_axis  # noqa: E402
+from tracer.numpy.sorting import (argpartition, argsort, argwhere, flatnonzero,  # noqa: E402
+                                  lexsort, nonzero, partition, searchsorted, sort, unique,
+                                  where)
+from tracer.numpy.creation import (array_shape as shape, copy, empty,  # noqa: E402
+                                   empty_like, eye, geomspace, identity, linspace, logspace,
+                                   ndim, size)
+newaxis = None
+# G1 (issue 11): rounding, bitwise, float functions, predicates, products
+from tracer.numpy.rounding import (around, ceil, divmod, fix, floor, floor_divide, fmod, mod,
+                                   remainder, rint, round, trunc)
+from tracer.numpy.bitwise import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, invert,
+                                  left_shift, logical_and, logical_not, logical_or,
+                                  logical_xor, right_shift)
+from tracer.numpy.mathfuncs import (arccos, arccosh, arcsin, arcsinh, arctan, arctan2,
+                                    arctanh, cbrt, copysign, cosh, deg2rad, degrees, exp2,
+                                    fabs, float_power, fmax, fmin, heaviside, hypot, log2,
+                                    log10, logaddexp, logaddexp2, positive, rad2deg, radians,
+                                    reciprocal, sinc, sinh, tan)
+from tracer.numpy.products import cross, einsum, inner, kron, tensordot, vdot
+from tracer.numpy.predicates import (allclose, array_equal, conj, conjugate, imag, isclose,
+                                     isfinite, isinf, isnan, isneginf, isposinf, nan_to_num,
+                                     real, select, signbit)
+
 float32, float64, int32, int64, bool_ = (_np.float32, _np.float64, _np.int32, _np.int64,
                                          _np.bool_)
 pi, e, inf, nan = _np.pi, _np.e, _np.inf, _np.nan

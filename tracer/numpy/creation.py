@@ -2,8 +2,9 @@
 `broadcast_to` of a literal (not a baked-in constant array)."""
 import numpy as np
 
-from ir import check_dtype
+from ir import ShapedArray, check_dtype
 from ir.errors import ArgumentError, TracerError
+from registry import infer_avals
 from tracer.core import Tracer, as_array, run_kernel
 from tracer.numpy._base import convert, current_trace, dtype_of, has_tracer, shape, value
 from tracer.numpy.shape_ops import _shape_arg
@@ -16,7 +17,8 @@ def full(shape_, fill_value, dtype=None):
         return broadcast_to(convert(fill_value, dtype or fill_value.dtype, "full"), shp)
     dt = check_dtype(dtype if dtype is not None else np.asarray(fill_value).dtype, "full")
     trace = current_trace()
-    if trace is None:
+    if trace is None:       # the shape rule's size check: ShapeError, not NumPy's ValueError
+        infer_avals("broadcast_to", [ShapedArray((), dt)], {"shape": shp})
         return np.full(shp, fill_value, dt)
     lit = np.asarray(fill_value, dt)
     return trace.emit("broadcast_to", [lit], {"shape": shp}) if shp else trace.emit(
@@ -88,3 +90,102 @@ def astype(x, dtype):
         return np.asarray(x).astype(dt)
     except (TypeError, ValueError) as e:
         raise ArgumentError(f"astype: cannot cast {type(x).__name__} to {dt}: {e}") from None
+
+
+# ---- more creation (issue 11) ------------------------------------------------------------
+def empty(shape, dtype=float, order="C"):
+    """Zeros: an uninitialized array would make results depend on memory contents."""
+    return full(shape, 0, dtype)
+
+
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None):
+    x = value(prototype, "empty_like")
+    return full(array_shape(x) if shape is None else shape, 0,
+                dtype if dtype is not None else dtype_of(x))
+
+
+def copy(a, order="K", subok=False):
+    """Traced values are immutable: the copy is the value itself."""
+    if _traced(a):
+        return value(a, "copy")
+    return as_array(np.array(a, copy=True), "copy")
+
+
+def eye(N, M=None, k=0, dtype=float, order="C"):
+    return as_array(np.eye(N, M, k, dtype=check_dtype(dtype, "eye")), "eye")
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=float if dtype is None else dtype)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """numpy.linspace; start and stop may be traced (num is static)."""
+    if not (_traced(start) or _traced(stop)):
+        out = np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+        return (as_array(out[0], "linspace"), out[1]) if retstep else as_array(out, "linspace")
+    from tracer.numpy.elementwise import add, divide, multiply, subtract
+    from tracer.numpy.shape_ops import broadcast_to, concatenate, moveaxis, reshape
+    from tracer.numpy._base import broadcast_shapes, result_dtype
+    if num < 0:
+        raise ArgumentError(f"linspace: number of samples, {num}, must be non-negative")
+    start, stop = value(start, "linspace"), value(stop, "linspace")
+    dt = result_dtype("linspace", start, stop, 0.0)
+    shp = broadcast_shapes("linspace", np.shape(start) if not _traced(start) else start.shape,
+                           np.shape(stop) if not _traced(stop) else stop.shape)
+    start, stop = (broadcast_to(convert(v, dt, "linspace"), shp) for v in (start, stop))
+    div = num - 1 if endpoint else num
+    step = divide(subtract(stop, start), div) if div > 0 else subtract(stop, start)
+    steps = np.arange(num, dtype=dt).reshape((-1,) + (1,) * len(shp))
+    y = add(multiply(steps, step), start)
+    if endpoint and num > 1:
+        y = concatenate([y[:-1], reshape(stop, (1,) + shp)])
+    y = moveaxis(y, 0, axis) if shp else y
+    y = y if dtype is None else convert(y, check_dtype(dtype, "linspace"), "linspace")
+    return (y, step) if retstep else y
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    if not (_traced(start) or _traced(stop) or _traced(base)):
+        return as_array(np.logspace(start, stop, num, endpoint, base, dtype, axis), "logspace")
+    from tracer.numpy.elementwise import power
+    y = power(base, linspace(start, stop, num, endpoint, axis=axis))
+    return y if dtype is None else convert(y, check_dtype(dtype, "logspace"), "logspace")
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """Traced start/stop (of one sign) go through exp(linspace(log...)); their ends are
+    exact, as NumPy makes them."""
+    if not (_traced(start) or _traced(stop)):
+        return as_array(np.geomspace(start, stop, num, endpoint, dtype, axis), "geomspace")
+    from tracer.numpy.elementwise import abs, exp, log, multiply, sign
+    from tracer.numpy.shape_ops import broadcast_to, concatenate, moveaxis, reshape
+    from tracer.numpy._base import result_dtype
+    dt = result_dtype("geomspace", value(start, "geomspace"), value(stop, "geomspace"),
+                      np.zeros(()))        # as NumPy: at least float64
+    start, stop = convert(value(start, "geomspace"), dt), convert(value(stop, "geomspace"), dt)
+    y = multiply(sign(start), exp(linspace(log(abs(start)), log(abs(stop)), num, endpoint)))
+    if num > 0:
+        shp = y.shape[1:]
+        def end(v):
+            return reshape(broadcast_to(convert(v, y.dtype), shp), (1,) + shp)
+        parts = [end(start), y[1:]]
+        if endpoint and num > 1:
+            parts = [parts[0], y[1:-1], end(stop)]
+        y = concatenate(parts) if num > 1 else parts[0]
+        y = moveaxis(y, 0, axis) if shp else y
+    return y if dtype is None else convert(y, check_dtype(dtype, "geomspace"), "geomspace")
+
+
+def ndim(a):
+    return len(a.shape) if _traced(a) else np.ndim(a)
+
+
+def array_shape(a):
+    """numpy.shape (exported as tracer.numpy.shape)."""
+    return a.shape if _traced(a) else np.shape(a)
+
+
+def size(a, axis=None):
+    shp = array_shape(a)
+    return int(np.prod(shp, dtype=np.int64)) if axis is None else shp[axis]

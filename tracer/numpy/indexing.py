@@ -34,7 +34,7 @@ def take(x, indices, axis=None):
     """Gather along one axis (integer indices of any shape; negative ones wrap)."""
     x = value(x, "take")
     if axis is None:
-        x, axis = ravel(x), 0
+        x, axis = (x if len(shape(x)) == 1 else ravel(x)), 0    # never copy a 1-d x
     ax = normalize_axis("take", axis, len(shape(x)))
     n = shape(x)[ax]
     if isinstance(indices, Tracer):
@@ -142,3 +142,35 @@ def _final_shape(key, dims, nidx, front):
         elif not isinstance(k, _INTS) and not front:
             out.extend(next(it) for _ in range(nidx))
     return tuple(out)
+
+
+def take_along_axis(arr, indices, axis=-1):
+    """arr's elements at `indices` along `axis` (other axes broadcast), as one `take` from
+    the flattened array: the flat index is the row offset plus the wrapped index."""
+    from tracer.numpy.elementwise import add, less, where
+    from tracer.numpy.shape_ops import broadcast_to, moveaxis
+    arr = value(arr, "take_along_axis")
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    nd = len(shape(arr))
+    idx = indices if isinstance(indices, Tracer) else _as_index(indices)
+    _check_int_index("take_along_axis", dtype_of(idx))
+    if len(shape(idx)) != nd:
+        raise ShapeError(f"take_along_axis: indices (shape {shape(idx)}) and arr (shape "
+                         f"{shape(arr)}) must have the same number of dimensions")
+    ax = normalize_axis("take_along_axis", axis, nd)
+    x, idx = moveaxis(arr, ax, -1), moveaxis(idx, ax, -1)
+    n = shape(x)[-1]
+    from tracer.numpy._base import broadcast_shapes
+    lead = broadcast_shapes("take_along_axis", shape(x)[:-1], shape(idx)[:-1])
+    x = broadcast_to(x, lead + (n,))
+    idx = broadcast_to(convert(idx, np.int64, "take_along_axis"), lead + shape(idx)[-1:])
+    if not isinstance(idx, Tracer):
+        bad = idx[(idx < -n) | (idx >= n)]
+        if bad.size:
+            raise OutOfBoundsError(f"take_along_axis: index {bad.flat[0]} is out of bounds "
+                                   f"for axis {ax} with size {n}")
+    idx = where(less(idx, 0), add(idx, n), idx)
+    rows = np.arange(int(np.prod(lead, dtype=np.int64)), dtype=np.int64).reshape(lead + (1,))
+    out = run_kernel("take", [ravel(x), add(idx, rows * n)], {"axis": 0})
+    return moveaxis(out, -1, ax)

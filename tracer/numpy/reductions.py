@@ -3,13 +3,20 @@ dtypes (integer sums and products accumulate in int64; mean of integers is float
 import numpy as np
 
 from ir import check_dtype
-from ir.errors import ShapeError
+from ir.errors import ArgumentError, ShapeError
 from tracer.core import run_kernel
 from tracer.numpy._base import (FLOAT64, convert, dtype_of, normalize_axes, normalize_axis,
                                 shape, value)
 from tracer.numpy.elementwise import divide
 
 INT64 = np.dtype(np.int64)
+
+
+def no_out(name, out):
+    """NumPy's `out=` writes into an array; results here are new values (as in JAX)."""
+    if out is not None:
+        raise ArgumentError(f"{name}: out= is not supported (arrays here are immutable); "
+                            f"use the returned value")
 
 
 def _keepdims(out, in_shape, axes):
@@ -27,26 +34,30 @@ def _reduce(kernel, name, x, axis, keepdims, dtype=None, accumulate=False):
     return _keepdims(out, shape(x), axes) if keepdims else out
 
 
-def sum(x, axis=None, dtype=None, keepdims=False):
+def sum(x, axis=None, dtype=None, out=None, keepdims=False):
+    no_out("sum", out)
     return _reduce("reduce_sum", "sum", x, axis, keepdims, dtype, accumulate=True)
 
 
-def prod(x, axis=None, dtype=None, keepdims=False):
+def prod(x, axis=None, dtype=None, out=None, keepdims=False):
+    no_out("prod", out)
     return _reduce("reduce_prod", "prod", x, axis, keepdims, dtype, accumulate=True)
 
 
-def max(x, axis=None, keepdims=False):
+def max(x, axis=None, out=None, keepdims=False):
+    no_out("max", out)
     return _reduce("reduce_max", "max", x, axis, keepdims)
 
 
-def min(x, axis=None, keepdims=False):
+def min(x, axis=None, out=None, keepdims=False):
+    no_out("min", out)
     return _reduce("reduce_min", "min", x, axis, keepdims)
 
 
 amax, amin = max, min
 
 
-def mean(x, axis=None, dtype=None, keepdims=False):
+def mean(x, axis=None, dtype=None, out=None, keepdims=False):
     """As numpy.mean: sum in `dtype` (float64 for integer x), divide, and cast the
     quotient back to an integer or bool `dtype` (NumPy truncates it the same way)."""
     x = value(x, "mean")
@@ -72,9 +83,72 @@ def _arg(kernel, name, x, axis, keepdims):
     return _keepdims(out, shape(x), (ax,)) if keepdims else out
 
 
-def argmax(x, axis=None, keepdims=False):
+def argmax(x, axis=None, out=None, *, keepdims=False):
+    no_out("argmax", out)
     return _arg("argmax", "argmax", x, axis, keepdims)
 
 
-def argmin(x, axis=None, keepdims=False):
+def argmin(x, axis=None, out=None, *, keepdims=False):
+    no_out("argmin", out)
     return _arg("argmin", "argmin", x, axis, keepdims)
+
+
+def _scan(kernel, name, x, axis, dtype):
+    """cumsum/cumprod: axis=None scans the flattened array; integer and bool inputs
+    accumulate in int64 unless `dtype` says otherwise (as numpy.cumsum)."""
+    from tracer.numpy.shape_ops import ravel
+    x = value(x, name)
+    if axis is None:
+        x, axis = ravel(x), 0
+    elif len(shape(x)) == 0:
+        raise ShapeError(f"{name}: axis {axis} is out of bounds for a 0-d array")
+    ax = normalize_axis(name, axis, len(shape(x)))
+    dt = check_dtype(dtype, name) if dtype is not None else dtype_of(x)
+    if dtype is None and dt.kind in "biu":
+        dt = INT64
+    return run_kernel(kernel, [convert(x, dt, name)], {"axis": ax})
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    no_out("cumsum", out)
+    return _scan("cumsum", "cumsum", a, axis, dtype)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    no_out("cumprod", out)
+    return _scan("cumprod", "cumprod", a, axis, dtype)
+
+
+def _logical(kernel, name, a, axis, keepdims):
+    """all/any: a bool max/min, whose empty reductions are True/False (their identities)."""
+    from tracer.numpy.creation import full
+    x = convert(value(a, name), np.bool_, name)
+    axes = normalize_axes(name, axis, len(shape(x)))
+    if 0 in [shape(x)[i] for i in axes]:
+        out_shape = tuple(1 if i in axes else d for i, d in enumerate(shape(x)))
+        return full(out_shape if keepdims else tuple(
+            d for i, d in enumerate(shape(x)) if i not in axes), kernel == "reduce_min", bool)
+    return _reduce(kernel, name, x, axes, keepdims)
+
+
+def all(a, axis=None, out=None, keepdims=False):
+    no_out("all", out)
+    return _logical("reduce_min", "all", a, axis, keepdims)
+
+
+def any(a, axis=None, out=None, keepdims=False):
+    no_out("any", out)
+    return _logical("reduce_max", "any", a, axis, keepdims)
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    from tracer.numpy.elementwise import not_equal
+    return sum(not_equal(value(a, "count_nonzero"), 0), axis=axis, dtype=INT64,
+               keepdims=keepdims)
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    no_out("ptp", out)
+    from tracer.numpy.elementwise import subtract
+    a = value(a, "ptp")
+    return subtract(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))

@@ -64,10 +64,11 @@ def transpose(x, axes=None):
     return run_kernel("transpose", [x], {"perm": perm})
 
 
-def swapaxes(x, a, b):
+def swapaxes(a, axis1, axis2):
+    x = value(a, "swapaxes")
     nd = len(shape(x))
     perm = list(range(nd))
-    a, b = normalize_axis("swapaxes", a, nd), normalize_axis("swapaxes", b, nd)
+    a, b = normalize_axis("swapaxes", axis1, nd), normalize_axis("swapaxes", axis2, nd)
     perm[a], perm[b] = perm[b], perm[a]
     return transpose(x, perm)
 
@@ -132,3 +133,65 @@ def stack(arrays, axis=0):
                          f"{[shape(x) for x in xs]}")
     ax = normalize_axis("stack", axis, len(shape(xs[0])) + 1)
     return concatenate([expand_dims(x, ax) for x in xs], axis=ax)
+
+
+def moveaxis(a, source, destination):
+    x = value(a, "moveaxis")
+    nd = len(shape(x))
+    src = [normalize_axis("moveaxis", s, nd) for s in
+           (source if isinstance(source, (tuple, list)) else (source,))]
+    dst = [normalize_axis("moveaxis", d, nd) for d in
+           (destination if isinstance(destination, (tuple, list)) else (destination,))]
+    if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ShapeError(f"moveaxis: source {source} and destination {destination} must be "
+                         f"distinct axes, as many of each")
+    order = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(x, tuple(order))
+
+
+def rollaxis(a, axis, start=0):
+    x = value(a, "rollaxis")
+    nd = len(shape(x))
+    ax = normalize_axis("rollaxis", axis, nd)
+    if not -nd <= start <= nd:
+        raise ShapeError(f"rollaxis: start {start} is out of bounds for rank {nd}")
+    start = start % (nd + 1) if start < 0 else start
+    if ax < start:
+        start -= 1
+    return moveaxis(x, ax, start) if ax != start else unchanged(x)
+
+
+def broadcast_shapes(*shapes):
+    from tracer.numpy._base import broadcast_shapes as _bs
+    return _bs("broadcast_shapes", *[_shape_arg("broadcast_shapes", s) for s in shapes])
+
+
+def broadcast_arrays(*args):
+    xs = [value(a, "broadcast_arrays") for a in args]
+    shp = broadcast_shapes(*[shape(x) for x in xs])
+    return tuple(broadcast_to(x, shp) for x in xs)
+
+
+def _atleast(nd, name, arys, place):
+    outs = []
+    for a in arys:
+        x = value(a, name)
+        s = shape(x)
+        outs.append(reshape(x, place(s)) if len(s) < nd else unchanged(x))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def atleast_1d(*arys):
+    return _atleast(1, "atleast_1d", arys, lambda s: (1,))
+
+
+def atleast_2d(*arys):
+    return _atleast(2, "atleast_2d", arys, lambda s: (1,) * (2 - len(s)) + s)
+
+
+def atleast_3d(*arys):
+    """NumPy's rule: () -> (1, 1, 1), (n,) -> (1, n, 1), (m, n) -> (m, n, 1)."""
+    return _atleast(3, "atleast_3d", arys, lambda s: {0: (1, 1, 1), 1: (1,) + s + (1,),
+                                                      2: s + (1,)}[len(s)])

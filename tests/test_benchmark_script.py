@@ -1,0 +1,31 @@
+"""examples/benchmark.py: target verdicts from a row's times, and the script runs (and
+says which ISA it compiled for) without JAX, which is not a dependency."""
+import os
+import sys
+
+from fresh import ROOT, run_script
+
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+import benchmark  # noqa: E402
+
+
+def test_verdicts():
+    t = {"tracer llvm": 1.0, "numpy": 12.0, "jax.jit": 2.5}
+    assert benchmark.verdict("W1", t) == "met"
+    assert benchmark.verdict("W1", dict(t, numpy=5.0)) == "missed (<= 0.1x numpy)"
+    assert benchmark.verdict("W5", dict(t, **{"jax.jit": 0.9})) == "missed (<= 1x jax)"
+    assert benchmark.verdict("W2", {"tracer llvm": 1.0}) == "-"      # no jax: cannot judge
+    assert benchmark.verdict("W3", dict(t, floor=0.89)) == "missed (>= 90% of bandwidth)"
+    assert benchmark.verdict("W3", dict(t, floor=0.91)) == "met"
+
+
+def test_runs_without_jax():
+    out = run_script("import runpy, sys; sys.modules['jax'] = None; "
+                     "sys.argv = ['benchmark.py', '--only', 'W6', '--rounds', '1']; "
+                     "runpy.run_path('examples/benchmark.py', run_name='__main__')",
+                     TRACER_CPU="avx2", TRACER_NUM_THREADS="2")
+    assert "compiled for haswell (avx2) via TRACER_CPU=avx2" in out
+    assert "jax not installed" in out
+    row = next(line for line in out.splitlines() if line.startswith("| W6 |"))
+    assert row.split(" | ")[5] == "-" and row.endswith("| met |")
+    assert "| 1 thread | 2 threads |" in out

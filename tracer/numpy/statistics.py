@@ -1,0 +1,339 @@
+"""Statistics as composites of reductions, sort and where: average, var/std, the nan*
+family (NaN masked out with where, so their gradients skip the NaN entries), median and
+quantiles (through sort, so they differentiate through the values they pick), trace,
+diff and gradient. Result dtypes follow NumPy 2 (integer inputs give float64)."""
+import numpy as np
+
+from ir import check_dtype
+from ir.errors import ArgumentError, ShapeError
+from tracer.core import Tracer
+from tracer.numpy._base import (FLOAT64, convert, dtype_of, normalize_axes, normalize_axis,
+                                result_dtype, shape, value)
+from tracer.numpy.elementwise import (add, divide, multiply, not_equal, sqrt, subtract,
+                                      where)
+from tracer.numpy.reductions import (INT64, all, argmax, argmin, max, mean, min, no_out,
+                                     prod, sum)
+from tracer.numpy.shape_ops import concatenate, ravel, reshape, transpose
+
+_NAN = float("nan")
+
+
+def _isnan(x):
+    return not_equal(x, x)
+
+
+def _float(x):
+    return dtype_of(x) if dtype_of(x).kind == "f" else FLOAT64
+
+
+def _count(x, axes):
+    return int(np.prod([shape(x)[a] for a in axes], dtype=np.int64))
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    a = value(a, "average")
+    if weights is None:
+        avg = mean(a, axis=axis, keepdims=keepdims)
+        scl = np.asarray(float(_count(a, normalize_axes("average", axis, len(shape(a))))),
+                         dtype_of(avg))
+        return (avg, np.broadcast_to(scl, shape(avg)).copy()) if returned else avg
+    w = value(weights, "average")
+    dt = result_dtype("average", a, w, *([np.float64(0)] if dtype_of(a).kind in "biu" else []))
+    if shape(w) != shape(a):
+        if axis is None or len(shape(w)) != 1:
+            raise ShapeError(f"average: weights of shape {shape(w)} differ from a's "
+                             f"{shape(a)}: give 1-D weights with an int axis")
+        ax = normalize_axis("average", axis, len(shape(a)))
+        w = reshape(w, tuple(shape(w)[0] if i == ax else 1 for i in range(len(shape(a)))))
+    a, w = convert(a, dt, "average"), convert(w, dt, "average")
+    scl = sum(multiply(w, np.ones(shape(a), dt)), axis=axis, keepdims=keepdims)
+    avg = divide(sum(multiply(a, w), axis=axis, keepdims=keepdims), scl)
+    return (avg, scl) if returned else avg
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+    """As numpy.var: mean, squared deviations summed, divided by max(n - ddof, 0)."""
+    no_out("var", out)
+    a = value(a, "var")
+    if correction is not None:
+        ddof = correction
+    dt = check_dtype(dtype, "var") if dtype is not None else _float(a)
+    x = convert(a, dt, "var")
+    axes = normalize_axes("var", axis, len(shape(x)))
+    d = subtract(x, mean(x, axis=axes, keepdims=True))
+    return divide(sum(multiply(d, d), axis=axes, keepdims=keepdims),
+                  float(np.maximum(_count(x, axes) - ddof, 0)))
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+    return sqrt(var(a, axis, dtype, out, ddof, keepdims, correction=correction))
+
+
+def _masked(a, name, fill):
+    """(a with NaN replaced by `fill`, the NaN mask or None for non-float a)."""
+    a = value(a, name)
+    if dtype_of(a).kind != "f":
+        return a, None
+    nan = _isnan(a)
+    return where(nan, fill, a), nan
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+    no_out("nansum", out)
+    return sum(_masked(a, "nansum", 0)[0], axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False):
+    no_out("nanprod", out)
+    return prod(_masked(a, "nanprod", 1)[0], axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _nan_count(nan, axes, keepdims, dt):
+    from tracer.numpy.elementwise import equal
+    return convert(sum(equal(nan, False), axis=axes, dtype=INT64, keepdims=keepdims), dt)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
+    no_out("nanmean", out)
+    x, nan = _masked(a, "nanmean", 0)
+    if nan is None:
+        return mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    axes = normalize_axes("nanmean", axis, len(shape(x)))
+    tot = sum(x, axis=axes, dtype=dtype, keepdims=keepdims)
+    return divide(tot, _nan_count(nan, axes, keepdims, dtype_of(tot)))
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+    """As numpy.nanvar: NaN dropped; slices with no more than ddof numbers give NaN."""
+    no_out("nanvar", out)
+    x, nan = _masked(a, "nanvar", 0)
+    if nan is None:
+        return var(x, axis, dtype, None, ddof, keepdims, correction=correction)
+    ddof = ddof if correction is None else correction
+    dt = check_dtype(dtype, "nanvar") if dtype is not None else dtype_of(x)
+    x = convert(x, dt, "nanvar")
+    axes = normalize_axes("nanvar", axis, len(shape(x)))
+    cnt = _nan_count(nan, axes, True, dt)
+    d = where(nan, 0, subtract(x, divide(sum(x, axis=axes, keepdims=True), cnt)))
+    dof = subtract(_nan_count(nan, axes, keepdims, dt), ddof)
+    bad = dof <= 0
+    return where(bad, _NAN, divide(sum(multiply(d, d), axis=axes, keepdims=keepdims),
+                                   where(bad, 1, dof)))
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
+           correction=None):
+    return sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, correction=correction))
+
+
+def _nan_extreme(reduce, fill, name, a, axis, keepdims):
+    x, nan = _masked(a, name, fill)
+    out = reduce(x, axis=axis, keepdims=keepdims)
+    return out if nan is None else where(all(nan, axis=axis, keepdims=keepdims), _NAN, out)
+
+
+def nanmax(a, axis=None, out=None, keepdims=False):
+    no_out("nanmax", out)
+    return _nan_extreme(max, -np.inf, "nanmax", a, axis, keepdims)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False):
+    no_out("nanmin", out)
+    return _nan_extreme(min, np.inf, "nanmin", a, axis, keepdims)
+
+
+def _nan_arg(reduce, fill, name, a, axis, keepdims):
+    x, nan = _masked(a, name, fill)
+    if nan is not None and not isinstance(nan, Tracer) and np.any(
+            np.all(nan, axis=axis) if shape(nan) else nan):
+        raise ArgumentError(f"{name}: All-NaN slice encountered")
+    return reduce(x, axis=axis, keepdims=keepdims)
+
+
+def nanargmax(a, axis=None, out=None, *, keepdims=False):
+    no_out("nanargmax", out)
+    return _nan_arg(argmax, -np.inf, "nanargmax", a, axis, keepdims)
+
+
+def nanargmin(a, axis=None, out=None, *, keepdims=False):
+    no_out("nanargmin", out)
+    return _nan_arg(argmin, np.inf, "nanargmin", a, axis, keepdims)
+
+
+def _to_last(x, axis, name):
+    """x with the `axis` axes merged into one last axis, and the kept shape for keepdims."""
+    axes = normalize_axes(name, axis, len(shape(x)))
+    rest = [i for i in range(len(shape(x))) if i not in axes]
+    y = transpose(x, tuple(rest) + axes) if len(shape(x)) else x
+    y = reshape(y, tuple(shape(x)[i] for i in rest) + (_count(x, axes),))
+    kept = tuple(1 if i in axes else d for i, d in enumerate(shape(x)))
+    return y, kept
+
+
+def _lerp(a, b, t):
+    """NumPy's _lerp: a + (b - a) * t, or b - (b - a) * (1 - t) where t >= 0.5."""
+    d = subtract(b, a)
+    return where(np.asarray(t) >= 0.5, subtract(b, multiply(d, 1 - t)),
+                 add(a, multiply(d, t)))
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False):
+    """numpy.quantile with method="linear" (q concrete; any NaN in a slice gives NaN)."""
+    from tracer.numpy.sorting import sort
+    from tracer.numpy.indexing import take
+    no_out("quantile", out)
+    if method != "linear":
+        raise ArgumentError(f"quantile: only method='linear' is supported, got {method!r}")
+    if isinstance(q, Tracer):
+        raise ArgumentError("quantile: q must be concrete (it fixes which elements are read)")
+    a = value(a, "quantile")
+    weak = isinstance(q, (int, float)) and not isinstance(q, np.generic)
+    qa = np.asarray(q, np.float64)
+    if np.any((qa < 0) | (qa > 1)):
+        raise ArgumentError("quantile: quantiles must be in the range [0, 1]")
+    x = convert(a, _float(a), "quantile")
+    y, kept = _to_last(x, axis, "quantile")
+    n = shape(y)[-1]
+    if n == 0:
+        raise ShapeError("quantile: cannot take a quantile of an empty slice")
+    s = sort(y, axis=-1)
+    vi = n * qa + (1 + qa * (1 - 1 - 1)) - 1
+    prev = np.clip(np.floor(vi), 0, n - 1).astype(np.int64)
+    nxt = np.where(vi >= n - 1, n - 1, np.clip(prev + 1, 0, n - 1))
+    prev = np.where(vi >= n - 1, n - 1, prev)
+    gamma = vi - np.floor(vi)
+    gamma = float(gamma) if weak else gamma.reshape(gamma.shape + (1,) * (len(shape(y)) - 1))
+    lo, hi = take(s, prev, axis=-1), take(s, nxt, axis=-1)
+    lead = len(shape(y)) - 1
+    if qa.ndim:     # q's axes first, as NumPy puts them
+        perm = tuple(range(lead, lead + qa.ndim)) + tuple(range(lead))
+        lo, hi = transpose(lo, perm), transpose(hi, perm)
+    res = _lerp(lo, hi, gamma)
+    has_nan = _isnan(take(s, n - 1, axis=-1))
+    res = where(has_nan, _NAN, res)
+    return reshape(res, qa.shape + kept) if keepdims else res
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False):
+    if isinstance(q, Tracer):
+        raise ArgumentError("percentile: q must be concrete")
+    qq = q / 100 if isinstance(q, (int, float)) else np.true_divide(q, 100)
+    return quantile(a, qq, axis, out, overwrite_input, method, keepdims)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The mean of the middle element(s) of the sorted slice; NaN if the slice has one."""
+    no_out("median", out)
+    from tracer.numpy.sorting import sort
+    from tracer.numpy.indexing import take
+    a = value(a, "median")
+    x = convert(a, _float(a), "median")
+    y, kept = _to_last(x, axis, "median")
+    n = shape(y)[-1]
+    if n == 0:
+        raise ShapeError("median: cannot take the median of an empty slice")
+    s = sort(y, axis=-1)
+    res = mean(take(s, np.array([(n - 1) // 2, n // 2]), axis=-1), axis=-1)
+    res = where(_isnan(take(s, n - 1, axis=-1)), _NAN, res)
+    return reshape(res, kept) if keepdims else res
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """Median of the non-NaN numbers (NaN sort last, so they are the first k of a slice);
+    an all-NaN slice gives NaN."""
+    no_out("nanmedian", out)
+    from tracer.core import run_kernel
+    from tracer.numpy.indexing import take_along_axis
+    from tracer.numpy.sorting import sort
+    a = value(a, "nanmedian")
+    if dtype_of(a).kind != "f":
+        return median(a, axis, keepdims=keepdims)
+    y, kept = _to_last(a, axis, "nanmedian")
+    s = sort(y, axis=-1)
+    k = sum(not_equal(_isnan(y), True), axis=-1, dtype=INT64, keepdims=True)
+    km1 = where(k > 0, subtract(k, 1), 0)
+    two = np.full(shape(k), 2, np.int64)
+    lo = run_kernel("div", [km1, two])
+    hi = run_kernel("div", [where(k > 0, k, 0), two])
+    hi = where(hi >= shape(y)[-1], shape(y)[-1] - 1, hi)
+    mid = concatenate([take_along_axis(s, lo, -1), take_along_axis(s, hi, -1)], axis=-1)
+    res = where(reshape(k, shape(k)[:-1]) == 0, _NAN, mean(mid, axis=-1))
+    return reshape(res, kept) if keepdims else res
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    no_out("trace", out)
+    from tracer.numpy.assembly import diagonal
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """n-th discrete difference; bool arrays give not_equal, as in NumPy."""
+    from tracer.numpy.indexing import getitem
+    a = value(a, "diff")
+    if len(shape(a)) == 0:
+        raise ShapeError("diff requires input that is at least one dimensional")
+    ax = normalize_axis("diff", axis, len(shape(a)))
+    if prepend is not None or append is not None:
+        from tracer.numpy.shape_ops import broadcast_to
+
+        def edge(e):
+            e = value(e, "diff")
+            return e if shape(e) else broadcast_to(e, shape(a)[:ax] + (1,) + shape(a)[ax + 1:])
+        a = concatenate(([edge(prepend)] if prepend is not None else []) + [a] +
+                        ([edge(append)] if append is not None else []), axis=ax)
+    lo = (slice(None),) * ax + (slice(1, None),)
+    hi = (slice(None),) * ax + (slice(None, -1),)
+    for _ in range(n):
+        x1, x0 = getitem(a, lo), getitem(a, hi)
+        a = not_equal(x1, x0) if dtype_of(a).kind == "b" else subtract(x1, x0)
+    return a
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    a = ravel(value(ary, "ediff1d"))
+    parts = [ravel(convert(value(to_begin, "ediff1d"), dtype_of(a)))] if to_begin is not None \
+        else []
+    parts.append(diff(a))
+    if to_end is not None:
+        parts.append(ravel(convert(value(to_end, "ediff1d"), dtype_of(a))))
+    return concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """numpy.gradient with uniform spacings (scalars): central differences inside,
+    one-sided differences of order `edge_order` at the edges."""
+    from tracer.numpy.indexing import getitem
+    f = value(f, "gradient")
+    nd = len(shape(f))
+    axes = normalize_axes("gradient", axis, nd)
+    dx = list(varargs) if len(varargs) > 1 else list(varargs) * len(axes) or [1.0] * len(axes)
+    if len(dx) != len(axes) or any(np.ndim(d) for d in dx):
+        raise ArgumentError("gradient: give one scalar spacing, or one per axis "
+                            "(coordinate arrays are not supported)")
+    f = convert(f, _float(f), "gradient")
+    outs = []
+    for ax, h in zip(axes, dx):
+        n = shape(f)[ax]
+        if n < edge_order + 1:
+            raise ShapeError("gradient: the shape of the array is too small to calculate a "
+                             "numerical gradient; at least (edge_order + 1) elements are "
+                             "required")
+
+        def sl(s, ax=ax):
+            return getitem(f, (slice(None),) * ax + (s,))
+        mid = divide(subtract(sl(slice(2, None)), sl(slice(None, -2))), 2.0 * h)
+        if edge_order == 1:
+            first = divide(subtract(sl(slice(1, 2)), sl(slice(0, 1))), h)
+            last = divide(subtract(sl(slice(-1, None)), sl(slice(-2, -1))), h)
+        else:
+            first = divide(add(add(multiply(sl(slice(0, 1)), -1.5), multiply(sl(slice(1, 2)),
+                                                                                2.0)),
+                               multiply(sl(slice(2, 3)), -0.5)), h)
+            last = divide(add(add(multiply(sl(slice(-3, -2)), 0.5),
+                                  multiply(sl(slice(-2, -1)), -2.0)),
+                              multiply(sl(slice(-1, None)), 1.5)), h)
+        outs.append(concatenate([first, mid, last], axis=ax))
+    return outs[0] if len(outs) == 1 else tuple(outs)
