@@ -85,10 +85,11 @@ def np_mlp_value_and_grad(params, x, y):
     return loss, (x.T @ dh, dh.sum(0), h.T @ dlogits, dlogits.sum(0))
 
 
-def chain(lib, n=64):
+def chain(lib, n=64, salt=0):
+    """n elementwise ops; a new `salt` gives a new structure that no cache has seen."""
     def f(x):
         for i in range(n // 4):
-            x = lib.tanh(x * (1.0 + i / 100)) + x * 0.5 - 0.25
+            x = lib.tanh(x * (1.0 + i / 100 + salt * 1e-6)) + x * 0.5 - 0.25
         return x
     return f
 
@@ -288,6 +289,36 @@ def compile_latency(rounds):
     return res
 
 
+PHASES = ["trace", "passes", "partition", "llvm-optimize", "llvm-emit", "load"]
+
+
+def profile_compile(sizes):
+    """--profile-compile: where the trace + compile + first run of a fresh chain goes
+    (plain, and under grad), phase by phase, beside jax.jit's whole time."""
+    from lowering.profile import recording
+    x = np.ones(1000, np.float32)
+    print(f"\ncompile profile, fresh structures (ms)\n| ops | mode | total | "
+          f"{' | '.join(PHASES)} | jax.jit |\n|" + " --- |" * (len(PHASES) + 4))
+    for salt, (n, mode) in enumerate((n, m) for n in sizes for m in ("plain", "grad")):
+        def make(lib, grad):
+            f = chain(lib, n, salt + 1)
+            return grad(lambda v: lib.sum(f(v))) if mode == "grad" else f
+        f = tracer.jit(make(tnp, tracer.grad))
+        t0 = time.perf_counter()
+        with recording() as phases:
+            f(x)
+        total = time.perf_counter() - t0
+        jax_time = None
+        if jax:
+            g = jax.jit(make(jnp, jax.grad))
+            t0 = time.perf_counter()
+            _block(g(x))
+            jax_time = time.perf_counter() - t0
+        cells = [f"{phases.get(p, 0) * 1e3:.1f}" for p in PHASES]
+        print(f"| {n} | {mode} | {total * 1e3:.1f} | {' | '.join(cells)} | "
+              f"{'-' if jax_time is None else f'{jax_time * 1e3:.1f}'} |", flush=True)
+
+
 def fmt(seconds):
     if seconds is None:
         return "-"
@@ -310,6 +341,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--only", default="")
+    ap.add_argument("--profile-compile", default="", metavar="SIZES",
+                    help="e.g. 64,250,1000: also profile compiling fresh chains of that many ops")
     opts = ap.parse_args()
     only = set(filter(None, opts.only.split(",")))
     print(f"{isa_line()}\nnumpy {np.__version__}, "
@@ -340,6 +373,8 @@ def main():
         _row("W7", "trace+compile+run 64-op chain", t)
         print(f"|    | ...same, warm disk cache, fresh process | {fmt(t['warm'])} |"
               + " |" * (len(COLS) + 4))
+    if opts.profile_compile:
+        profile_compile([int(n) for n in opts.profile_compile.split(",")])
     if scaling:
         names = [f"{n} thread{'s' * (n > 1)}" for n in thread_counts()]
         print(f"\ntracer llvm by TRACER_NUM_THREADS (same run)\n| id | {' | '.join(names)} | "

@@ -301,3 +301,4 @@ for _name, _fn in _ONNX.items():
     register_exporter(_name, "onnx", _fn)
 
 import registry.onnx_control  # noqa: E402,F401  (control flow's exporters, which use the above)
+import registry.exporters_scans  # noqa: E402,F401  (cumsum, cumprod, argsort)

@@ -53,9 +53,10 @@ def _declare_builtins():
                        (("broadcast_to", "reshape", "transpose", "slice", "rev", "pad",
                          "concatenate"), "index_map"),
                        (("cumsum", "cumprod", "argsort"), "along_axis"),
-                       (("take",), "gather"), (("scatter_add",), "scatter"),
+                       (("take", "dynamic_index"), "gather"),
+                       (("scatter_add", "dynamic_update_index"), "scatter"),
                        (("matmul",), "contraction"),
-                       (("custom_call", "cond", "while", "scan"), "control_flow")]:
+                       (("custom_call", "cond", "while", "scan", "remat"), "control_flow")]:
         for k in names:
             _families[k] = fam
 

@@ -278,6 +278,17 @@ def _matmul(a, b):
     return ShapedArray(a.shape[:-1] + b.shape[-1:], a.dtype)
 
 
+def _along_axis(kernel):
+    """cumsum/cumprod keep shape and dtype; argsort gives int64 indices of the same shape."""
+    def rule(x, *, axis):
+        _check_axes(kernel, x.ndim, (axis,))
+        return ShapedArray(x.shape, INDEX if kernel == "argsort" else x.dtype)
+    return rule
+
+
+ALONG_AXIS = ("cumsum", "cumprod", "argsort")
+
+
 def _register_builtins():
     """Register every built-in rule; returns the built-in kernel names."""
     for k in UNARY:
@@ -296,28 +307,11 @@ def _register_builtins():
                        ("pad", _pad), ("concatenate", _concatenate), ("take", _take),
                        ("scatter_add", _scatter_add), ("matmul", _matmul)]:
         register_shape_rule(name, rule)
-    return UNARY + BINARY + COMPARE + REDUCE + ARG_REDUCE + (
+    for k in ALONG_AXIS:
+        register_shape_rule(k, _along_axis(k))
+    return UNARY + BINARY + COMPARE + REDUCE + ARG_REDUCE + ALONG_AXIS + (
         "select", "convert", "broadcast_to", "reshape", "transpose", "slice", "rev", "pad",
         "concatenate", "take", "scatter_add", "matmul")
 
 
 BUILTIN_KERNELS = _register_builtins()
-
-
-# ---- G2 (issue 11): scans and sorting ---------------------------------------------------
-# Registered apart from BUILTIN_KERNELS until they have ONNX exporters and vmap rules.
-SCAN_KERNELS = ("cumsum", "cumprod", "argsort")
-
-
-def _along_axis(kernel):
-    """cumsum/cumprod keep shape and dtype; argsort gives int64 indices of the same shape."""
-    def rule(x, *, axis):
-        _check_axes(kernel, x.ndim, (axis,))
-        return ShapedArray(x.shape, INDEX if kernel == "argsort" else x.dtype)
-    return rule
-
-
-for _k in SCAN_KERNELS:
-    register_shape_rule(_k, _along_axis(_k))
-
-import registry.exporters_scans  # noqa: E402,F401  (their ONNX exporters)

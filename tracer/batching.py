@@ -7,8 +7,7 @@ kernel allows it and moving it to the front otherwise. No rule loops: matmul fol
 unbatched operand's partner batch into its rows or columns (one kernel call, no copies of
 the shared operand), and take/scatter_add with batched indices index a flattened
 (batch * axis) dimension with per-example offsets. Control-flow primitives (cond, while,
-scan) register their rules next to their kernels in tracer.lax; until they do, vmap
-batches them by its loop fallback.
+scan) register their rules next to their kernels in tracer.lax.
 """
 
 import numpy as np
@@ -17,7 +16,6 @@ from registry.batching import register_batching_rule
 from registry.shape_rules import ARG_REDUCE, REDUCE
 from tracer import numpy as tnp
 from tracer.core import run_kernel
-from tracer.custom import CustomRule
 from tracer.vmap import batch_graph, batch_size, moveaxis, to_dim, vmap
 
 
@@ -167,6 +165,7 @@ def _custom_call(inputs, dims, attrs):
     def backward(ins, computed, cts):
         return vmap(lambda i, c, t: list(rule.backward(i, c, t)))(
             list(ins), list(computed), list(cts))
+    from tracer.custom import CustomRule   # at load: tracer.custom -> lax -> vmap -> here
     out = run_kernel("custom_call", xs, {**attrs, "body": new_body, "rule": CustomRule(
         f"vmap({rule.name})", forward, rule.n_out, rule.n_args, backward)})
     return out, (0,) * len(out)

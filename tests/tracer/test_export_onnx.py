@@ -111,6 +111,7 @@ KERNEL_CASES = {
     "reduce_sum": (_reduce_with_empty, ALL), "reduce_prod": (_reduce_with_empty, ALL),
     "reduce_max": (_reduce, ALL), "reduce_min": (_reduce, ALL),
     "argmax": (_arg_reduce, ALL), "argmin": (_arg_reduce, ALL),
+    **{k: (_arg_reduce, NUMERIC) for k in ("cumsum", "cumprod", "argsort")},
     "select": (lambda rng, dt: [([_data(rng, s, B), _data(rng, s, dt), _data(rng, s, dt)], {})
                                 for s in UNARY_SHAPES], ALL),
     "convert": (lambda rng, dt: [([_data(rng, (2, 3), dt, "nonzero")], {"dtype": to})

@@ -307,10 +307,10 @@ def test_bad_rule_result_is_a_clear_error():
         vmap(lambda x: run_kernel("v_bad", [x]))(np.ones((2, 3), np.float32))
 
 
-def test_control_flow_without_rules_is_batched_by_the_loop():
+def test_cond_on_a_batched_predicate_under_vmap_and_grad():
     x = np.linspace(-1, 1, 6).astype(np.float32)
     f = lambda v: tracer.lax.cond(v > 0, lambda a: a * 2, lambda a: a - 1, v)  # noqa: E731
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("error")          # a rule, not the loop fallback
         np.testing.assert_allclose(vmap(f)(x), np.where(x > 0, 2 * x, x - 1))
         np.testing.assert_allclose(vmap(tracer.grad(f))(x), np.where(x > 0, 2.0, 1.0))

@@ -35,15 +35,9 @@ from tracer.lax.indexing import dynamic_index, dynamic_update_index
 from tracer.lax.loops import while_loop
 from tracer.lax.remat import checkpoint
 from tracer.lax.scan import scan
+from tracer.vmap import batch_values, to_dim
 
 _probed = weakref.WeakKeyDictionary()     # region -> (epoch, {in dims: out dims})
-
-
-def _batch(graph, size, args, dims):
-    """vmap.batch_values. tracer.vmap is imported on use, not at load: tracer.custom
-    imports tracer.lax (so this module) before tracer.vmap can be loaded."""
-    from tracer.vmap import batch_values
-    return batch_values(graph, size, args, dims)
 
 
 def _at(x, d, dst, size):
@@ -52,7 +46,6 @@ def _at(x, d, dst, size):
     if dst is None:
         assert d is None, "a carry the fixed point left unbatched came out batched"
         return x
-    from tracer.vmap import to_dim
     return to_dim(x, d, size, dst)
 
 
@@ -75,7 +68,7 @@ def _probe(graph, size, in_dims):
         dims = []
 
         def batched(*xs):
-            dims.extend(d for _, d in _batch(graph, size, list(xs), in_dims))
+            dims.extend(d for _, d in batch_values(graph, size, list(xs), in_dims))
             return []
         trace_flat(batched, avals)
         cache[key] = tuple(dims)
@@ -118,10 +111,10 @@ def _cond_rule(inputs, dims, attrs):
                for j in range(len(branches[0].outvars))]
         dst = [0 if b else None for b in out]
         funs = [lambda *xs, b=b: [_at(o, d, t, size) for (o, d), t in zip(
-            _batch(b, size, list(xs), dops), dst)] for b in branches]
+            batch_values(b, size, list(xs), dops), dst)] for b in branches]
         return tuple(_cond(index, funs, ops, "switch", None)), tuple(dst)
     index = _at(index, di, 0, size)          # every branch runs; each lane picks its own
-    results = [_batch(b, size, ops, dops) for b in branches]
+    results = [batch_values(b, size, ops, dops) for b in branches]
     if len(branches) == 1:
         return tuple(o for o, _ in results[0]), tuple(d for _, d in results[0])
     outs = []
@@ -147,7 +140,7 @@ def _scan_rule(inputs, dims, attrs):
     yd = [None if d is None else 0 for d in out[nk:]]
 
     def step(c, x):
-        outs = _batch(body, size, consts + list(c) + list(x), dc + cd + sd)
+        outs = batch_values(body, size, consts + list(c) + list(x), dc + cd + sd)
         placed = [_at(o, d, t, size) for (o, d), t in zip(outs, cd + yd)]
         return placed[:nk], placed[nk:]
     carry, ys = scan(step, [_at(x, d, t, size) for x, d, t in zip(init, dk, cd)], xs,
@@ -166,10 +159,10 @@ def _while_rule(inputs, dims, attrs):
     cd, _ = _carry_dims(body, size, dbc, dk, [])
     if _probe(cond, size, dcc + cd)[0] is None:
         def pred(c):
-            return _batch(cond, size, cc + c[:nk], dcc + cd)[0][0]
+            return batch_values(cond, size, cc + c[:nk], dcc + cd)[0][0]
 
         def step(c):
-            outs = _batch(body, size, bc + c[:nk], dbc + cd)
+            outs = batch_values(body, size, bc + c[:nk], dbc + cd)
             return [_at(o, d, t, size) for (o, d), t in zip(outs, cd)] + [
                 c[nk] + 1 for _ in range(count)]
         out = while_loop(pred, step, [_at(x, d, t, size) for x, d, t in zip(init, dk, cd)]
@@ -185,12 +178,12 @@ def _while_batched_pred(cc, bc, dcc, dbc, init, dk, attrs, count, size):
     cd = [0] * nk
 
     def lanes_pred(c):
-        (p, d), = _batch(cond, size, cc + list(c), dcc + cd)
+        (p, d), = batch_values(cond, size, cc + list(c), dcc + cd)
         return _at(p, d, 0, size)
 
     def step(state):
         p, c = state[0], state[1:1 + nk]
-        outs = _batch(body, size, bc + c, dbc + cd)
+        outs = batch_values(body, size, bc + c, dbc + cd)
         new = [tnp.where(_lanes(p, len(x.shape)), _at(o, d, 0, size), x)
                for (o, d), x in zip(outs, c)]
         counts = [state[-1] + tnp.astype(p, np.int64) for _ in range(count)]
@@ -207,7 +200,7 @@ def _remat_rule(inputs, dims, attrs):
     size, out_dims = _size(inputs, dims), []
 
     def fun(*xs):
-        outs = _batch(attrs["body"], size, list(xs), dims)
+        outs = batch_values(attrs["body"], size, list(xs), dims)
         out_dims.extend(d for _, d in outs)
         return [o for o, _ in outs]
     return tuple(checkpoint(fun)(*inputs)), tuple(out_dims)
