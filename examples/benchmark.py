@@ -19,6 +19,7 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -98,6 +99,26 @@ def w8(lib):
     return lambda x: lib.sum(lib.tanh(x) ** 2 * x)
 
 
+def fori(lib, lax, salt=0):
+    """W9/W10: a 1,000-step fori_loop of a 4-op body (`salt`: a structure no cache saw)."""
+    return lambda x, w: lax.fori_loop(
+        0, 1000, lambda i, v: lib.tanh(v @ w) + x * (1.0 + salt * 1e-6), x)
+
+
+def scan_loss(lib, lax, salt=0):
+    """W11: a 1,000-step scan whose gradient is taken."""
+    def f(x, w):
+        carry, ys = lax.scan(lambda c, xi: (lib.tanh(c @ w + xi * (1.0 + salt * 1e-6)),
+                                            lib.sum(c)), x, lib.ones((1000,) + x.shape, x.dtype) * 0.1)
+        return lib.sum(carry) + lib.sum(ys)
+    return f
+
+
+def w13(lib):
+    """A 100-input scalar function for the Hessian."""
+    return lambda x: lib.sum(lib.tanh(x) ** 2 * x) + lib.sum(x[1:] * x[:-1])
+
+
 # target checks: (label, fn(t) -> True/False, or None when a needed figure is missing);
 # t maps column -> seconds, plus "floor" (W3's bandwidth floor) and "warm" (W7's disk cache)
 
@@ -125,6 +146,11 @@ TARGETS = {
     "W6": [("<= 5 us", lambda t: t["tracer llvm"] <= 5e-6)],
     "W7": [("<= 0.5x jax", _at_most(*VS_JAX, 0.5)), ("warm < 5 ms", lambda t: t["warm"] < 5e-3)],
     "W8": [("<= 1x jax", _at_most(*VS_JAX, 1.0))],
+    "W9": [("<= 1.5x jax", _at_most(*VS_JAX, 1.5))],
+    "W10": [("<= 0.5x jax", _at_most(*VS_JAX, 0.5))],
+    "W11": [("< 1 s", lambda t: t["tracer llvm"] < 1.0)],
+    "W12": [("<= 1.2x jax", _at_most(*VS_JAX, 1.2))],
+    "W13": [("<= 1.5x jax", _at_most(*VS_JAX, 1.5))],
 }
 
 
@@ -150,6 +176,9 @@ def setups(rng):
     yb = np.eye(10, dtype=f32)[rng.integers(0, 10, 256)]
     x8 = np.arange(8, dtype=f32)
     x100k = rng.standard_normal(100_000).astype(f32)
+    x64 = rng.standard_normal(64).astype(f32)
+    w64 = (rng.standard_normal((64, 64)) * 0.1).astype(f32)
+    x100 = rng.standard_normal(100).astype(f32)
     v100k = rng.standard_normal(100_000).astype(f32)
     tj = tracer.jit
 
@@ -172,6 +201,14 @@ def setups(rng):
         "W8": ("HVP sum(tanh(x)^2 x), 100k f32", (x100k, v100k),
                hvp(tracer.grad, tracer.jvp, w8(tnp)), None,
                jax and hvp(jax.grad, jax.jvp, w8(jnp))),
+        "W9": ("1000-step fori_loop, tanh(v @ w) + x, 64 f32", (x64, w64),
+               fori(tnp, tracer.lax), None, jax and fori(jnp, jax.lax)),
+        "W12": ("per-example grads, W5 MLP, batch 256", (params, xb, yb),
+                tracer.vmap(tracer.grad(t_loss), in_axes=(None, 0, 0)), None,
+                jax and jax.vmap(jax.grad(mlp_loss(jnp, jax.nn.log_softmax)),
+                                 in_axes=(None, 0, 0))),
+        "W13": ("hessian of a 100-input function", (x100,), tracer.hessian(w13(tnp)), None,
+                jax and jax.hessian(w13(jnp))),
     }
     impls = {}
     for key, (desc, args, f_t, f_np, f_jax) in rows.items():
@@ -289,9 +326,24 @@ def compile_latency(rounds):
     return res
 
 
+@contextlib.contextmanager
+def empty_disk_cache():
+    """Compile-time figures must not be served by an earlier run's disk cache."""
+    saved = os.environ.get("TRACER_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as d:
+        os.environ["TRACER_CACHE_DIR"] = d
+        try:
+            yield
+        finally:
+            os.environ.pop("TRACER_CACHE_DIR")
+            if saved is not None:
+                os.environ["TRACER_CACHE_DIR"] = saved
+
+
 PHASES = ["trace", "passes", "partition", "llvm-optimize", "llvm-emit", "load"]
 
 
+@empty_disk_cache()
 def profile_compile(sizes):
     """--profile-compile: where the trace + compile + first run of a fresh chain goes
     (plain, and under grad), phase by phase, beside jax.jit's whole time."""
@@ -317,6 +369,30 @@ def profile_compile(sizes):
         cells = [f"{phases.get(p, 0) * 1e3:.1f}" for p in PHASES]
         print(f"| {n} | {mode} | {total * 1e3:.1f} | {' | '.join(cells)} | "
               f"{'-' if jax_time is None else f'{jax_time * 1e3:.1f}'} |", flush=True)
+
+
+@empty_disk_cache()
+def loop_compile(rounds):
+    """W10: trace + compile + first run of W9's loop; W11: the same for jit(grad) of a
+    1,000-step scan. Each round is a structure no cache has seen."""
+    x, w = np.ones(64, np.float32), np.eye(64, dtype=np.float32) * 0.5
+    out = {}
+    for key, make in (("W10", lambda lib, lax, s: fori(lib, lax, s)),
+                      ("W11", lambda lib, lax, s: scan_loss(lib, lax, s))):
+        res = {}
+        for name, jit, lib, lax, grad in [("tracer llvm", tracer.jit, tnp, tracer.lax,
+                                           tracer.grad)] + (
+                [("jax.jit", jax.jit, jnp, jax.lax, jax.grad)] if jax else []):
+            times = []
+            for r in range(rounds):
+                f = make(lib, lax, 1 + r + 1000 * (key == "W11"))
+                g = jit(grad(f) if key == "W11" else f)
+                t0 = time.perf_counter()
+                _block(g(x, w))
+                times.append(time.perf_counter() - t0)
+            res[name] = statistics.median(times)
+        out[key] = res
+    return out
 
 
 def fmt(seconds):
@@ -373,6 +449,11 @@ def main():
         _row("W7", "trace+compile+run 64-op chain", t)
         print(f"|    | ...same, warm disk cache, fresh process | {fmt(t['warm'])} |"
               + " |" * (len(COLS) + 4))
+    if not only or only & {"W10", "W11"}:
+        for key, t in loop_compile(max(3, opts.rounds // 3)).items():
+            if not only or key in only:
+                _row(key, {"W10": "trace+compile+run of W9's loop",
+                           "W11": "trace+compile+run jit(grad) of a 1000-step scan"}[key], t)
     if opts.profile_compile:
         profile_compile([int(n) for n in opts.profile_compile.split(",")])
     if scaling:
