@@ -18,7 +18,7 @@ from tracer.autodiff import partition
 from tracer.core import eval_graph, trace_flat
 from tracer.signature import leaf_aval
 from tracer.pytree import flatten, unflatten
-from tracer.transforms import _argnums, jvp, vjp
+from tracer.transforms import _argnums, jvp, matching_leaves, vjp
 from tracer.vmap import vmap
 
 
@@ -139,14 +139,8 @@ def linearize(fun, *primals):
     outs, residuals = vals[:k], vals[k:]
 
     def f_jvp(*tangents):
-        t_leaves, t_tree = flatten(list(tangents))
-        if t_tree != in_tree:
-            raise GradientError(f"linearize: f_jvp got tangents of structure {t_tree}, "
-                                f"the primals have {in_tree}")
-        for t, a in zip(t_leaves, avals):
-            if tuple(np.shape(t)) != a.shape:
-                raise GradientError(f"linearize: tangent shape {np.shape(t)} does not "
-                                    f"match primal shape {a.shape}")
+        t_leaves = matching_leaves("linearize's f_jvp", "tangent", list(tangents), in_tree,
+                                   [a.shape for a in avals])
         ts = [t if hasattr(t, "aval") else np.asarray(t, a.dtype)
               for t, a in zip(t_leaves, avals)]
         return unflatten(trees["out"], eval_graph(late, residuals + ts))

@@ -40,6 +40,19 @@ def _trace_fun(fun, args, has_aux=False, where="vjp"):
     return graph, leaves, in_tree, trees["out"], trees["aux"], captured
 
 
+def matching_leaves(where, what, values, tree, shapes):
+    """The leaves of `values` (cotangents, tangents), checked to have the structure `tree`
+    and the leaf `shapes` of what they stand for, else a GradientError saying which."""
+    leaves, got = flatten(values)
+    if got != tree:
+        raise GradientError(f"{where}: {what} structure {got} does not match {tree}")
+    for x, shape in zip(leaves, shapes):
+        if tuple(np.shape(x)) != tuple(shape):
+            raise GradientError(f"{where}: {what} shape {np.shape(x)} does not match "
+                                f"{tuple(shape)}")
+    return leaves
+
+
 def _as_dtype(x, dtype):
     if isinstance(x, Tracer):
         return tnp.astype(x, dtype)
@@ -58,14 +71,8 @@ def vjp(fun, *primals, has_aux=False):
     out_avals = [v.aval for v in graph.outvars[:n_out]]
 
     def vjp_fn(cotangent):
-        cts, tree = flatten(cotangent)
-        if tree != out_tree:
-            raise GradientError(f"vjp_fn: cotangent structure {tree} does not match the "
-                                f"output structure {out_tree}")
-        for c, a in zip(cts, out_avals):
-            if tuple(np.shape(c)) != a.shape:
-                raise GradientError(f"vjp_fn: cotangent shape {np.shape(c)} does not match "
-                                    f"output shape {a.shape}")
+        cts = matching_leaves("vjp_fn", "cotangent", cotangent, out_tree,
+                              [a.shape for a in out_avals])
         grads = eval_graph(bwd, residuals + [_as_dtype(c, a.dtype)
                                              for c, a in zip(cts, out_avals)])
         return tuple(unflatten(in_tree, grads))
@@ -155,14 +162,8 @@ def jvp(fun, primals, tangents):
         raise GradientError("jvp: primals and tangents must be tuples (one entry per "
                             "argument)")
     graph, leaves, in_tree, out_tree, _, captured = _trace_fun(fun, primals, where="jvp")
-    t_leaves, t_tree = flatten(list(tangents))
-    if t_tree != in_tree:
-        raise GradientError(f"jvp: tangents structure {t_tree} does not match primals "
-                            f"{in_tree}")
-    for x, t in zip(leaves, t_leaves):
-        if tuple(np.shape(t)) != tuple(np.shape(x)):
-            raise GradientError(f"jvp: tangent shape {np.shape(t)} does not match primal "
-                                f"shape {np.shape(x)}")
+    t_leaves = matching_leaves("jvp", "tangent", list(tangents), in_tree,
+                               [np.shape(x) for x in leaves])
     n = len(leaves) + len(captured)
     in_dtypes = [leaf_aval(x, "jvp").dtype for x in leaves]
     wrt = [dt.kind == "f" for dt in in_dtypes] + [False] * len(captured)

@@ -12,7 +12,7 @@ from tracer.numpy.elementwise import (abs, absolute, add, clip, cos, divide, equ
                                       log1p, maximum, minimum, multiply, negative, not_equal,
                                       power, sign, sin, sqrt, square, subtract, tanh,
                                       true_divide, where)
-from tracer.numpy.linalg import dot, matmul, outer
+from tracer.numpy.products import dot, matmul, outer
 from tracer.numpy.reductions import amax, amin, argmax, argmin, max, mean, min, prod, sum
 from tracer.numpy.shape_ops import (broadcast_to, concatenate, expand_dims, ravel, reshape,
                                     squeeze, stack, swapaxes, transpose)

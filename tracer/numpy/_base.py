@@ -170,3 +170,12 @@ def normalize_axes(op, axis, ndim):
 
 def current_trace():
     return _stack[-1] if _stack else None
+
+
+def named(name, doc):
+    """Decorator giving a function made by a factory its public name and docstring."""
+    def deco(op):
+        op.__name__ = op.__qualname__ = name
+        op.__doc__ = doc
+        return op
+    return deco

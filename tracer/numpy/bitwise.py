@@ -8,12 +8,13 @@ or by the bit width or more gives 0 (-1 for a negative value shifted right), as 
 import numpy as np
 
 from ir.errors import DTypeError
-from tracer.numpy._base import convert, dtype_of, elementwise, result_dtype, value
+from tracer.numpy._base import convert, dtype_of, elementwise, named, result_dtype, value
 
 BOOL = np.dtype(bool)
 
 
 def _bitwise(kernel, name, kinds="ib"):
+    @named(name, f"Elementwise {name}, as numpy.{name}.")
     def op(x1, x2):
         x, y = value(x1, name), value(x2, name)
         dt = result_dtype(name, x, y)
@@ -22,8 +23,6 @@ def _bitwise(kernel, name, kinds="ib"):
             raise DTypeError(f"{name}: needs {what} operands, got {dt} (NumPy raises too; "
                              f"for bools use logical_* or astype(int))")
         return elementwise(kernel, name, [x, y], dt)
-    op.__name__ = name
-    op.__doc__ = f"Elementwise {name}, as numpy.{name}."
     return op
 
 
@@ -50,10 +49,9 @@ def _as_bool(x, name):
 
 
 def _logical(kernel, name):
+    @named(name, f"Elementwise {name}, as numpy.{name} (operands are cast to bool).")
     def op(x1, x2):
         return elementwise(kernel, name, [_as_bool(x1, name), _as_bool(x2, name)], BOOL)
-    op.__name__ = name
-    op.__doc__ = f"Elementwise {name}, as numpy.{name} (operands are cast to bool)."
     return op
 
 

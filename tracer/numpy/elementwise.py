@@ -4,8 +4,9 @@ import numpy as np
 from ir.errors import DTypeError
 from tracer.core import Tracer
 from tracer.numpy._base import (FLOAT64, broadcast, broadcast_shapes, convert, dtype_of,
-                               elementwise, innermost_trace, is_weak, result_dtype, run_kernel,
-                               shape, value)
+                                elementwise, innermost_trace, is_weak, named,
+                                result_dtype, run_kernel, shape, value)
+
 
 
 def _float_dtype(op, x):
@@ -18,6 +19,7 @@ def _float_dtype(op, x):
 
 def _unary(kernel, name, kinds):
     """A unary op. kinds: 'f' float-only (ints promote), 'n' numeric (no bool), 'a' any."""
+    @named(name, f"Elementwise {name}, as numpy.{name}.")
     def op(x):
         x = value(x, name)
         if kinds == "f":
@@ -26,8 +28,6 @@ def _unary(kernel, name, kinds):
             raise DTypeError(f"{name}: not supported for bool; use logical ops or cast "
                              f"with astype(int) first")
         return elementwise(kernel, name, [x])
-    op.__name__ = name
-    op.__doc__ = f"Elementwise {name}, as numpy.{name}."
     return op
 
 
@@ -47,13 +47,12 @@ sign = _unary("sign", "sign", "n")
 
 
 def _binary(kernel, name, no_bool=False):
+    @named(name, f"Elementwise {name} with NumPy broadcasting and promotion.")
     def op(x, y):
         if no_bool and result_dtype(name, value(x, name), value(y, name)).kind == "b":
             raise DTypeError(f"{name}: not supported for bool operands; cast with "
                              f"astype(int) first")
         return elementwise(kernel, name, [x, y])
-    op.__name__ = name
-    op.__doc__ = f"Elementwise {name} with NumPy broadcasting and promotion."
     return op
 
 
@@ -91,8 +90,7 @@ def _compare(kernel, name):
         shp = broadcast_shapes(name, shape(x), shape(y))
         trace = innermost_trace([x, y])
         return run_kernel(kernel, [broadcast(convert(v, dt, name), shp, trace) for v in (x, y)])
-    op.__name__ = name
-    return op
+    return named(name, f"Elementwise {name}, as numpy.{name}: a bool array.")(op)
 
 
 greater = _compare("gt", "greater")

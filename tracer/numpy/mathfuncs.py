@@ -18,7 +18,8 @@ import numpy as np
 
 from ir.errors import DTypeError
 from tracer.core import Tracer
-from tracer.numpy._base import FLOAT64, convert, dtype_of, result_dtype, run_kernel, value
+from tracer.numpy._base import (FLOAT64, convert, dtype_of, named, result_dtype,
+                                run_kernel, value)
 from tracer.numpy.elementwise import (_float_dtype, abs, cos, divide, equal, exp, expm1, less,
                                       log, log1p, maximum, minimum, multiply, power, sin,
                                       sqrt, where)
@@ -196,13 +197,12 @@ def heaviside(x1, x2):
 
 
 def _nan_ignoring(name, pick):
+    @named(name, f"Elementwise {name}: as numpy.{name}, NaN loses to a number.")
     def op(x1, x2):
         x, y = value(x1, name), value(x2, name)
         if result_dtype(name, x, y).kind != "f":
             return pick(x, y)
         return where(x != x, y, where(y != y, x, pick(x, y)))
-    op.__name__ = name
-    op.__doc__ = f"Elementwise {name}: as numpy.{name}, NaN loses to a number."
     return op
 
 

@@ -10,7 +10,8 @@ import numpy as np
 
 from ir.errors import DTypeError, ShapeError
 from tracer.core import Tracer
-from tracer.numpy._base import convert, dtype_of, result_dtype, run_kernel, shape, value
+from tracer.numpy._base import (convert, dtype_of, named, result_dtype, run_kernel, shape,
+                                value)
 from tracer.numpy.bitwise import logical_and, logical_not, logical_or
 from tracer.numpy.creation import full
 from tracer.numpy.elementwise import abs, equal, less, less_equal, not_equal, where
@@ -24,11 +25,10 @@ def _constant(x, v):
 
 
 def _float_test(name, test, otherwise):
+    @named(name, f"Elementwise {name}, as numpy.{name}.")
     def op(x):
         x = value(x, name)
         return test(x) if dtype_of(x).kind == "f" else _constant(x, otherwise)
-    op.__name__ = name
-    op.__doc__ = f"Elementwise {name}, as numpy.{name}."
     return op
 
 

@@ -11,8 +11,9 @@ import numpy as np
 from ir.errors import DTypeError
 from tracer.core import Tracer
 from tracer.numpy._base import (FLOAT64, broadcast, broadcast_shapes, convert, dtype_of,
-                               elementwise, innermost_trace, result_dtype, run_kernel, shape,
-                               value)
+                                elementwise, innermost_trace, named, result_dtype,
+                                run_kernel, shape, value)
+
 from tracer.numpy.bitwise import logical_and, logical_xor
 from tracer.numpy.elementwise import _float_dtype, equal, less, multiply, not_equal, where
 
@@ -23,11 +24,10 @@ def _keep_int(x):
 
 
 def _rounding(kernel, name):
+    @named(name, f"Elementwise {name}, as numpy.{name} (integers pass unchanged).")
     def op(x):
         x = value(x, name)
         return elementwise(kernel, name, [x]) if dtype_of(x).kind == "f" else _keep_int(x)
-    op.__name__ = name
-    op.__doc__ = f"Elementwise {name}, as numpy.{name} (integers pass unchanged)."
     return op
 
 
