@@ -10,6 +10,7 @@ import numpy as np
 import ir
 import tracer
 import tracer.numpy as tnp
+from ir import Graph, Node, ShapedArray, Var
 from ir.printer import format_attr
 
 
@@ -96,3 +97,33 @@ def test_layering_ir_and_registry_import_nothing_above_them():
     above = ("'lowering'", "'tracer'", "'networkx'", "'llvmlite'")
     assert not any(m in imported("import ir, registry") for m in above)
     assert "'networkx'" not in imported("import tracer")
+
+
+GOLDEN_DOT = r'''digraph G {
+  node [shape=box, fontname=monospace];
+  graph [inputs="['i32[]', 'f32[2]']", outputs="['f32[2]']"];
+  n0 [label="cond\nf32[2]", kernel="cond", attrs="{'branches': '(\\n  { lambda ; a:f32[2]. let\\n      b:f32[2] = neg a\\n    in (b) }\\n  { lambda ; a:f32[2]. let\\n      b:f32[2] = sin a\\n    in (b) }\\n)'}", inputs="['a', 'b']", outputs="['c']", in_shapes="[(), (2,)]", in_dtypes="['int32', 'float32']", shapes="[(2,)]", dtypes="['float32']", source=""];
+  subgraph cluster_n0_0_{
+    label="cond region 0";
+    n0_0_0 [label="neg\nf32[2]", kernel="neg", attrs="{}", inputs="['a']", outputs="['b']", in_shapes="[(2,)]", in_dtypes="['float32']", shapes="[(2,)]", dtypes="['float32']", source=""];
+  }
+  subgraph cluster_n0_1_{
+    label="cond region 1";
+    n0_1_0 [label="sin\nf32[2]", kernel="sin", attrs="{}", inputs="['a']", outputs="['b']", in_shapes="[(2,)]", in_dtypes="['float32']", shapes="[(2,)]", dtypes="['float32']", source=""];
+  }
+  n1 [label="mul\nf32[2]", kernel="mul", attrs="{}", inputs="['c', 'b']", outputs="['d']", in_shapes="[(2,), (2,)]", in_dtypes="['float32', 'float32']", shapes="[(2,)]", dtypes="['float32']", source=""];
+  n0 -> n1 [label="c"];
+}
+'''
+
+
+def test_golden_dot_of_a_small_graph_with_regions():
+    """The exact DOT text of a two-node graph whose first node holds two regions."""
+    f32, i32 = ShapedArray((2,), np.dtype(np.float32)), ShapedArray((), np.dtype(np.int32))
+    x, y, u, w = Var(f32), Var(f32), Var(f32), Var(f32)
+    branches = (Graph([u], [w], [Node("neg", [u], [w])]),
+                Graph([x], [y], [Node("sin", [x], [y])]))
+    i, a, b, c = Var(i32), Var(f32), Var(f32), Var(f32)
+    g = Graph([i, a], [c], [Node("cond", [i, a], [b], {"branches": branches}),
+                            Node("mul", [b, a], [c])])
+    assert g.to_dot() == GOLDEN_DOT
