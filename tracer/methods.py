@@ -4,9 +4,11 @@ Arithmetic operators keep Python-scalar semantics: on weak (Python-scalar) opera
 give a weak result, as `2.0 * s` does for a Python float `s`; so a jitted function whose
 argument is a Python float promotes exactly like the same function run eagerly.
 """
+from ir.errors import ArgumentError
 from tracer import numpy as tnp
 from tracer.core import Tracer
 from tracer.numpy._base import mark_weak
+from tracer.numpy.advanced import At
 
 
 def _python_like(f, swap=False):
@@ -53,3 +55,51 @@ Tracer.T = property(tnp.transpose)
 for _name in ("cumsum", "cumprod", "var", "std", "all", "any", "ptp", "argsort", "nonzero",
               "diagonal", "trace", "repeat", "swapaxes", "copy"):
     setattr(Tracer, _name, getattr(tnp, _name))
+
+# ---- functional updates, item assignment, and NumPy's own functions on traced values -----
+Tracer.at = property(At)
+
+
+def _setitem(self, key, _):
+    raise ArgumentError(f"x[{key!r}] = ... on a traced value {self.aval}: traced values are "
+                        f"immutable. Write x = x.at[{key!r}].set(value) instead (JAX's "
+                        f"functional update; .add, .multiply, .min, .max too)")
+
+
+_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+           "logical_and": "all", "logical_or": "any"}
+_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """np.sin(t), np.add(t, 1), np.add.reduce(t) ... run tracer.numpy's function."""
+    name = ufunc.__name__
+    if kwargs.pop("out", None) is not None:
+        raise ArgumentError(f"numpy.{name}(..., out=...) on a traced value: traced values "
+                            f"are immutable; use the result instead of out=")
+    target = {"__call__": name, "reduce": _REDUCE.get(name),
+              "accumulate": _ACCUMULATE.get(name)}.get(method)
+    fn = getattr(tnp, target, None) if target else None
+    if fn is None:
+        raise ArgumentError(f"numpy.{name}{'' if method == '__call__' else '.' + method} "
+                            f"has no tracer.numpy counterpart, so it cannot take a traced "
+                            f"value; write it with tracer.numpy functions")
+    if method != "__call__" and "axis" not in kwargs:
+        kwargs["axis"] = 0          # ufunc.reduce/accumulate default to the first axis
+    return fn(*inputs, **kwargs)
+
+
+def _array_function(self, func, types, args, kwargs):
+    """np.sum(t), np.concatenate([t, u]), np.linalg.norm(t) ... run tracer.numpy's."""
+    namespace = getattr(tnp, "linalg", None) if "linalg" in (func.__module__ or "") else tnp
+    fn = getattr(namespace, func.__name__, None)
+    if fn is None or fn is func:
+        raise ArgumentError(f"numpy.{func.__name__} has no tracer.numpy counterpart, so it "
+                            f"cannot take a traced value; write it with tracer.numpy "
+                            f"functions (or compute it outside the traced function)")
+    return fn(*args, **kwargs)
+
+
+Tracer.__setitem__ = _setitem
+Tracer.__array_ufunc__ = _array_ufunc
+Tracer.__array_function__ = _array_function

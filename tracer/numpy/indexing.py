@@ -11,6 +11,7 @@ import numpy as np
 from ir.errors import ArgumentError, OutOfBoundsError, ShapeError
 from tracer.core import Tracer, run_kernel
 from tracer.numpy._base import convert, dtype_of, normalize_axis, shape, value
+from tracer.numpy.advanced import gather
 from tracer.numpy.shape_ops import ravel, reshape, transpose
 
 _INTS = (int, np.integer)
@@ -101,14 +102,17 @@ def _basic(k, d, axis):
 
 
 def getitem(x, key):
-    """x[key]: basic indexing plus at most one integer-array index."""
+    """x[key]: basic indexing and one integer-array index directly; several index arrays
+    or a boolean mask (concrete ones) through the flat positions they select."""
     x = value(x, "getitem")
+    if _advanced(key):
+        return gather(x, key)
     shp = shape(x)
     key, separated = _normalize_key(key, len(shp))
     arrays = [j for j, k in enumerate(key) if isinstance(k, (Tracer, np.ndarray))]
     if len(arrays) > 1:
-        raise ShapeError("getitem: only one integer-array index is supported; index one "
-                         "axis at a time (or use take)")
+        raise ShapeError("getitem: several traced index arrays are not supported; index "
+                         "one axis at a time (take), or use concrete index arrays")
     real = [k for k in key if k is not None]
     bounds = [_basic(k, d, i) for i, (k, d) in enumerate(zip(real, shp))]
     rev_axes = tuple(i for i, b in enumerate(bounds) if b[3])
@@ -128,6 +132,15 @@ def getitem(x, key):
         x = transpose(x, tuple(range(pos, pos + nidx)) + tuple(range(pos)) +
                       tuple(range(pos + nidx, len(shape(x)))))
     return reshape(x, _final_shape(key, shape(x), nidx, separated))
+
+
+def _advanced(key):
+    """Several (concrete) index arrays, or a boolean mask: NumPy's advanced indexing."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(k, Tracer) for k in keys):
+        return any(isinstance(k, Tracer) and dtype_of(k).kind == "b" for k in keys)
+    arrays = [np.asarray(k) for k in keys if isinstance(k, (np.ndarray, list))]
+    return len(arrays) > 1 or any(a.dtype == bool for a in arrays)
 
 
 def _final_shape(key, dims, nidx, front):

@@ -1,0 +1,81 @@
+"""Advanced indexing (several index arrays, boolean masks), JAX's x.at[...] updates, item
+assignment errors, and NumPy's own functions applied to traced values."""
+import numpy as np
+import pytest
+
+import tracer
+import tracer.numpy as tnp
+from ir.errors import ArgumentError, OutOfBoundsError, ShapeError
+
+X = np.arange(24.0).reshape(4, 6)
+KEYS = [(np.array([0, 2]), np.array([1, 3])), (np.array([[0], [3]]), np.array([1, 2, 5])),
+        (slice(None), np.array([0, 0]), None), (np.array([1, 2]), slice(1, 4)),
+        np.array([True, False, True, True]), (X[:, 0] > 5,), (Ellipsis, np.array([5, -1])),
+        (np.array([-1, 0]), np.array([[1], [2]]))]
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+@pytest.mark.parametrize("key", range(len(KEYS)))
+def test_getitem_matches_numpy(key, backend):
+    k = KEYS[key]
+    np.testing.assert_array_equal(tracer.jit(lambda x: x[k], backend=backend)(X), X[k])
+    np.testing.assert_array_equal(tnp.getitem(X, k), X[k])
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+@pytest.mark.parametrize("how", ["set", "add", "multiply", "min", "max"])
+def test_at_updates_match_numpy_with_repeated_positions(how, backend):
+    idx = (np.array([0, 2, 0, 3, 0]), np.array([1, 5, 1, 0, 1]))
+    v = np.array([10.0, -3.0, 7.0, 2.0, 5.0])
+    want = X.copy()
+    if how == "set":
+        want[idx] = v                                     # last of a repeated position wins
+    else:
+        {"add": np.add, "multiply": np.multiply, "min": np.minimum,
+         "max": np.maximum}[how].at(want, idx, v)
+    f = tracer.jit(lambda x, v: getattr(x.at[idx], how)(v), backend=backend)
+    np.testing.assert_array_equal(f(X, v), want)
+
+
+def test_at_with_a_traced_index_slices_and_get():
+    f = tracer.jit(lambda x, i, v: (x.at[i].set(v), x.at[i, 1:3].add(1.0), x.at[i].get()))
+    a, b, c = f(X, 2, np.full(6, -1.0))
+    np.testing.assert_array_equal(a[2], -1)
+    np.testing.assert_array_equal(b[2, 1:3], X[2, 1:3] + 1)
+    np.testing.assert_array_equal(c, X[2])
+    np.testing.assert_array_equal(X, np.arange(24.0).reshape(4, 6))     # unchanged
+
+
+def test_at_updates_differentiate():
+    def f(x, v):
+        return tnp.sum(x.at[np.array([0, 0, 2])].set(v) * x) + tnp.sum(x.at[1].max(v[0]))
+    x, v = np.array([0.5, -1.0, 2.0]), np.array([3.0, 4.0, 5.0])
+    tracer.check_grads(tracer.jit(f), (x, v), order=2)   # eager NumPy arrays have no .at
+
+
+def test_errors_say_what_to_do():
+    with pytest.raises(ArgumentError, match=r"immutable.*\.at\[.*\]\.set"):
+        tracer.jit(lambda x: x.__setitem__(0, 1.0))(X)
+    with pytest.raises(ShapeError, match="boolean mask.*where"):
+        tracer.jit(lambda x: x[x > 3])(X)
+    with pytest.raises(OutOfBoundsError, match="out of bounds"):
+        tracer.jit(lambda x: x[np.array([0, 9]), np.array([0, 1])])(X)
+
+
+def test_numpy_functions_dispatch_to_tracer_numpy():
+    def f(x):
+        y = np.sin(x) + np.add(x, 1) * np.float64(2)
+        return (np.sum(y, axis=0), np.concatenate([x, y]), np.add.reduce(x),
+                np.mean(np.maximum(x, 3.0)), np.cumsum(x, axis=1))
+    got = tracer.jit(f)(X)
+    for g, w in zip(got, f(X)):
+        np.testing.assert_allclose(g, w)
+    np.testing.assert_allclose(tracer.grad(lambda x: np.sum(np.tanh(x) ** 2))(X),
+                               2 * np.tanh(X) / np.cosh(X) ** 2, atol=1e-12)
+
+
+def test_numpy_functions_without_a_counterpart_are_named():
+    with pytest.raises(ArgumentError, match="numpy.frexp has no tracer.numpy counterpart"):
+        tracer.jit(lambda x: np.frexp(x))(X)
+    with pytest.raises(ArgumentError, match="numpy.sin.*out="):
+        tracer.jit(lambda x: np.sin(x, out=np.empty((4, 6))))(X)
