@@ -13,6 +13,7 @@ from tracer.numpy.elementwise import (abs, absolute, add, clip, cos, divide, equ
                                       power, sign, sin, sqrt, square, subtract, tanh,
                                       true_divide, where)
 from tracer.numpy.products import dot, matmul, outer
+from tracer.numpy import linalg  # noqa: E402,F401  (issue 12: the numpy.linalg namespace)
 from tracer.numpy.reductions import amax, amin, argmax, argmin, max, mean, min, prod, sum
 from tracer.numpy.shape_ops import (broadcast_to, concatenate, expand_dims, ravel, reshape,
                                     squeeze, stack, swapaxes, transpose)
@@ -56,6 +57,9 @@ from tracer.numpy.products import cross, einsum, inner, kron, tensordot, vdot
 from tracer.numpy.predicates import (allclose, array_equal, conj, conjugate, imag, isclose,
                                      isfinite, isinf, isnan, isneginf, isposinf, nan_to_num,
                                      real, select, signbit)
+
+from tracer.numpy.dtypes import (can_cast, dtype, finfo, iinfo, issubdtype,  # noqa: E402
+                                 promote_types, result_type)
 
 float32, float64, int32, int64, bool_ = (_np.float32, _np.float64, _np.int32, _np.int64,
                                          _np.bool_)
