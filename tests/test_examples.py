@@ -16,6 +16,7 @@ EXPECT = {
     "ode.py": ["scan[", "body={ lambda", "largest difference from finite differences",
                "1 top-level nodes"],
     "rnn.py": ["2 of them scans", "loss fell from"],
+    "numpy_code.py": ["traced value", "finite difference", "after 200 steps", "lambda"],
     "per_example_grads.py": ["per-example gradient norms", "largest difference from a Python "
                              "loop", "no loop"],
 }

@@ -208,3 +208,10 @@ def test_allclose_and_array_equal_give_python_bools_eagerly():
     assert tnp.array_equal(np.array([np.nan]), np.array([np.nan]), equal_nan=True) is True
     traced = tracer.jit(lambda a, b: tnp.allclose(a, b))(np.ones(3), np.zeros(3))
     assert traced.dtype == np.bool_ and not traced
+
+
+def test_logaddexp_gradient_is_symmetric_where_the_operands_are_equal():
+    for f in (tnp.logaddexp, tnp.logaddexp2):
+        g = tracer.grad(lambda a, b: f(a, b), argnums=(0, 1))(1.0, 1.0)
+        np.testing.assert_allclose(g, (0.5, 0.5))
+        tracer.check_grads(lambda a: tnp.sum(f(0.0, a)), (np.array([0.0, 1.0, -2.0]),))

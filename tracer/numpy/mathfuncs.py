@@ -90,14 +90,15 @@ def _half_exp_squared(a):
 
 
 def logaddexp(x1, x2):
-    """log(exp(x1) + exp(x2)) without overflow (NumPy's npy_logaddexp)."""
+    """log(exp(x1) + exp(x2)) without overflow (NumPy's npy_logaddexp). Equal operands
+    (infinities included) take the symmetric form, so the gradient there is 1/2 each."""
     x, y = _floats("logaddexp", x1, x2)
-    return where(equal(x, y), x + LN2, maximum(x, y) + log1p(exp(-abs(x - y))))
+    return where(equal(x, y), (x + y) * 0.5 + LN2, maximum(x, y) + log1p(exp(-abs(x - y))))
 
 
 def logaddexp2(x1, x2):
     x, y = _floats("logaddexp2", x1, x2)
-    return where(equal(x, y), x + 1.0,
+    return where(equal(x, y), (x + y) * 0.5 + 1.0,
                  maximum(x, y) + log1p(power(2.0, -abs(x - y))) * (1 / LN2))
 
 
