@@ -10,7 +10,8 @@ Families: "elementwise" (operands of one shape; output element i depends only on
 operands' elements i), "reduction", "arg_reduction", "index_map" (moves, copies or drops
 elements: reshape, transpose, slice...), "along_axis" (one `axis` attr, each lane along it
 computed alone: cumsum, argsort), "gather", "scatter", "contraction", "control_flow" (holds
-regions), "non_differentiable".
+regions), "non_differentiable", "linalg" (issue 12: a LAPACK call on the last two axes,
+batched over the leading ones; the llvm backend runs its numpy kernel on purpose).
 """
 from ir.errors import ArgumentError
 from registry.shape_rules import ARG_REDUCE, BINARY, COMPARE, REDUCE, UNARY
@@ -18,7 +19,7 @@ from registry.tables import _check_name, _lock, _touch
 
 FAMILIES = frozenset({"elementwise", "reduction", "arg_reduction", "index_map", "along_axis",
                       "gather", "scatter", "contraction", "control_flow",
-                      "non_differentiable"})
+                      "non_differentiable", "linalg"})
 _families = {}
 
 
