@@ -24,7 +24,7 @@ import numpy as np
 import registry
 from ir import Graph, Var, cse, dce
 from ir.errors import GradientError, GradientNotFoundError
-from registry.shape_rules import BINARY, UNARY
+from registry.families import family
 from tracer import core
 from tracer import numpy as tnp
 from tracer.core import trace_flat
@@ -34,17 +34,11 @@ from tracer.core import trace_flat
 # values they produce count as constants: the gradient through them is zero.
 NON_DIFFERENTIABLE = frozenset({"gt", "ge", "lt", "le", "eq", "ne", "argmax", "argmin",
                                 "sign", "stop_gradient"})
-# Kernels whose gradient takes None for an output with no cotangent (instead of zeros):
-# a region node's residual outputs, or a loop's stacked outputs, then cost nothing.
-SPARSE_COTANGENTS = frozenset({"custom_call", "cond", "while", "scan", "remat"})
 # Kernels whose gradient differentiates their regions (custom_call's is its own rule).
 DIFFERENTIATES_REGIONS = frozenset({"cond", "while", "scan", "remat"})
 # kernel -> form(attrs): the attrs to emit a node with when it is differentiated (see
 # `register_differentiable_form`).
 _FORMS = {}
-# Kernels whose gradient at an element depends only on that element: zero masks flow
-# through them (see the module docstring).
-ELEMENTWISE = frozenset(UNARY + BINARY + ("convert", "select"))
 
 
 def _differentiable(aval):
@@ -162,14 +156,17 @@ def backward(graph, args, cts, wrt):
         outputs = list(env[id(n)])        # the differentiable form's: maybe more
         dys = [ct_env.get(id(o)) for o in n.outputs]
         dys += [None] * (len(outputs) - len(dys))
-        if n.kernel not in SPARSE_COTANGENTS:
+        # a control-flow kernel's gradient takes None for an output with no cotangent, so
+        # residual or stacked outputs nobody reads cost nothing; others get zeros
+        if family(n.kernel) != "control_flow":
             dys = [_zeros(o.aval) if d is None else d for d, o in zip(dys, n.outputs)]
         ins = [core.read(env, x) for x in n.inputs]
         multi = len(outputs) > 1
         dy = tuple(dys) if multi else dys[0]
         grads = _check_grads(n, registry.get_gradient(n.kernel)(
             dy, ins, outputs if multi else outputs[0], forms[id(n)]))
-        mask = masks.get(id(n.outputs[0])) if n.kernel in ELEMENTWISE else None
+        # zero masks flow through the elementwise family, whose gradients are local
+        mask = masks.get(id(n.outputs[0])) if family(n.kernel) == "elementwise" else None
         in_masks = _select_masks(ins[0], mask) if n.kernel == "select" else [mask] * len(ins)
         for x, g, m in zip(n.inputs, grads, in_masks):
             if g is None or id(x) not in active:   # constants need no cotangent
