@@ -18,7 +18,8 @@ from ir import Graph, Node, ShapedArray, Var
 from ir.graph import freeze_attrs
 from lowering.llvm import caches
 from lowering.llvm.program import Program, compile_graph
-from lowering.llvm.protocol import Index, IndexMap, KernelEmitter, ScalarKernel
+from lowering.llvm.protocol import (Index, IndexMap, KernelEmitter, NumpyInProgram,
+                                     ScalarKernel)
 from lowering.llvm.graph_cache import BUILTIN
 from registry.shape_rules import apply_shape_rule
 
@@ -49,5 +50,5 @@ def run_eager(kernel, arrays, attrs):
 
 registry.register_backend("llvm", eager=run_eager, compile=compile_graph)
 
-__all__ = ["compile_graph", "Program", "ScalarKernel", "IndexMap", "KernelEmitter", "Index",
-           "run_eager"]
+__all__ = ["compile_graph", "Program", "ScalarKernel", "IndexMap", "KernelEmitter",
+           "NumpyInProgram", "Index", "run_eager"]

@@ -13,7 +13,6 @@ import warnings
 from ir import Graph, Node, Var
 from ir.errors import CodegenError, KernelNotFoundError
 from lowering.llvm.protocol import as_impl
-from registry.families import family
 from registry.tables import _kernels, get_kernel
 
 SHARED_COST = 8          # a shared value costlier than this is computed once
@@ -54,7 +53,7 @@ def llvm_impl(kernel):
         return as_impl(kernel, impl)
     if (kernel, "numpy") not in _kernels:
         get_kernel(kernel, "llvm")      # raises KernelNotFoundError naming both backends
-    if kernel not in _warned and family(kernel) != "linalg":   # LAPACK on purpose: no warning
+    if kernel not in _warned:
         _warned.add(kernel)
         warnings.warn(f"kernel {kernel!r} has no llvm impl: it runs through its numpy kernel "
                       f"inside the compiled program (register one with registry."

@@ -99,6 +99,23 @@ class KernelEmitter:
         return f"KernelEmitter({getattr(self.body, '__name__', self.body)})"
 
 
+class NumpyInProgram(KernelEmitter):
+    """The llvm impl of a kernel that runs its NumPy kernel inside the compiled program on
+    purpose (LAPACK, convolution until a native emitter exists): like a kernel with no
+    llvm impl, but declared, so no fallback warning. `native(node)` is the hook control
+    flow also uses for a region that needs Python."""
+
+    def __init__(self, reason):
+        super().__init__(None)
+        self.reason = reason
+
+    def native(self, node):
+        return False
+
+    def __repr__(self):
+        return f"NumpyInProgram({self.reason!r})"
+
+
 def as_impl(kernel, impl):
     """The protocol object of kernel's registered llvm impl (a plain callable is a scalar
     body)."""

@@ -7,11 +7,14 @@ reverse mode too).
     tracer.lax.scan(lambda h, x: (tnp.tanh(h @ W + x), h), h0, xs)
 """
 from tracer.lax.cond import cond, switch
+from tracer.lax.conv import conv_general_dilated
 from tracer.lax.indexing import dynamic_index, dynamic_update_index, stop_gradient
 from tracer.lax.loops import fori_loop, while_loop
 from tracer.lax.scan import map, scan
+from tracer.lax.window import add, max, min, reduce_window
 from tracer.lax import while_grad  # noqa: F401  (registers while's gradient)
 from tracer.lax import batching  # noqa: F401  (registers the batching rules)
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "stop_gradient",
-           "dynamic_index", "dynamic_update_index"]
+           "dynamic_index", "dynamic_update_index", "conv_general_dilated", "reduce_window",
+           "add", "max", "min"]

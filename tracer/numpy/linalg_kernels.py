@@ -19,6 +19,7 @@ import numpy as np
 
 from ir import ShapedArray
 from ir.errors import DTypeError, GradientError, KernelError, ShapeError
+from lowering.llvm.protocol import NumpyInProgram
 from registry import register_gradient, register_kernel, register_shape_rule
 from registry.batching import register_batching_rule
 from registry.families import declare_family
@@ -218,9 +219,11 @@ def _batching_rule(kernel):
     return rule
 
 
+_LAPACK = NumpyInProgram("LAPACK through NumPy")
 for _name, (_rule, _impl) in KERNELS.items():
     register_shape_rule(_name, _rule)
     register_kernel(_name, "numpy", _lapack(_name, _impl))
+    register_kernel(_name, "llvm", _LAPACK)
     register_gradient(_name, GRADIENTS[_name])
     register_batching_rule(_name, _batching_rule(_name))
     declare_family(_name, "linalg")

@@ -1,0 +1,158 @@
+"""`reduce_window` (sum, max or min over sliding windows), as one `reduce_window` kernel.
+
+Every window is a fixed set of flat positions of the operand, so the kernel and both
+gradients share one index map, computed once per shape (cached): `idx[k, p]` is the flat
+operand position read by window element k of output p, or `size` (one slot past the end,
+holding the init value) where the window covers padding or a hole of the base dilation.
+The sum's gradient spreads dy over each window (a scatter_add); max/min send dy to the
+first extreme of each window, as jax.lax's select_and_scatter_add does. Both are written
+with take/scatter_add, so they differentiate again.
+"""
+import builtins
+import functools
+
+import numpy as np
+
+from ir import ShapedArray
+from ir.errors import ArgumentError, DTypeError, ShapeError
+from lowering.llvm.protocol import NumpyInProgram
+from registry import register_gradient, register_kernel, register_shape_rule
+from registry.batching import register_batching_rule
+from tracer import numpy as tnp
+from tracer.core import run_kernel
+from tracer.lax.conv import dilate, ints, pads_of
+
+
+def add(x, y):
+    return tnp.add(x, y)
+
+
+def max(x, y):      # noqa: A001  (jax.lax names)
+    return tnp.maximum(x, y)
+
+
+def min(x, y):      # noqa: A001
+    return tnp.minimum(x, y)
+
+
+_OPS = ((add, "add"), (max, "max"), (min, "min"), (tnp.add, "add"), (tnp.maximum, "max"),
+        (tnp.minimum, "min"))
+_UFUNC = {"add": np.add, "max": np.maximum, "min": np.minimum}
+
+
+def reduce_window(operand, init_value, computation, window_dimensions, window_strides,
+                  padding, base_dilation=None):
+    """jax.lax.reduce_window with computation tracer.lax.add, max or min (padding and
+    base-dilation holes read init_value, which must be a concrete scalar)."""
+    x = tnp.asarray(operand)
+    op = next((name for fn, name in _OPS if fn is computation), None)
+    if op is None:
+        raise ArgumentError(f"reduce_window: computation must be tracer.lax.add, max or min, "
+                            f"got {computation!r}")
+    try:
+        init = float(np.asarray(init_value))
+    except (TypeError, ValueError):
+        raise ArgumentError(f"reduce_window: init_value must be a concrete scalar (not traced), "
+                            f"got {init_value!r}") from None
+    n = x.ndim
+    window = ints("reduce_window", "window_dimensions", window_dimensions, n)
+    strides = ints("reduce_window", "window_strides", window_strides, n)
+    bdil = ints("reduce_window", "base_dilation", base_dilation, n)
+    pads = pads_of("reduce_window", padding, x.shape, window, strides)
+    return run_kernel("reduce_window", [x], {"op": op, "init": init, "window": window,
+                                             "strides": strides, "pads": pads, "bdil": bdil})
+
+
+def _out_shape(shape, window, strides, pads, bdil):
+    out = []
+    for n, k, s, (lo, hi), d in zip(shape, window, strides, pads, bdil):
+        span = dilate(n, d) + lo + hi - k
+        out.append(span // s + 1 if span >= 0 else 0)
+    return tuple(out)
+
+
+def _rule(x, *, op, init, window, strides, pads, bdil):
+    if x.dtype.kind not in "fiu":
+        raise DTypeError(f"reduce_window: needs a numeric operand, got {x}")
+    if not (len(window) == len(strides) == len(pads) == len(bdil) == x.ndim):
+        raise ShapeError(f"reduce_window: window {window}, strides {strides}, padding {pads} "
+                         f"and base_dilation {bdil} need one entry per dim of {x}")
+    return ShapedArray(_out_shape(x.shape, window, strides, pads, bdil), x.dtype)
+
+
+@functools.lru_cache(maxsize=64)
+def window_index(shape, window, strides, pads, bdil):
+    """idx (K, P) of flat operand positions (`size` for padding and holes; window element
+    major, so reducing over K combines whole rows); see module doc."""
+    out = _out_shape(shape, window, strides, pads, bdil)
+    size = int(np.prod(shape))
+    flat = np.zeros(out + window, np.int64)
+    valid = np.ones(out + window, bool)
+    nd = len(shape)
+    for ax, (n, k, s, (lo, _), d) in enumerate(zip(shape, window, strides, pads, bdil)):
+        pos = np.arange(out[ax])[:, None] * s + np.arange(k)[None, :] - lo   # dilated coords
+        src, ok = pos // d, (pos % d == 0) & (pos >= 0) & (pos < dilate(n, d))
+        axes = [1] * (2 * nd)
+        axes[ax], axes[nd + ax] = out[ax], k
+        flat = flat * n + np.where(ok, src, 0).reshape(axes)
+        valid = valid & ok.reshape(axes)
+    idx = np.where(valid, flat, size).reshape(int(np.prod(out)), int(np.prod(window)))
+    idx = np.ascontiguousarray(idx.T)
+    idx.setflags(write=False)
+    return idx
+
+
+def _index(x, attrs):
+    return window_index(tuple(x.shape), *(tuple(attrs[k]) for k in
+                                          ("window", "strides", "pads", "bdil")))
+
+
+def init_of(init, dtype):
+    """init in dtype; an infinite init of an integer operand is its dtype's extreme."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        init = builtins.min(builtins.max(init, info.min), info.max)
+    return np.asarray(init).astype(dtype)
+
+
+def _numpy(x, *, op, init, window, strides, pads, bdil):
+    idx = _index(x, {"window": window, "strides": strides, "pads": pads, "bdil": bdil})
+    out = _out_shape(x.shape, window, strides, pads, bdil)
+    init = init_of(init, x.dtype)
+    ext = np.append(np.ravel(x), init)
+    ufunc = _UFUNC[op]
+    red = ufunc.reduce(ext[idx], axis=0) if idx.shape[0] else np.zeros(idx.shape[1], x.dtype)
+    return ufunc(red, init).reshape(out).astype(x.dtype)
+
+
+def _grad(dy, inputs, out, attrs):
+    x, = inputs
+    idx = _index(x, attrs)
+    size = x.size
+    g = tnp.reshape(dy, (1, idx.shape[1]))
+    if attrs["op"] == "add":
+        upd = tnp.broadcast_to(g, idx.shape)
+    else:       # the first extreme of each window (a padding slot never wins over init)
+        ext = tnp.concatenate([tnp.reshape(x, (size,)), tnp.full((1,), attrs["init"], x.dtype)])
+        vals = run_kernel("take", [ext, idx], {"axis": 0})
+        first = tnp.argmax(vals if attrs["op"] == "max" else -vals, axis=0)
+        hit = tnp.equal(tnp.reshape(first, (1, idx.shape[1])), np.arange(idx.shape[0])[:, None])
+        upd = tnp.where(hit, g, tnp.zeros((), dy.dtype))
+    dx = run_kernel("scatter_add", [upd, idx], {"axis": 0, "size": size + 1})
+    return (tnp.reshape(dx[:size], x.shape),)
+
+
+def _batch(inputs, dims, attrs):
+    x, = inputs
+    bd = dims[0]
+    a = dict(attrs)
+    for k, v in (("window", 1), ("strides", 1), ("pads", (0, 0)), ("bdil", 1)):
+        a[k] = tuple(a[k][:bd]) + (v,) + tuple(a[k][bd:])
+    return run_kernel("reduce_window", [x], a), bd
+
+
+register_shape_rule("reduce_window", _rule)
+register_kernel("reduce_window", "numpy", _numpy)
+register_kernel("reduce_window", "llvm", NumpyInProgram("no native reduce_window yet"))
+register_gradient("reduce_window", _grad)
+register_batching_rule("reduce_window", _batch)
