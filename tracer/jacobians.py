@@ -57,13 +57,18 @@ def _assemble(argnums, in_tree, out_tree, blocks):
     return unflatten(out_tree, per_out)
 
 
+def _inputs(fun, argnums, args, kwargs, where):
+    """(fun of the differentiated arguments only, those arguments, their leaves' tree and
+    types): what both Jacobians start from."""
+    g, primals = _partial(fun, args, _argnums(argnums, args, where), kwargs)
+    leaves, in_tree = flatten(list(primals))
+    return g, primals, in_tree, [leaf_aval(x, where) for x in leaves]
+
+
 def jacfwd(fun, argnums=0):
     """The Jacobian of `fun` by forward mode (one batched jvp): best for few inputs."""
     def jac(*args, **kwargs):
-        nums = _argnums(argnums, args, "jacfwd")
-        g, primals = _partial(fun, args, nums, kwargs)
-        leaves, in_tree = flatten(list(primals))
-        in_avals = [leaf_aval(x, "jacfwd") for x in leaves]
+        g, primals, in_tree, in_avals = _inputs(fun, argnums, args, kwargs, "jacfwd")
 
         def push(t):
             tans = unflatten(in_tree, [r.astype(a.dtype) for r, a in
@@ -87,10 +92,7 @@ def _to_back(block, in_aval):
 def jacrev(fun, argnums=0):
     """The Jacobian of `fun` by reverse mode (one batched vjp): best for few outputs."""
     def jac(*args, **kwargs):
-        nums = _argnums(argnums, args, "jacrev")
-        g, primals = _partial(fun, args, nums, kwargs)
-        leaves, in_tree = flatten(list(primals))
-        in_avals = [leaf_aval(x, "jacrev") for x in leaves]
+        g, primals, in_tree, in_avals = _inputs(fun, argnums, args, kwargs, "jacrev")
         out, pull = vjp(g, *primals)
         outs, out_tree = flatten(out)
         out_avals = [leaf_aval(o, "jacrev") for o in outs]

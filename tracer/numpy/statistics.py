@@ -177,41 +177,48 @@ def _lerp(a, b, t):
                  add(a, multiply(d, t)))
 
 
+def _sorted_slices(a, axis, name):
+    """(sorted float slices along the last axis, the kept shape, the slice length, the
+    slices' NaN flags): what order statistics read from."""
+    from tracer.numpy.sorting import sort
+    from tracer.numpy.indexing import take
+    a = value(a, name)
+    y, kept = _to_last(convert(a, _float(a), name), axis, name)
+    n = shape(y)[-1]
+    if n == 0:
+        raise ShapeError(f"{name}: cannot take a {name} of an empty slice")
+    s = sort(y, axis=-1)
+    return s, kept, n, _isnan(take(s, n - 1, axis=-1))      # NaN sorts last
+
+
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False):
     """numpy.quantile with method="linear" (q concrete; any NaN in a slice gives NaN)."""
-    from tracer.numpy.sorting import sort
     from tracer.numpy.indexing import take
     no_out("quantile", out)
     if method != "linear":
         raise ArgumentError(f"quantile: only method='linear' is supported, got {method!r}")
     if isinstance(q, Tracer):
         raise ArgumentError("quantile: q must be concrete (it fixes which elements are read)")
-    a = value(a, "quantile")
     weak = isinstance(q, (int, float)) and not isinstance(q, np.generic)
     qa = np.asarray(q, np.float64)
     if np.any((qa < 0) | (qa > 1)):
         raise ArgumentError("quantile: quantiles must be in the range [0, 1]")
-    x = convert(a, _float(a), "quantile")
-    y, kept = _to_last(x, axis, "quantile")
-    n = shape(y)[-1]
-    if n == 0:
-        raise ShapeError("quantile: cannot take a quantile of an empty slice")
-    s = sort(y, axis=-1)
+    s, kept, n, has_nan = _sorted_slices(a, axis, "quantile")
+    lead = len(shape(s)) - 1
+    # NumPy's virtual index n*q + (alpha + q*(1 - alpha - beta)) - 1 with alpha = beta = 1
+    # for "linear", written as NumPy computes it so the rounding matches
     vi = n * qa + (1 + qa * (1 - 1 - 1)) - 1
     prev = np.clip(np.floor(vi), 0, n - 1).astype(np.int64)
     nxt = np.where(vi >= n - 1, n - 1, np.clip(prev + 1, 0, n - 1))
     prev = np.where(vi >= n - 1, n - 1, prev)
     gamma = vi - np.floor(vi)
-    gamma = float(gamma) if weak else gamma.reshape(gamma.shape + (1,) * (len(shape(y)) - 1))
+    gamma = float(gamma) if weak else gamma.reshape(gamma.shape + (1,) * lead)
     lo, hi = take(s, prev, axis=-1), take(s, nxt, axis=-1)
-    lead = len(shape(y)) - 1
     if qa.ndim:     # q's axes first, as NumPy puts them
         perm = tuple(range(lead, lead + qa.ndim)) + tuple(range(lead))
         lo, hi = transpose(lo, perm), transpose(hi, perm)
-    res = _lerp(lo, hi, gamma)
-    has_nan = _isnan(take(s, n - 1, axis=-1))
-    res = where(has_nan, _NAN, res)
+    res = where(has_nan, _NAN, _lerp(lo, hi, gamma))
     return reshape(res, qa.shape + kept) if keepdims else res
 
 
@@ -226,17 +233,10 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The mean of the middle element(s) of the sorted slice; NaN if the slice has one."""
     no_out("median", out)
-    from tracer.numpy.sorting import sort
     from tracer.numpy.indexing import take
-    a = value(a, "median")
-    x = convert(a, _float(a), "median")
-    y, kept = _to_last(x, axis, "median")
-    n = shape(y)[-1]
-    if n == 0:
-        raise ShapeError("median: cannot take the median of an empty slice")
-    s = sort(y, axis=-1)
+    s, kept, n, has_nan = _sorted_slices(a, axis, "median")
     res = mean(take(s, np.array([(n - 1) // 2, n // 2]), axis=-1), axis=-1)
-    res = where(_isnan(take(s, n - 1, axis=-1)), _NAN, res)
+    res = where(has_nan, _NAN, res)
     return reshape(res, kept) if keepdims else res
 
 
