@@ -20,7 +20,7 @@ def test_verdicts():
 
 
 def test_runs_without_jax():
-    out = run_script("import runpy, sys; sys.modules['jax'] = None; "
+    out = run_script("import runpy, sys; sys.modules['jax'] = None; sys.path.insert(0, 'examples'); "
                      "sys.argv = ['benchmark.py', '--only', 'W6', '--rounds', '1']; "
                      "runpy.run_path('examples/benchmark.py', run_name='__main__')",
                      TRACER_CPU="avx2", TRACER_NUM_THREADS="2")
