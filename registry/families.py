@@ -10,21 +10,27 @@ Families: "elementwise" (operands of one shape; output element i depends only on
 operands' elements i), "reduction", "arg_reduction", "index_map" (moves, copies or drops
 elements: reshape, transpose, slice...), "along_axis" (one `axis` attr, each lane along it
 computed alone: cumsum, argsort), "gather", "scatter", "contraction", "control_flow" (holds
-regions), "non_differentiable", "linalg" (issue 12: a LAPACK call on the last two axes,
-batched over the leading ones; the llvm backend runs its numpy kernel on purpose).
+regions), "linalg" (a LAPACK call on the last two axes, batched over the leading ones; the
+llvm backend runs its numpy kernel on purpose).
+
+Orthogonal to the family, a kernel may be declared not differentiable (sign,
+stop_gradient, comparisons, argmax): its outputs carry no gradient, so autodiff treats
+them as constants and never asks the gradient registry. (Bool and integer outputs are never
+differentiated anyway; declaring such kernels says they need no gradient entry.)
 """
 from ir.errors import ArgumentError
 from registry.shape_rules import ARG_REDUCE, BINARY, COMPARE, REDUCE, UNARY
 from registry.tables import _check_name, _lock, _touch
 
 FAMILIES = frozenset({"elementwise", "reduction", "arg_reduction", "index_map", "along_axis",
-                      "gather", "scatter", "contraction", "control_flow",
-                      "non_differentiable", "linalg"})
+                      "gather", "scatter", "contraction", "control_flow", "linalg"})
 _families = {}
+_not_differentiable = set()
 
 
-def declare_family(kernel, family_name):
-    """Declare (or redeclare) the family of `kernel`; None removes the declaration."""
+def declare_family(kernel, family_name, differentiable=True):
+    """Declare (or redeclare) the family of `kernel`, and whether its outputs carry a
+    gradient; family None removes the declaration."""
     _check_name(kernel, "declare_family")
     if family_name is not None and family_name not in FAMILIES:
         raise ArgumentError(f"declare_family({kernel!r}, {family_name!r}): unknown family; "
@@ -34,12 +40,21 @@ def declare_family(kernel, family_name):
             _families.pop(kernel, None)
         else:
             _families[kernel] = family_name
+        if differentiable or family_name is None:
+            _not_differentiable.discard(kernel)
+        else:
+            _not_differentiable.add(kernel)
         _touch(kernel)
 
 
 def family(kernel):
     """The family declared for `kernel`, or None."""
     return _families.get(kernel)
+
+
+def differentiable(kernel):
+    """False if `kernel` is declared to pass no gradient (its outputs act as constants)."""
+    return kernel not in _not_differentiable
 
 
 def kernels_of(family_name):
@@ -60,6 +75,7 @@ def _declare_builtins():
                        (("custom_call", "cond", "while", "scan", "remat"), "control_flow")]:
         for k in names:
             _families[k] = fam
+    _not_differentiable.update(COMPARE + ARG_REDUCE + ("sign", "stop_gradient"))
 
 
 _declare_builtins()

@@ -24,18 +24,11 @@ import numpy as np
 import registry
 from ir import Graph, Var, cse, dce
 from ir.errors import GradientError, GradientNotFoundError
-from registry.families import family
+from registry.families import differentiable, family
 from tracer import core
 from tracer import numpy as tnp
 from tracer.core import trace_flat
 
-# Kernels whose outputs carry no gradient: comparisons, integer results, sign (zero a.e.).
-# They are never differentiated (their gradient registry entries are not consulted), so
-# values they produce count as constants: the gradient through them is zero.
-NON_DIFFERENTIABLE = frozenset({"gt", "ge", "lt", "le", "eq", "ne", "argmax", "argmin",
-                                "sign", "stop_gradient"})
-# Kernels whose gradient differentiates their regions (custom_call's is its own rule).
-DIFFERENTIATES_REGIONS = frozenset({"cond", "while", "scan", "remat"})
 # kernel -> form(attrs): the attrs to emit a node with when it is differentiated (see
 # `register_differentiable_form`).
 _FORMS = {}
@@ -51,7 +44,9 @@ def _active(graph, wrt):
     active = {id(v) for v, w in zip(graph.invars, wrt) if w and _differentiable(v.aval)}
     forward = []
     for n in graph.nodes:
-        if n.kernel not in NON_DIFFERENTIABLE and any(
+        # kernels declared not differentiable (registry.families: sign, stop_gradient)
+        # and kernels with only integer/bool outputs give values that act as constants
+        if differentiable(n.kernel) and any(
                 isinstance(x, Var) and id(x) in active for x in n.inputs):
             outs = [o for o in n.outputs if _differentiable(o.aval)]
             active.update(id(o) for o in outs)
@@ -90,15 +85,16 @@ def check_differentiable(graph, wrt):
                 f"gradient. Register one with registry.register_gradient({n.kernel!r}, "
                 f"lambda dy, inputs, outputs, attrs: (...one gradient or None per "
                 f"input...)), written with tracer.numpy ops.")
-        if n.kernel == "custom_call":
+        if n.kernel == "custom_call":       # its gradient is its own rule, not its regions'
             rule = n.attrs["rule"]
             if any(isinstance(x, Var) and id(x) in active for x in n.inputs[rule.n_args:]):
                 raise GradientError(
                     f"{rule} (called at {n.source}) closes over a value that is being "
                     f"differentiated, and its backward cannot return a gradient for it. "
                     f"Pass that value as an argument of the function instead.")
-        for g in n.regions if n.kernel in DIFFERENTIATES_REGIONS else ():
-            check_differentiable(g, [True] * len(g.invars))
+        elif family(n.kernel) == "control_flow":
+            for g in n.regions:
+                check_differentiable(g, [True] * len(g.invars))
         core.note_kernel(n.kernel)
 
 

@@ -3,6 +3,7 @@ invalidation), new kernels, unregister, and errors raised before anything runs."
 import numpy as np
 import pytest
 
+import registry
 import tracer
 import tracer.numpy as tnp
 from grad_helpers import registry_snapshot
@@ -151,3 +152,26 @@ def test_grad_argument_errors_before_running(reg):
     with pytest.raises(tracer.GradientError, match="pair"):
         grad(lambda x: tnp.sum(run_kernel("recorded", [x])), has_aux=True)(X)
     assert calls == []
+
+
+def test_a_kernel_declared_not_differentiable_passes_no_gradient():
+    """registry.families: outputs of a kernel declared not differentiable act as constants
+    (autodiff needs no gradient entry for it); redeclaring it differentiable asks for one."""
+    registry.register_kernel("nd_round", "numpy", lambda x: np.round(x))
+    registry.register_shape_rule("nd_round", lambda x: x)
+    f = lambda x: tnp.sum(run_kernel("nd_round", [x]) * x)  # noqa: E731
+    x = np.array([0.4, 1.6, -2.2])
+    try:
+        with pytest.raises(tracer.GradientNotFoundError, match="nd_round"):
+            tracer.grad(f)(x)
+        registry.declare_family("nd_round", "elementwise", differentiable=False)
+        np.testing.assert_allclose(tracer.grad(f)(x), np.round(x))
+        jitted = tracer.jit(tracer.grad(f), backend="numpy")
+        np.testing.assert_allclose(jitted(x), np.round(x))
+        registry.declare_family("nd_round", "elementwise")
+        for g in (tracer.grad(f), jitted):              # the jit entry is rebuilt
+            with pytest.raises(tracer.GradientNotFoundError, match="nd_round"):
+                g(x)
+    finally:
+        registry.declare_family("nd_round", None)
+        registry.unregister_kernel("nd_round", "numpy")
