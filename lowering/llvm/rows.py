@@ -18,10 +18,10 @@ from lowering.llvm.fusion import Group
 from lowering.llvm.irutil import i64
 from lowering.llvm.protocol import Index
 from lowering.llvm.reductions import KERNELS as REDUCTIONS, reduce_at
+from registry.families import family
 
 ROW_BYTES = 64 * 1024     # bound on one kernel's row buffers (stack, per thread)
 MIN_COLUMNS = 8
-_REDUCE = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")
 
 
 def merge_rows(part, groups):
@@ -40,8 +40,9 @@ def merge_rows(part, groups):
 
 def _reduces_last(part, g):
     n = g.node
-    if g.kind != "kernel" or n.kernel not in _REDUCE or \
-            part.impls[id(n)] is not REDUCTIONS[n.kernel]:     # a user impl: keep it
+    # a built-in reduction with its own impl (a user impl of it keeps its own group)
+    if g.kind != "kernel" or family(n.kernel) != "reduction" or \
+            part.impls[id(n)] is not REDUCTIONS.get(n.kernel):
         return None
     shape = n.inputs[0].aval.shape
     return shape if n.attrs["axes"] == (len(shape) - 1,) else None
