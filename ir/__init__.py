@@ -3,14 +3,15 @@ from ir.errors import (ArgumentError, BackendNotFoundError, CodegenError, Concre
                        DTypeError, GradientError, GradientNotFoundError, IRError, KernelError,
                        KernelNotFoundError, OutOfBoundsError, ShapeError,
                        ShapeRuleNotFoundError, TracerError)
-from ir.types import (ShapedArray, SUPPORTED_DTYPES, aval_of, check_dtype, scalar_array,
-                      weak_dtype)
+from ir.types import (BFLOAT16, ShapedArray, SUPPORTED_DTYPES, aval_of, check_dtype,
+                      dtype_kind, scalar_array, weak_dtype)
 from ir.graph import Graph, Literal, Node, Var
 from ir.passes import cse, dce, fold_constants
 from ir.printer import format_graph
 
-__all__ = ["Graph", "Node", "Var", "Literal", "ShapedArray", "SUPPORTED_DTYPES", "aval_of",
-           "check_dtype", "scalar_array", "weak_dtype", "dce", "cse", "fold_constants", "format_graph", "TracerError",
+__all__ = ["Graph", "Node", "Var", "Literal", "ShapedArray", "SUPPORTED_DTYPES", "BFLOAT16",
+           "aval_of", "check_dtype", "dtype_kind", "scalar_array", "weak_dtype", "dce", "cse",
+           "fold_constants", "format_graph", "TracerError",
            "ShapeError", "OutOfBoundsError", "DTypeError", "ArgumentError",
            "KernelNotFoundError", "BackendNotFoundError", "ShapeRuleNotFoundError",
            "GradientNotFoundError", "GradientError", "ConcretizationError", "KernelError",

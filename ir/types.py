@@ -1,17 +1,22 @@
 """Static types of graph values: shape + dtype (+ weak type for Python scalars).
 
-Only five dtypes are supported end to end (every backend, every kernel); anything else is
-rejected at the boundary with a DTypeError that says what to cast to.
+Only the dtypes below are supported end to end (every backend, every kernel); anything else
+is rejected at the boundary with a DTypeError that says what to cast to. bfloat16 comes
+from ml_dtypes, whose dtype has kind 'V': ask `dtype_kind`, never `dtype.kind`.
 """
 import math
 
+import ml_dtypes
 import numpy as np
 
 from ir.errors import DTypeError
 
-SUPPORTED_DTYPES = tuple(np.dtype(d) for d in ("bool", "int32", "int64", "float32", "float64"))
-_SHORT = {np.dtype("bool"): "bool", np.dtype("int32"): "i32", np.dtype("int64"): "i64",
-          np.dtype("float32"): "f32", np.dtype("float64"): "f64"}
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+_SHORT = {np.dtype(d): short for d, short in (
+    ("bool", "bool"), ("int8", "i8"), ("int16", "i16"), ("int32", "i32"), ("int64", "i64"),
+    ("uint8", "u8"), ("uint16", "u16"), ("uint32", "u32"), ("uint64", "u64"),
+    ("float16", "f16"), (BFLOAT16, "bf16"), ("float32", "f32"), ("float64", "f64"))}
+SUPPORTED_DTYPES = tuple(_SHORT)
 
 
 def check_dtype(dtype, where="this op"):
@@ -32,6 +37,11 @@ def check_dtype(dtype, where="this op"):
 
 def short_dtype(dtype):
     return _SHORT.get(dtype, str(dtype))
+
+
+def dtype_kind(dtype):
+    """NumPy's kind letter ('b', 'i', 'u', 'f', ...), with 'f' for bfloat16 (kind 'V')."""
+    return "f" if dtype == BFLOAT16 else dtype.kind
 
 
 class ShapedArray:

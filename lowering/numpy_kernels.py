@@ -2,12 +2,17 @@
 
 Each impl is `impl(*inputs, **attrs)` on NumPy arrays and returns exactly the shape and
 dtype the kernel's shape rule promises (the ops have already broadcast and promoted).
+float16/bfloat16 elementwise kernels are NumPy's / ml_dtypes' own ufuncs (computed in
+float32, rounded once); sums, products, scans and matmul of them accumulate in float32
+and round once at the end, as NumPy's float16 sum and JAX do (ml_dtypes' bfloat16
+matmul returns float32, and its reductions would round at every step).
 """
 import math
 
 import numpy as np
 
 from ir.errors import OutOfBoundsError
+from ir.types import BFLOAT16, dtype_kind
 from registry import register_kernel
 
 UNARY = {"neg": np.negative, "exp": np.exp, "log": np.log, "log1p": np.log1p,
@@ -18,6 +23,22 @@ BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
           "ge": np.greater_equal, "lt": np.less, "le": np.less_equal, "eq": np.equal,
           "ne": np.not_equal}
 _erf = np.frompyfunc(math.erf, 1, 1)
+HALF = (np.dtype(np.float16), BFLOAT16)
+FLOAT32 = np.dtype(np.float32)
+
+
+def _in_f32(fn):
+    """fn on float16/bfloat16 operands computed in float32, a float result rounded back
+    once (float32 holds them exactly, so orders and argmax/argsort are the same; NumPy's
+    argsort of bfloat16 does not sort NaN last but leaves such arrays unsorted)."""
+    def impl(x, *ys, **attrs):
+        dt = getattr(x, "dtype", None)      # a graph literal may be a Python scalar
+        if dt not in HALF:
+            return fn(x, *ys, **attrs)
+        out = np.asarray(fn(np.asarray(x, FLOAT32), *[np.asarray(y, FLOAT32) for y in ys],
+                            **attrs))
+        return out.astype(dt) if out.dtype == FLOAT32 else out
+    return impl
 
 
 def erf(x):
@@ -28,7 +49,7 @@ def erf(x):
 def div(x, y):
     """True division of floats; floor division (`//`) of integers, where NumPy's x // 0 == 0
     and INT_MIN // -1 == INT_MIN are results, not warnings (the llvm kernel agrees)."""
-    if x.dtype.kind == "f":
+    if dtype_kind(x.dtype) == "f":
         return np.divide(x, y)
     with np.errstate(divide="ignore", over="ignore"):
         return np.floor_divide(x, y)
@@ -91,10 +112,10 @@ def scatter_add(upd, idx, *, axis, size):
 IMPLS = {
     **{k: f for k, f in UNARY.items()},
     **{k: f for k, f in BINARY.items()},
-    **{k: _reduction(f) for k, f in REDUCE.items()},
+    **{k: _in_f32(_reduction(f)) for k, f in REDUCE.items()},
     "erf": erf,
     "div": div,
-    "argmax": _arg_reduction(np.argmax), "argmin": _arg_reduction(np.argmin),
+    "argmax": _in_f32(_arg_reduction(np.argmax)), "argmin": _in_f32(_arg_reduction(np.argmin)),
     "select": np.where,
     "convert": lambda x, *, dtype: np.asarray(x).astype(dtype),
     "broadcast_to": lambda x, *, shape: np.broadcast_to(x, shape),
@@ -106,7 +127,7 @@ IMPLS = {
     "concatenate": lambda *xs, axis: np.concatenate(xs, axis=axis),
     "take": take,
     "scatter_add": scatter_add,
-    "matmul": np.matmul,
+    "matmul": _in_f32(np.matmul),
     # G1 (issue 11): rounding, fmod, bitwise and shift kernels
     "atan": np.arctan, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
     "signbit": np.signbit, "not": np.invert, "and": np.bitwise_and, "or": np.bitwise_or,
@@ -119,9 +140,10 @@ for _name, _impl in IMPLS.items():
 
 # ---- G2 (issue 11): scans and sorting (argsort is stable; NaN sorts last, as in NumPy) --
 SCANS = {
-    "cumsum": lambda x, *, axis: np.cumsum(x, axis=axis, dtype=x.dtype),
-    "cumprod": lambda x, *, axis: np.cumprod(x, axis=axis, dtype=x.dtype),
-    "argsort": lambda x, *, axis: np.argsort(x, axis=axis, kind="stable").astype(np.int64),
+    "cumsum": _in_f32(lambda x, *, axis: np.cumsum(x, axis=axis, dtype=x.dtype)),
+    "cumprod": _in_f32(lambda x, *, axis: np.cumprod(x, axis=axis, dtype=x.dtype)),
+    "argsort": _in_f32(lambda x, *, axis: np.argsort(x, axis=axis, kind="stable")
+                       .astype(np.int64)),
 }
 for _name, _impl in SCANS.items():
     register_kernel(_name, "numpy", _impl)

@@ -18,6 +18,7 @@ exporters (regions as ONNX subgraphs) are in registry/onnx_control.py.
 import numpy as np
 
 from ir.errors import ArgumentError, KernelNotFoundError
+from ir.types import dtype_kind
 from registry.tables import _did_you_mean
 
 _exporters = {}
@@ -86,7 +87,7 @@ def _op(op_type):
 
 
 def _is_float(g):
-    return g.in_avals[0].dtype.kind == "f"
+    return dtype_kind(g.in_avals[0].dtype) == "f"
 
 
 def _abs(g, inputs, attrs):
@@ -125,8 +126,12 @@ def _div(g, inputs, attrs):
     divisor's, then patch the two special divisors."""
     x, y = inputs
     dt = g.in_avals[0].dtype
-    if dt.kind == "f":
+    if dtype_kind(dt) == "f":
         return g.op("Div", x, y)
+    if dtype_kind(dt) == "u":       # truncation is floor; x // 0 == 0 (no uint64 Where)
+        by_zero = g.op("Equal", y, g.const(np.array(0, dt)))
+        q = g.op("Div", x, g.op("Add", y, g.cast(by_zero, dt)))
+        return g.op("Mul", q, g.cast(g.op("Not", by_zero), dt))
     zero, one, minus_one = (g.const(np.array(v, dt)) for v in (0, 1, -1))
     by_zero, by_minus_one = g.op("Equal", y, zero), g.op("Equal", y, minus_one)
     safe = g.op("Where", g.op("Or", by_zero, by_minus_one), one, y)

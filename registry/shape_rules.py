@@ -17,6 +17,7 @@ import numpy as np
 from ir import graph as _graph
 from ir.errors import DTypeError, KernelError, ShapeError, TracerError
 from ir.types import ShapedArray, check_dtype
+from ir.types import dtype_kind
 from registry.tables import get_shape_rule, register_shape_rule
 
 BOOL = np.dtype(bool)
@@ -31,7 +32,8 @@ REDUCE = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")
 ARG_REDUCE = ("argmax", "argmin")
 # G1 (issue 11): rounding, fmod, bitwise and shift kernels (elementwise like the above)
 FLOAT_ONLY += ("floor", "ceil", "trunc", "rint", "fmod", "signbit", "atan")
-INT_OR_BOOL = {"and": "ib", "or": "ib", "xor": "ib", "not": "ib", "shl": "i", "shr": "i"}
+INT_OR_BOOL = {"and": "iub", "or": "iub", "xor": "iub", "not": "iub", "shl": "iu",
+               "shr": "iu"}
 UNARY += ("floor", "ceil", "trunc", "rint", "signbit", "not", "atan")
 BINARY += ("fmod", "and", "or", "xor", "shl", "shr")
 MAX_BYTES = sys.maxsize     # NumPy's bound (npy_intp) on the bytes one array spans
@@ -103,7 +105,7 @@ def _same(kernel, *avals):
 
 def _unary(kernel):
     def rule(x):
-        if kernel in FLOAT_ONLY and x.dtype.kind != "f":
+        if kernel in FLOAT_ONLY and dtype_kind(x.dtype) != "f":
             raise DTypeError(f"{kernel}: needs a float operand, got {x.dtype}")
         _check_int_or_bool(kernel, x)
         return ShapedArray(x.shape, BOOL if kernel == "signbit" else x.dtype)
@@ -113,7 +115,7 @@ def _unary(kernel):
 def _binary(kernel, out_dtype=None):
     def rule(x, y):
         a = _same(kernel, x, y)
-        if kernel == "fmod" and a.dtype.kind != "f":
+        if kernel == "fmod" and dtype_kind(a.dtype) != "f":
             raise DTypeError(f"fmod: needs float operands, got {a.dtype}")
         _check_int_or_bool(kernel, a)
         return ShapedArray(a.shape, out_dtype or a.dtype)
@@ -122,8 +124,8 @@ def _binary(kernel, out_dtype=None):
 
 def _check_int_or_bool(kernel, x):
     """G1 (issue 11): bitwise kernels take ints or bools, shifts ints only."""
-    if kernel in INT_OR_BOOL and x.dtype.kind not in INT_OR_BOOL[kernel]:
-        what = "integer" if INT_OR_BOOL[kernel] == "i" else "integer or bool"
+    if kernel in INT_OR_BOOL and dtype_kind(x.dtype) not in INT_OR_BOOL[kernel]:
+        what = "integer" if INT_OR_BOOL[kernel] == "iu" else "integer or bool"
         raise DTypeError(f"{kernel}: needs {what} operands, got {x.dtype}")
 
 
@@ -247,7 +249,7 @@ def _concatenate(*xs, axis):
 
 
 def _check_index(kernel, idx):
-    if idx.dtype.kind not in "iu":
+    if dtype_kind(idx.dtype) not in "iu":
         raise DTypeError(f"{kernel}: indices must be integers, got {idx.dtype}")
 
 

@@ -5,6 +5,9 @@ reference (`ref`, taking numpy as `np`), the input shape cases, the dtypes, the 
 domain, and whether it is differentiable. Generic tests iterate over `cases()`.
 Every op of API.md's tracer.numpy / tracer.nn lists and every traced-value operator and
 method has at least one row; shape cases cover 0-d, size-1, broadcast and empty arrays.
+The eight small/unsigned/half dtypes are a sample: each row also runs on one of them
+(`with_new_dtypes`), so each is exercised on many rows without multiplying the suite.
+bfloat16's reference is NumPy in float32 rounded to bfloat16 (`OpSpec.ref` does it).
 """
 import math
 import operator
@@ -13,6 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import tracer
+from ir import dtype_kind
+from spec_dtypes import (BF16, F16, NEW_FLOATS, NEW_INTS, bf16_ref, computed_in,  # noqa: F401
+                         tolerance, with_new_dtypes)
 
 F32, F64, I32, I64, B = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32),
                          np.dtype(np.int64), np.dtype(np.bool_))
@@ -40,6 +46,9 @@ class OpSpec:
     grad: bool = True               # differentiable (checked in float64)
     atol: float = 0.0               # extra absolute tolerance for this op
     tags: tuple = field(default=())
+
+    def __post_init__(self):
+        object.__setattr__(self, "ref", bf16_ref(self.ref))
 
 
 def _u(name, domain="real", dtypes=FLOATS, grad=True, np_name=None):
@@ -254,7 +263,7 @@ SPECS = [
     _same("asarray_list", lambda m, x: m.asarray([[x, x], [x, x]]), UNARY_SHAPES, SOME),
     *[OpSpec(f"astype_{dt}", (lambda dt: lambda t, x: t.astype(x, dt))(dt),
              (lambda dt: lambda n, x: x.astype(dt))(dt), UNARY_SHAPES[:4], ALL, "nonzero",
-             grad=dt.kind == "f") for dt in ALL],
+             grad=dt in FLOATS) for dt in ALL + NEW_FLOATS + NEW_INTS],
     OpSpec("astype", lambda t, x: t.astype(x, np.float32) * 2,
            lambda n, x: x.astype(np.float32) * 2,
            UNARY_SHAPES, ALL, "nonzero"),
@@ -394,8 +403,8 @@ def make_input(shape, dtype, domain, rng):
     """Random input in the op's domain, away from kinks for float gradients."""
     if dtype == B:
         return rng.random(shape) > 0.5
-    if dtype.kind == "i":
-        x = rng.integers(-3, 4, shape)
+    if dtype_kind(dtype) in "iu":
+        x = rng.integers(-3 if dtype_kind(dtype) == "i" else 0, 4, shape)
         if domain in ("positive", "nonzero"):
             x = np.where(x == 0, 1, np.abs(x) if domain == "positive" else x)
         return x.astype(dtype)
@@ -425,3 +434,4 @@ def case_id(case):
 from spec_g2 import ROWS as _G2_ROWS  # noqa: E402
 
 SPECS.extend(_G2_ROWS)
+SPECS[:] = with_new_dtypes(SPECS)       # and a sample of the eight newer dtypes

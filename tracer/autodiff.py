@@ -24,6 +24,7 @@ import numpy as np
 import registry
 from ir import Graph, Var, cse, dce
 from ir.errors import GradientError, GradientNotFoundError
+from ir.types import dtype_kind
 from registry.families import differentiable, family
 from tracer import core
 from tracer import numpy as tnp
@@ -35,7 +36,7 @@ _FORMS = {}
 
 
 def _differentiable(aval):
-    return aval.dtype.kind == "f"
+    return dtype_kind(aval.dtype) == "f"
 
 
 def _active(graph, wrt):

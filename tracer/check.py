@@ -8,6 +8,7 @@ jvp and vjp functions themselves to order n - 1.
 import numpy as np
 
 from ir.errors import DTypeError, GradientError
+from ir.types import dtype_kind
 from tracer.pytree import flatten, unflatten
 
 # (finite-difference step, default atol, default rtol) per float dtype. The step balances
@@ -43,7 +44,7 @@ def check_grads(fun, args, order=1, atol=None, rtol=None, modes=("fwd", "rev"), 
     args = tuple(args)
     leaves, tree = flatten(list(args))
     leaves = [np.asarray(x) for x in leaves]
-    bad = [str(x.dtype) for x in leaves if x.dtype.kind != "f"]
+    bad = [str(x.dtype) for x in leaves if dtype_kind(x.dtype) != "f"]
     if bad:
         raise DTypeError(f"check_grads: every argument leaf must be a float array, got "
                          f"{bad}; close over the others (lambda x: f(x, n))")

@@ -18,7 +18,8 @@ import threading
 import numpy as np
 
 import registry
-from ir import Graph, Literal, Node, ShapedArray, Var, aval_of, check_dtype, scalar_array
+from ir import (Graph, Literal, Node, ShapedArray, Var, aval_of, check_dtype, dtype_kind,
+                scalar_array)
 from ir.passes import inline_calls
 from ir.errors import (ArgumentError, ConcretizationError, KernelError, TracerError)
 from lowering.interpreter import own
@@ -116,7 +117,7 @@ def as_array(x, where="run_kernel"):
         except Exception as e:
             raise ArgumentError(f"{where}: cannot convert {type(x).__name__} to an array "
                                 f"({type(e).__name__}: {e})") from None
-    if arr.dtype.kind in "OUSV":   # objects, strings, bytes, records: not numbers
+    if dtype_kind(arr.dtype) in "OUSV":    # objects, strings, bytes, records: not numbers
         raise ArgumentError(f"{where}: expected an array or a number, got "
                             f"{type(x).__name__} ({str(x)[:60]!r})")
     check_dtype(arr.dtype, where)

@@ -18,6 +18,7 @@ from ir.graph import Literal, Var, is_region
 from ir.passes import inline_calls
 from ir.printer import format_literal
 from registry.exporters import get_exporter
+from registry.exporters_dtypes import export_widened
 from tracer.jit import make_graph, optimize
 from tracer.pytree import LEAF, flatten, unflatten
 
@@ -161,7 +162,7 @@ class OnnxBuilder:
         self.in_avals = tuple(x.aval for x in node.inputs)
         self.out_avals = tuple(o.aval for o in node.outputs)
         try:
-            outs = fn(self, list(inputs), node.attrs)
+            outs = export_widened(self, fn, list(inputs), node.attrs)
         except TracerError:
             raise
         except Exception as e:

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ir.types import dtype_kind
 from registry import register_gradient
 from tracer import numpy as tnp
 from tracer.core import run_kernel
@@ -131,7 +132,7 @@ GRADIENTS = {
     "min": lambda dy, i, o, a: (dy * _share(i[1], i[0]), dy * _share(i[0], i[1])),
     "select": _select,
     "convert": lambda dy, i, o, a: (tnp.astype(dy, i[0].dtype)
-                                    if i[0].dtype.kind == "f" else None,),
+                                    if dtype_kind(i[0].dtype) == "f" else None,),
     "reduce_sum": lambda dy, i, o, a: (_expand(dy, i[0].shape, a["axes"]),),
     "reduce_max": _reduce_extreme,
     "reduce_min": _reduce_extreme,

@@ -13,6 +13,7 @@ import numpy as np
 
 from ir import Graph
 from ir.errors import GradientError
+from ir.types import dtype_kind
 from tracer import numpy as tnp
 from tracer.autodiff import partition
 from tracer.core import eval_graph, trace_flat
@@ -97,7 +98,7 @@ def jacrev(fun, argnums=0):
         outs, out_tree = flatten(out)
         out_avals = [leaf_aval(o, "jacrev") for o in outs]
         for a in out_avals:
-            if a.dtype.kind != "f":
+            if dtype_kind(a.dtype) != "f":
                 raise GradientError(f"jacrev: output of dtype {a.dtype} is not float")
 
         def pull_row(c):
@@ -121,7 +122,7 @@ def linearize(fun, *primals):
     leaves, in_tree = flatten(list(primals))
     avals = [leaf_aval(x, "linearize") for x in leaves]
     for a in avals:
-        if a.dtype.kind != "f":
+        if dtype_kind(a.dtype) != "f":
             raise GradientError(f"linearize: argument of dtype {a.dtype} is not float")
     trees = {}
     n = len(leaves)

@@ -43,11 +43,13 @@ def logsumexp(x, axis=None, keepdims=False):
 
 
 def gelu(x, approximate=True):
-    x = tnp.asarray(x)
+    """Python float factors go through tnp.multiply: NumPy's own `*` on an eager bfloat16
+    array and a Python float gives float32 (ml_dtypes), tnp's keeps bfloat16, as JAX."""
+    x, mul = tnp.asarray(x), tnp.multiply
     if approximate:
-        c = float(np.sqrt(2 / np.pi))
-        return 0.5 * x * (1 + tnp.tanh(c * (x + 0.044715 * (x * x * x))))
-    return 0.5 * x * (1 + tnp.erf(x * float(1 / np.sqrt(2))))
+        inner = mul(float(np.sqrt(2 / np.pi)), x + mul(0.044715, x * x * x))
+        return mul(mul(0.5, x), 1 + tnp.tanh(inner))
+    return mul(mul(0.5, x), 1 + tnp.erf(mul(x, float(1 / np.sqrt(2)))))
 
 
 def one_hot(x, num_classes, dtype=np.float32, axis=-1):

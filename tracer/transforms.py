@@ -10,6 +10,7 @@ import numpy as np
 
 from ir import cse, dce
 from ir.errors import DTypeError, GradientError
+from ir.types import dtype_kind
 from tracer import numpy as tnp
 from tracer.autodiff import backward, check_differentiable, partition, vjp_graph
 from tracer.core import Tracer, eval_graph, trace_flat
@@ -91,7 +92,7 @@ def _argnums(argnums, args, where):
     for i in nums:
         for x in flatten(args[i])[0]:
             dt = leaf_aval(x, where).dtype
-            if dt.kind != "f":
+            if dtype_kind(dt) != "f":
                 raise DTypeError(f"{where}: argument {i} has dtype {dt}; grad needs float "
                                  f"inputs (cast with astype(float32)), or leave it out of "
                                  f"argnums")
@@ -109,7 +110,7 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
         graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(f, args, has_aux,
                                                                           "grad")
         out = graph.outvars[0] if graph.outvars else None
-        if num_leaves(out_tree) != 1 or out.aval.shape != () or out.aval.dtype.kind != "f":
+        if num_leaves(out_tree) != 1 or out.aval.shape != () or dtype_kind(out.aval.dtype) != "f":
             got = (f"{num_leaves(out_tree)} outputs" if num_leaves(out_tree) != 1
                    else str(out.aval))
             raise GradientError(f"{where}: the function must return a float scalar, got "
@@ -166,7 +167,7 @@ def jvp(fun, primals, tangents):
                                [np.shape(x) for x in leaves])
     n = len(leaves) + len(captured)
     in_dtypes = [leaf_aval(x, "jvp").dtype for x in leaves]
-    wrt = [dt.kind == "f" for dt in in_dtypes] + [False] * len(captured)
+    wrt = [dtype_kind(dt) == "f" for dt in in_dtypes] + [False] * len(captured)
     check_differentiable(graph, wrt)
     out_avals = [v.aval.strip_weak() for v in graph.outvars]
     pullback, _ = trace_flat(lambda *a: backward(graph, a[:n], a[n:], wrt)[1],

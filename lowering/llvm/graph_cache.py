@@ -78,7 +78,7 @@ def _attr(v):
     if t is tuple or t is list:
         return (t.__name__,) + tuple(_attr(x) for x in v)
     if isinstance(v, np.dtype):
-        return ("dtype", v.str)
+        return ("dtype", v.name)
     raise _Uncacheable
 
 
@@ -94,8 +94,8 @@ def key_of(g):
     """The cache key of graph `g` (after the backend's own passes), or None when it
     cannot be cached (a non-built-in llvm impl, an attr of an unknown type)."""
     number = _numbering(g)[0]
-    parts = [[(a.shape, a.dtype.str, a.weak_type) for a in g.in_avals],
-             [(v.aval.shape, v.aval.dtype.str) for v in g.constvars]]
+    parts = [[(a.shape, a.dtype.name, a.weak_type) for a in g.in_avals],
+             [(v.aval.shape, v.aval.dtype.name) for v in g.constvars]]
     kernels = set()
     try:
         for n in g.nodes:
@@ -105,7 +105,7 @@ def key_of(g):
             kernels.add(n.kernel)
             parts.append((n.kernel, [number[id(x)] if type(x) is Var else x.key for x in n.inputs],
                           [(k, _attr(v)) for k, v in n.attr_items] if n.attr_items else None,
-                          [(o.aval.shape, o.aval.dtype.str, o.aval.weak_type) for o in n.outputs],
+                          [(o.aval.shape, o.aval.dtype.name, o.aval.weak_type) for o in n.outputs],
                           n.source))
         parts.append([number[id(v)] if type(v) is Var else v.key for v in g.outvars])
     except (_Uncacheable, KeyError):
@@ -146,7 +146,7 @@ def store(key, g, groups, text, errors, specs, steps, outs):
     entry = (
         text,
         tuple((cls.__name__, message) for cls, message in errors),
-        tuple((shape, dtype and dtype.str) for shape, dtype in specs),
+        tuple((shape, dtype and dtype.name) for shape, dtype in specs),
         tuple((kind, name, tuple(objects)) if kind == "segment" else
               (kind, tuple((f, tuple(pos), items) for f, pos, items in name), objects)
               for kind, name, objects in steps),

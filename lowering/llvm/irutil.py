@@ -1,8 +1,11 @@
 """Small llvmlite.ir helpers shared by the code generator and the kernel impls: dtype <->
 LLVM type, constants, counted loops, intrinsics, and the fast-math flag sets.
 
-Values live in registers as i1 (bool), i32, i64, float, double; bools are stored in memory
-as one byte (NumPy's layout), so `load`/`store` convert at the boundary.
+Values live in registers as i1 (bool), i8, i16, i32, i64 (signed and unsigned alike: the
+ops say which), float, double. float16 and bfloat16 live in float registers (issue 11
+allows it): loads widen them exactly, `round_to` rounds a result to their precision as
+NumPy and ml_dtypes round each op's result, and stores round to nearest even (NaN stays
+NaN). Bools are stored in memory as one byte (NumPy's layout).
 """
 import contextlib
 
@@ -10,15 +13,19 @@ import numpy as np
 from llvmlite import ir
 
 from ir.errors import CodegenError
+from ir.types import BFLOAT16 as BF16, dtype_kind as kind
 
-I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
-F32, F64 = ir.FloatType(), ir.DoubleType()
+I1, I8, I16, I32, I64 = (ir.IntType(w) for w in (1, 8, 16, 32, 64))
+F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
 PTR = ir.PointerType()
 FAST = ("nsz", "arcp", "contract", "afn")          # no nnan/ninf: NaN and inf propagate
 REDUCE_FAST = ("reassoc", "nsz")                     # only on reduction accumulators
+HALF = np.dtype(np.float16)
 
-_TYPES = {np.dtype(np.bool_): I1, np.dtype(np.int32): I32, np.dtype(np.int64): I64,
-          np.dtype(np.float32): F32, np.dtype(np.float64): F64}
+_TYPES = {np.dtype(np.bool_): I1, **{np.dtype(t): ir.IntType(8 * np.dtype(t).itemsize) for t in (
+    np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)},
+    HALF: F32, BF16: F32, np.dtype(np.float32): F32, np.dtype(np.float64): F64}
+_MEMTYPES = {np.dtype(np.bool_): I8, HALF: F16, BF16: I16}
 
 
 def lltype(dtype):
@@ -30,22 +37,43 @@ def lltype(dtype):
 
 
 def memtype(dtype):
-    """In-memory element type (bool is a byte)."""
-    t = lltype(dtype)
-    return I8 if t is I1 else t
+    """In-memory element type (bool is a byte, float16 a half, bfloat16 its 16 bits)."""
+    return _MEMTYPES.get(np.dtype(dtype)) or lltype(dtype)
 
 
 def is_float(dtype):
-    return np.dtype(dtype).kind == "f"
+    return kind(np.dtype(dtype)) == "f"
 
 
 def const(value, dtype):
-    """A register constant of `dtype` (floats are exact: llvmlite prints them in hex)."""
+    """A register constant of `dtype` (floats are exact: llvmlite prints them in hex;
+    unsigned values are given as their two's-complement bits)."""
     dt = np.dtype(dtype)
     v = np.asarray(value).astype(dt)[()]
-    if dt.kind == "f":
+    if kind(dt) == "f":
         return ir.Constant(lltype(dt), float(v))
-    return ir.Constant(lltype(dt), int(v))
+    t, v = lltype(dt), int(v)
+    return ir.Constant(t, v - (1 << t.width) if dt.kind == "u" and v >> t.width - 1 else v)
+
+
+def _bf16_bits(b, x):
+    """The float x rounded to bfloat16 (nearest even), in the high half of an i32; a NaN
+    is made quiet, as ml_dtypes does."""
+    bits = b.bitcast(x, I32)
+    odd = b.and_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 1))
+    rounded = b.add(bits, b.add(odd, ir.Constant(I32, 0x7FFF)))
+    return b.select(b.fcmp_unordered("uno", x, x), b.or_(bits, ir.Constant(I32, 0x400000)),
+                    rounded)
+
+
+def round_to(b, x, dtype):
+    """The float register value x rounded to float16/bfloat16 precision (others: x)."""
+    dt = np.dtype(dtype)
+    if dt == HALF:
+        return b.fpext(b.fptrunc(x, F16), F32)
+    if dt == BF16:
+        return b.bitcast(b.and_(_bf16_bits(b, x), ir.Constant(I32, -65536)), F32)
+    return x
 
 
 def i64(n):
@@ -92,15 +120,25 @@ def fold_range_checks(module, name, checks):
 
 def load(b, ptr, flat, dtype):
     """Element `flat` of a buffer of `dtype`, as a register value."""
-    mt = memtype(dtype)
+    dt, mt = np.dtype(dtype), memtype(dtype)
     v = b.load(b.gep(ptr, [flat], inbounds=True, source_etype=mt), typ=mt)
-    return b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if mt is I8 else v
+    if dt.kind == "b":
+        return b.icmp_unsigned("!=", v, ir.Constant(I8, 0))
+    if dt == HALF:
+        return b.fpext(v, F32)
+    if dt == BF16:
+        return b.bitcast(b.shl(b.zext(v, I32), ir.Constant(I32, 16)), F32)
+    return v
 
 
 def store(b, ptr, flat, value, dtype):
-    mt = memtype(dtype)
-    if mt is I8:
+    dt, mt = np.dtype(dtype), memtype(dtype)
+    if dt.kind == "b":
         value = b.zext(value, I8)
+    elif dt == HALF:
+        value = b.fptrunc(value, F16)
+    elif dt == BF16:
+        value = b.trunc(b.lshr(_bf16_bits(b, value), ir.Constant(I32, 16)), I16)
     b.store(value, b.gep(ptr, [flat], inbounds=True, source_etype=mt))
 
 
@@ -114,7 +152,8 @@ def intrinsic(module, name, ret, args):
 
 def typed_intrinsic(b, base, value_type, nargs):
     """`llvm.<base>.<f32|f64|i32|i64>` taking `nargs` values of `value_type`."""
-    suffix = {F32: "f32", F64: "f64", I32: "i32", I64: "i64", I1: "i1"}[value_type]
+    suffix = {F32: "f32", F64: "f64", I8: "i8", I16: "i16", I32: "i32", I64: "i64",
+              I1: "i1"}[value_type]
     return intrinsic(b.module, f"llvm.{base}.{suffix}", value_type, [value_type] * nargs)
 
 

@@ -15,18 +15,26 @@ the last, narrower panel uses fewer vectors and masked loads/stores for a partia
 nothing is read or written outside A, B, C and the scratch buffer.
 
 No alignment beyond the element size is assumed anywhere (numpy buffers are only
-16-byte aligned; the scratch buffer needs no more either). Integers use the same tiles
-with `mul`/`add`, which wrap like NumPy's. LLVM may turn the A copy into a `memcpy`
-call, which MCJIT resolves from the process.
+16-byte aligned; the scratch buffer needs no more either). Integers (signed or not) use
+the same tiles with `mul`/`add`, which wrap like NumPy's. float16 and bfloat16 are widened
+to float while packing B and copying A, accumulate in float (as the numpy kernel does)
+and are rounded to nearest even when C is stored (once per K block). LLVM may turn the A
+copy into a `memcpy` call, which MCJIT resolves from the process.
 """
 from functools import lru_cache
 
+import ml_dtypes
 import numpy as np
 
 from ir.errors import DTypeError, ShapeError
 
-_ELEM = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
-         np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
+# dtype -> (element type computed in, element type in memory)
+_ELEM = {np.dtype(np.float32): ("float", "float"), np.dtype(np.float64): ("double", "double"),
+         np.dtype(np.float16): ("float", "half"), np.dtype(ml_dtypes.bfloat16): ("float", "bf16"),
+         **{np.dtype(t): (f"i{8 * np.dtype(t).itemsize}",) * 2 for t in (
+             np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)}}
+_SHORT = {"float": "f32", "double": "f64", "half": "f16"}    # intrinsic name suffixes
+_BYTES = {"half": 2, "bf16": 2, "float": 4, "double": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
 _ATTRS = 'nounwind "no-trapping-math"="true"'
 KC_BYTES = 4096  # K block: one A row slice; measured best of 1-16 KB (f32 and f64)
 
@@ -39,7 +47,8 @@ def _vector_bytes() -> int:
 
 
 def _geometry(dtype):
-    """(element IR type, VL lanes per vector, MR rows, NV vectors) of the register tile.
+    """((compute, memory) element types, VL lanes per vector, MR rows, NV vectors) of the
+    register tile.
 
     MR * NV accumulators + NV B vectors + 1 broadcast fit the register file: 6 x 2 with 16
     registers (llvm-notes 2.7), 14 x 2 with 32."""
@@ -48,7 +57,8 @@ def _geometry(dtype):
         raise DTypeError(f"matmul (llvm): unsupported dtype {dt}; expected one of "
                          f"{sorted(str(d) for d in _ELEM)} (convert the operands first)")
     vb = _vector_bytes()
-    return _ELEM[dt], vb // dt.itemsize, (14 if vb == 64 else 6), 2
+    elem = _ELEM[dt]
+    return elem, vb // _BYTES[elem[0]], (14 if vb == 64 else 6), 2
 
 
 def _check(batch, m, k, n):
@@ -60,19 +70,20 @@ def _check(batch, m, k, n):
 def scratch_bytes(batch, m, k, n, dtype) -> int:
     """Bytes of the packed-B scratch buffer (0 when there is nothing to pack)."""
     _check(batch, m, k, n)
-    _, vl, _, nv = _geometry(dtype)
+    (elem, _), vl, _, nv = _geometry(dtype)
     nr = vl * nv
-    return batch * -(-n // nr) * k * nr * np.dtype(dtype).itemsize
+    return batch * -(-n // nr) * k * nr * _BYTES[elem]
 
 
 class _Body:
     """Lines of one function body: fresh SSA names, i64 arithmetic that folds Python ints,
-    and counted loops."""
+    counted loops, and loads/stores of the operands' memory type `mem` (`mload`,
+    `mstore`, `mgep`) converting from/to the type `elem` computed in."""
 
-    def __init__(self, elem):
+    def __init__(self, elem, mem=None):
         self.elem, self.lines, self.count, self.block = elem, [], 0, "%entry"
-        self.align = {"float": 4, "double": 8, "i32": 4, "i64": 8}[elem]  # claim no more
-        self.short = {"float": "f32", "double": "f64"}.get(elem, elem)  # intrinsic name suffix
+        self.mem = mem or elem
+        self.mty = "i16" if self.mem == "bf16" else self.mem     # its LLVM type
 
     def fresh(self, stem="t"):
         self.count += 1
@@ -103,32 +114,67 @@ class _Body:
 
     def load(self, ty, ptr, lanes=None):
         """Load `ty`; given `lanes`, only the first `lanes` elements of vector `ty` (the rest 0)."""
+        align = _BYTES[_scalar(ty)]         # claim no more than the element size
         if lanes is None:
-            return self(f"load {ty}, ptr {ptr}, align {self.align}")
+            return self(f"load {ty}, ptr {ptr}, align {align}")
         suffix, mask = self._masked(ty, lanes)
-        return self(f"call {ty} @llvm.masked.load.{suffix}.p0(ptr align {self.align} {ptr}, {mask}, "
+        return self(f"call {ty} @llvm.masked.load.{suffix}.p0(ptr align {align} {ptr}, {mask}, "
                     f"{ty} zeroinitializer)")
 
     def store(self, ty, x, ptr, lanes=None):
         """Store `ty`; given `lanes`, only the first `lanes` elements of vector `ty`."""
+        align = _BYTES[_scalar(ty)]
         if lanes is None:
-            self.emit(f"store {ty} {x}, ptr {ptr}, align {self.align}")
+            self.emit(f"store {ty} {x}, ptr {ptr}, align {align}")
             return
         suffix, mask = self._masked(ty, lanes)
-        self.emit(f"call void @llvm.masked.store.{suffix}.p0({ty} {x}, ptr align {self.align} {ptr}, "
+        self.emit(f"call void @llvm.masked.store.{suffix}.p0({ty} {x}, ptr align {align} {ptr}, "
                   f"{mask})")
 
-    def _masked(self, ty, lanes):
+    @staticmethod
+    def _masked(ty, lanes):
         """("v16f32", "<16 x i1> <i1 true, ...>") for vector type `ty` = "<16 x float>"."""
         width = int(ty[1:].split(" x")[0])
         bits = ", ".join(["i1 true"] * lanes + ["i1 false"] * (width - lanes))
-        return f"v{width}{self.short}", f"<{width} x i1> <{bits}>"
+        return f"v{width}{_SHORT.get(_scalar(ty), _scalar(ty))}", f"<{width} x i1> <{bits}>"
 
-    def gep(self, base, index):
-        """Pointer to element `index` of `base`."""
+    def gep(self, base, index, ty=None):
+        """Pointer to element `index` of `base` (elements of `ty`, default the compute type)."""
         if index == 0:
             return base
-        return self(f"getelementptr inbounds {self.elem}, ptr {base}, i64 {index}", "p")
+        return self(f"getelementptr inbounds {ty or self.elem}, ptr {base}, i64 {index}", "p")
+
+    def mgep(self, base, index):
+        return self.gep(base, index, self.mty)
+
+    def mload(self, width, ptr, lanes=None):
+        """Load `width` (None: one) memory elements as the compute type."""
+        x = self.load(_vec(width, self.mty), ptr, lanes)
+        if self.mem == self.elem:
+            return x
+        ty, i32 = _vec(width, self.elem), _vec(width, "i32")
+        if self.mem == "half":
+            return self(f"fpext {_vec(width, 'half')} {x} to {ty}")
+        wide = self(f"zext {_vec(width, 'i16')} {x} to {i32}")
+        return self(f"bitcast {i32} {self(f'shl {i32} {wide}, {_splat(width, 16)}')} to {ty}")
+
+    def mstore(self, width, x, ptr, lanes=None):
+        """Store `width` (None: one) compute values rounded to the memory type (bfloat16:
+        to nearest even, NaN kept NaN)."""
+        f32, i32 = _vec(width, "float"), _vec(width, "i32")
+        if self.mem == "half":
+            x = self(f"fptrunc {f32} {x} to {_vec(width, 'half')}")
+        elif self.mem == "bf16":
+            bits = self(f"bitcast {f32} {x} to {i32}")
+            odd = self(f"and {i32} {self(f'lshr {i32} {bits}, {_splat(width, 16)}')}, "
+                       f"{_splat(width, 1)}")
+            rounded = self(f"add {i32} {bits}, {self(f'add {i32} {odd}, {_splat(width, 0x7FFF)}')}")
+            nan = self(f"fcmp uno {f32} {x}, {x}")
+            quiet = self(f"or {i32} {bits}, {_splat(width, 0x400000)}")
+            pick = self(f"select {_vec(width, 'i1')} {nan}, {i32} {quiet}, {i32} {rounded}")
+            top = self(f"lshr {i32} {pick}, {_splat(width, 16)}")
+            x = self(f"trunc {i32} {top} to {_vec(width, 'i16')}")
+        self.store(_vec(width, self.mty), x, ptr, lanes)
 
     def loop(self, lo, hi, body):
         """for i in range(lo, hi): body(i)   (lo, hi: i64 operands; the range may be empty)."""
@@ -153,17 +199,32 @@ class _Body:
                           "  ret void", "}", ""])
 
 
-def _tile(name, elem, vl, nr, rows, cols, lda, n, k):
+def _scalar(ty):
+    """The element type of IR type `ty` ("<16 x half>" -> "half")."""
+    return ty[1:-1].split(" x ")[1] if ty.startswith("<") else ty
+
+
+def _vec(width, elem):
+    return elem if width is None else f"<{width} x {elem}>"
+
+
+def _splat(width, value):
+    """An i32 constant, splat over `width` lanes (None: a scalar)."""
+    return f"{value}" if width is None else f"splat (i32 {value})"
+
+
+def _tile(name, elems, vl, nr, rows, cols, lda, n, k):
     """`void name(ptr a, ptr b, ptr c, i64 kc, i1 add, i64 panels)`: for each of `panels`
     panels, C[rows x cols] = (C if add else 0) + A @ B over kc steps of k, where a is a
     copied A sliver (rows x kc, row stride lda), b the first packed B panel (kc x NR, the
     next one k * NR further) and c the tile's first element (row stride n). The panel loop
     is here rather than in the caller so that LLVM does not unroll it into many calls."""
-    f, vec, nv = _Body(elem), f"<{vl} x {elem}>", -(-cols // vl)
+    (elem, mem), nv = elems, -(-cols // vl)
+    f, vec = _Body(elem, mem), f"<{vl} x {elem}>"
     is_float = elem in ("float", "double")
 
     def panel(p):
-        b, c, pre = f.gep("%b", f.mul(p, k * nr)), f.gep("%c", f.mul(p, nr)), f.block
+        b, c, pre = f.gep("%b", f.mul(p, k * nr)), f.mgep("%c", f.mul(p, nr)), f.block
         loop, kdone, kk, knext = f.fresh("kloop"), f.fresh("kdone"), f.fresh("k"), f.fresh("k")
         phis = [[f.fresh("acc") for _ in range(nv)] for _ in range(rows)]
         nexts = [[f.fresh("acc") for _ in range(nv)] for _ in range(rows)]
@@ -180,7 +241,7 @@ def _tile(name, elem, vl, nr, rows, cols, lda, n, k):
             av = f(f"shufflevector {vec} {one}, {vec} poison, <{vl} x i32> zeroinitializer")
             for v in range(nv):
                 if is_float:
-                    f.emit(f"{nexts[r][v]} = call {vec} @llvm.fma.v{vl}{f.short}"
+                    f.emit(f"{nexts[r][v]} = call {vec} @llvm.fma.v{vl}{_SHORT[elem]}"
                            f"({vec} {av}, {vec} {bvec[v]}, {vec} {phis[r][v]})")
                 else:  # wrapping integer arithmetic, as NumPy's
                     f.emit(f"{nexts[r][v]} = add {vec} {phis[r][v]}, {f(f'mul {vec} {av}, {bvec[v]}')}")
@@ -196,11 +257,11 @@ def _tile(name, elem, vl, nr, rows, cols, lda, n, k):
             f.label(label)
             for r in range(rows):
                 for v in range(nv):
-                    x, ptr = acc[r][v], f.gep(c, r * n + v * vl)
+                    x, ptr = acc[r][v], f.mgep(c, r * n + v * vl)
                     lanes = None if (v + 1) * vl <= cols else cols - v * vl  # narrow panel: masked
                     if old:
-                        x = f(f"{'fadd' if is_float else 'add'} {vec} {f.load(vec, ptr, lanes)}, {x}")
-                    f.store(vec, x, ptr, lanes)
+                        x = f(f"{'fadd' if is_float else 'add'} {vec} {f.mload(vl, ptr, lanes)}, {x}")
+                    f.mstore(vl, x, ptr, lanes)
             f.emit(f"br label {out}")
         f.label(out)
     f.loop(0, "%panels", panel)
@@ -208,28 +269,31 @@ def _tile(name, elem, vl, nr, rows, cols, lda, n, k):
                   "i1 %add, i64 %panels)", "noinline")  # inlined, it would be copied per call site
 
 
-def _pack(symbol, elem, nr, batch, k, n):
-    """Copy B into zero-padded panels, reading B row by row."""
-    f, vec, npan, edge = _Body(elem), f"<{nr} x {elem}>", -(-n // nr), n % nr
+def _pack(symbol, elems, nr, batch, k, n):
+    """Copy B into zero-padded panels (of the compute type), reading B row by row."""
+    f, npan, edge = _Body(*elems), -(-n // nr), n % nr
+    vec = f"<{nr} x {f.elem}>"
 
     def row(b, kk):
-        src = f.gep("%b", f.mul(f.add(f.mul(b, k), kk), n))
+        src = f.mgep("%b", f.mul(f.add(f.mul(b, k), kk), n))
         dst = f.gep("%scratch", f.add(f.mul(b, npan * k * nr), f.mul(kk, nr)))
 
         def panel(p):
-            f.store(vec, f.load(vec, f.gep(src, f.mul(p, nr))), f.gep(dst, f.mul(p, k * nr)))
+            f.store(vec, f.mload(nr, f.mgep(src, f.mul(p, nr))), f.gep(dst, f.mul(p, k * nr)))
         f.loop(0, n // nr, panel)
         if edge:
-            f.store(vec, f.load(vec, f.gep(src, (npan - 1) * nr), edge), f.gep(dst, (npan - 1) * k * nr))
+            f.store(vec, f.mload(nr, f.mgep(src, (npan - 1) * nr), edge),
+                    f.gep(dst, (npan - 1) * k * nr))
     if n and k:
         f.loop(0, batch, lambda b: f.loop(0, k, lambda kk: row(b, kk)))
     return f.text(f"void @\"{symbol}_pack\"(ptr noalias %b, ptr noalias %scratch)")
 
 
-def _rows(symbol, elem, nr, sizes, kc_max, lda, batch, m, k, n):
+def _rows(symbol, elems, nr, sizes, kc_max, lda, batch, m, k, n):
     """The row function: batches -> K blocks -> row tiles (each size in `sizes` in turn;
     the tile's A sliver is copied to the stack, rows lda apart) -> panels."""
-    f, npan, abuf = _Body(elem), -(-n // nr), "%abuf"
+    f, npan, abuf = _Body(*elems), -(-n // nr), "%abuf"
+    elem = f.elem
 
     def clamp(fn, x, y):
         return f(f"call i64 @llvm.{fn}.i64(i64 {x}, i64 {y})")
@@ -238,7 +302,7 @@ def _rows(symbol, elem, nr, sizes, kc_max, lda, batch, m, k, n):
         base = f.mul(b, m)
         lo = f(f"sub nsw i64 {clamp('smax', start, base)}, {base}")  # 0 <= lo < hi <= m
         hi = f(f"sub nsw i64 {clamp('smin', end, f.add(base, m))}, {base}")
-        a, c = f.gep("%a", f.mul(b, m * k)), f.gep("%c", f.mul(b, m * n))
+        a, c = f.mgep("%a", f.mul(b, m * k)), f.mgep("%c", f.mul(b, m * n))
         s = f.gep("%scratch", f.mul(b, npan * k * nr))
 
         def k_block(kb):
@@ -246,14 +310,14 @@ def _rows(symbol, elem, nr, sizes, kc_max, lda, batch, m, k, n):
             kc, add = clamp("smin", f(f"sub nsw i64 {k}, {k0}"), kc_max), f(f"icmp ne i64 {kb}, 0")
 
             def row_tile(size, row):
-                src = f.gep(a, f.add(f.mul(row, k), k0))
-                f.loop(0, size, lambda r: f.loop(0, kc, lambda kk: f.store(elem, f.load(
-                    elem, f.gep(src, f.add(f.mul(r, k), kk))), f.gep(abuf, f.add(f.mul(r, lda), kk)))))
-                tb, tc = f.gep(s, f.mul(k0, nr)), f.gep(c, f.mul(row, n))
+                src = f.mgep(a, f.add(f.mul(row, k), k0))
+                f.loop(0, size, lambda r: f.loop(0, kc, lambda kk: f.store(elem, f.mload(
+                    None, f.mgep(src, f.add(f.mul(r, k), kk))), f.gep(abuf, f.add(f.mul(r, lda), kk)))))
+                tb, tc = f.gep(s, f.mul(k0, nr)), f.mgep(c, f.mul(row, n))
                 for p, cols, count in [(0, nr, n // nr), (n // nr, n % nr, 1)]:
                     if cols and count:
                         f.emit(f"call void @\"{symbol}.{size}x{cols}\"(ptr {abuf}, "
-                               f"ptr {f.gep(tb, p * k * nr)}, ptr {f.gep(tc, p * nr)}, "
+                               f"ptr {f.gep(tb, p * k * nr)}, ptr {f.mgep(tc, p * nr)}, "
                                f"i64 {kc}, i1 {add}, i64 {count})")
             i = lo
             for size in sizes:
@@ -287,11 +351,11 @@ def matmul_ir(symbol: str, batch: int, m: int, k: int, n: int, dtype) -> str:
     [start, end) are clipped to [0, batch*m). Internal helpers are named <symbol>.<r>x<c>."""
     _check(batch, m, k, n)
     elem, vl, mr, nv = _geometry(dtype)
-    nr = vl * nv
+    nr, size = vl * nv, _BYTES[elem[0]]
     sizes = sorted({min(mr, m), min(4, m), 1}, reverse=True) if m else []
     widths = [nr] * (n >= nr) + [n % nr] * (n % nr > 0)
-    kc = max(1, min(k, KC_BYTES // np.dtype(dtype).itemsize))
-    lda = kc + 64 // np.dtype(dtype).itemsize  # +1 cache line: A rows 4 KB apart share L1 sets
+    kc = max(1, min(k, KC_BYTES // size))
+    lda = kc + 64 // size  # +1 cache line: A rows 4 KB apart share L1 sets
     tiles = [_tile(f"{symbol}.{r}x{w}", elem, vl, nr, r, w, lda, n, k)
              for w in widths for r in sizes]
     return "\n".join([_pack(symbol, elem, nr, batch, k, n),

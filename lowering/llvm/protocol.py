@@ -101,9 +101,9 @@ class KernelEmitter:
 
 class NumpyInProgram(KernelEmitter):
     """The llvm impl of a kernel that runs its NumPy kernel inside the compiled program on
-    purpose (LAPACK, convolution until a native emitter exists): like a kernel with no
-    llvm impl, but declared, so no fallback warning. `native(node)` is the hook control
-    flow also uses for a region that needs Python."""
+    purpose (LAPACK): like a kernel with no llvm impl, but declared, so no fallback
+    warning. `native(node)` is the hook control flow (a region that needs Python) and
+    convolution (shapes its emitter leaves to NumPy) also use."""
 
     def __init__(self, reason):
         super().__init__(None)

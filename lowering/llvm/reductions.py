@@ -6,16 +6,17 @@ inner loops whose accumulator is the only op carrying `reassoc` (so LLVM vectori
 and float32 sums are blocked (float32 partial sums over runs of at most BLOCK elements,
 added into a float64 total), as accurate as NumPy's pairwise sum. Keeping the innermost
 axis: whole rows are accumulated (contiguous, vectorized across the row), float32 sums
-in a float64 scratch row. max/min use
+in a float64 scratch row (float16/bfloat16 too, from their float registers, rounded once
+at the store as the numpy kernels round them). max/min use
 llvm.maximum/minimum, which propagate NaN as NumPy does; argmax/argmin return the first
-NaN's index if there is one, else the first extreme.
+NaN's index if there is one, else the first extreme. Unsigned integers compare unsigned.
 """
 import numpy as np
 from llvmlite import ir
 
 from ir import ShapedArray
 from lowering.llvm.codegen import Buffer, parallel_extent
-from lowering.llvm.irutil import F32, F64, REDUCE_FAST, const, i64, typed_intrinsic
+from lowering.llvm.irutil import F32, F64, REDUCE_FAST, const, i64, kind, lltype, typed_intrinsic
 from lowering.llvm.protocol import KernelEmitter
 from lowering.llvm.scalars import arith
 
@@ -29,7 +30,7 @@ def _identity(kernel, dtype):
     if kernel in _INIT:
         return const(_INIT[kernel], dt)
     big = kernel == "reduce_min"          # max starts at the lowest value, min at the highest
-    if dt.kind == "f":
+    if kind(dt) == "f":
         return const(np.inf if big else -np.inf, dt)
     if dt.kind == "b":
         return const(big, dt)
@@ -40,7 +41,7 @@ def _identity(kernel, dtype):
 def _combine(kernel, dtype):
     """fn(ctx, acc, x) -> acc' (reassoc on float accumulators)."""
     dt = np.dtype(dtype)
-    if dt.kind == "f":
+    if kind(dt) == "f":
         if kernel in ("reduce_max", "reduce_min"):
             base = "maximum" if kernel == "reduce_max" else "minimum"
             return lambda ctx, a, x: ctx.b.call(typed_intrinsic(ctx.b, base, a.type, 2), [a, x],
@@ -123,7 +124,8 @@ def _reduce_columns(ctx, kernel, x, out, axes, red):
 
 
 def _f32_sum(kernel, dtype):
-    return kernel == "reduce_sum" and dtype == np.float32
+    """Sums in float registers: float32, float16, bfloat16."""
+    return kernel == "reduce_sum" and kind(dtype) == "f" and lltype(dtype) == F32
 
 
 def _blocked_row(ctx, x, om, rm, axes, n, total):
@@ -145,17 +147,17 @@ def _arg(kernel):
     def body(ctx, ins, outs, *, axis):
         x, out, b = ins[0], outs[0], ctx.b
         n, ndim = x.aval.shape[axis], x.aval.ndim
-        is_f, kind = x.aval.dtype.kind == "f", x.aval.dtype.kind
+        k = kind(x.aval.dtype)
         op = ">" if kernel == "argmax" else "<"
         with ctx.nest(out.aval.shape, parallel=True) as om:
             best = ctx.slot(x.read(_positions(om, [i64(0)], (axis,), ndim)))
             where = ctx.slot(i64(0))
             with ctx.loop(1, n) as j:
                 v, cur = x.read(_positions(om, [j], (axis,), ndim)), b.load(best)
-                if is_f:
+                if k == "f":
                     better = b.or_(b.fcmp_ordered(op, v, cur), b.and_(
                         b.fcmp_unordered("uno", v, v), b.fcmp_ordered("ord", cur, cur)))
-                elif kind == "b":
+                elif k in "bu":
                     better = b.icmp_unsigned(op, v, cur)
                 else:
                     better = b.icmp_signed(op, v, cur)
@@ -175,7 +177,7 @@ def _items(in_avals, out_avals, axes):
 
 def _scratch(in_avals, out_avals, axes):
     """A float64 accumulator row for float32 sums done by columns."""
-    wide = _columns(in_avals[0], axes) and in_avals[0].dtype == np.float32
+    wide = _columns(in_avals[0], axes) and _f32_sum("reduce_sum", in_avals[0].dtype)
     return out_avals[0].size * 8 if wide else None
 
 

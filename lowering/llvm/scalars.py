@@ -4,13 +4,16 @@ NaN propagates through max/min; comparisons with NaN are false except `ne`; bool
 max/min are or/and; integer arithmetic wraps; integer `div` is NumPy's floor division
 (x // 0 == 0, INT_MIN // -1 == INT_MIN, and no trap), and integer `pow` raises on negative
 exponents (both like the numpy kernels); float -> int conversion truncates, and NaN or
-out-of-range values give the integer minimum, as NumPy does on x86.
+out-of-range values give what NumPy gives on x86 (_float_to_int). Unsigned integers
+compare, divide, shift right and take max/min as unsigned; float16/bfloat16 results are
+rounded after each op, so values match NumPy's and ml_dtypes' op for op.
 """
 import numpy as np
 from llvmlite import ir
 
 from ir.errors import CodegenError, KernelError
-from lowering.llvm.irutil import FAST, I1, lltype, typed_intrinsic
+from lowering.llvm.irutil import (BF16, F32, F64, FAST, HALF, I1, I32, kind, lltype, round_to,
+                                  typed_intrinsic)
 from lowering.llvm.protocol import ScalarKernel
 
 # Division keeps IEEE results: `arcp` would turn x / 49.0 into x * (1 / 49.0), and 49 / 49
@@ -20,42 +23,90 @@ EXACT_DIV = tuple(f for f in FAST if f != "arcp")
 TRANSCENDENTAL = ("exp", "log", "log1p", "expm1", "sin", "cos", "tanh", "erf")
 
 
-def _kind(dtype):
-    return np.dtype(dtype).kind      # 'b', 'i' or 'f'
-
-
-def convert_value(b, x, src, dst):
-    """x (register value of dtype src) as dtype dst, with NumPy's astype semantics."""
-    src, dst = np.dtype(src), np.dtype(dst)
-    if src == dst:
-        return x
-    s, d, t = _kind(src), _kind(dst), lltype(dst)
-    if d == "b":
-        return (b.fcmp_unordered("!=", x, ir.Constant(x.type, 0.0)) if s == "f"
-                else b.icmp_unsigned("!=", x, ir.Constant(x.type, 0)))
-    if s == "b":
-        return b.uitofp(x, t) if d == "f" else b.zext(x, t)
-    if s == "i" and d == "i":
-        return b.sext(x, t) if dst.itemsize > src.itemsize else b.trunc(x, t)
-    if s == "i":
-        return b.sitofp(x, t)
-    if d == "f":
-        return b.fpext(x, t) if dst.itemsize > src.itemsize else b.fptrunc(x, t)
-    bits = dst.itemsize * 8                      # float -> int: NumPy/x86 semantics
+def _cvt(b, x, bits):
+    """x86's truncating float -> int`bits` conversion: NaN and out-of-range values give
+    the integer minimum (fptosi alone would give poison)."""
+    t = ir.IntType(bits)
     lo, hi = ir.Constant(x.type, -2.0 ** (bits - 1)), ir.Constant(x.type, 2.0 ** (bits - 1))
     ok = b.and_(b.fcmp_ordered(">=", x, lo), b.fcmp_ordered("<", x, hi))
     r = b.fptosi(b.select(ok, x, ir.Constant(x.type, 0.0)), t)
     return b.select(ok, r, ir.Constant(t, -(1 << (bits - 1))))
 
 
+def _float_to_int(b, x, dst):
+    """NumPy's float -> int astype on x86, out-of-range values included: int8/16 and
+    uint8/16 truncate an int32 conversion, uint32 an int64 one, int32/int64 convert
+    directly, uint64 subtracts 2**63 from values above it and flips the top bit back.
+    (For float -> uint32 these are NumPy's scalar and strided results; its SIMD loop over
+    contiguous float32/float64 gives other values for NaN, inf and out-of-range inputs.)"""
+    bits, t = dst.itemsize * 8, lltype(dst)
+    if bits < 32:
+        return b.trunc(_cvt(b, x, 32), t)
+    if dst.kind == "i":
+        return _cvt(b, x, bits)
+    if bits == 32:
+        return b.trunc(_cvt(b, x, 64), t)
+    top = ir.Constant(x.type, 2.0 ** (bits - 1))
+    high = b.xor(_cvt(b, b.fsub(x, top), bits), ir.Constant(t, -(1 << (bits - 1))))
+    return b.select(b.fcmp_ordered(">=", x, top), high, _cvt(b, x, bits))
+
+
+def _to_odd_float(b, x):
+    """double x -> float rounded to odd (the nearest float if exact, else the neighbour
+    with an odd last bit), so that rounding it again to float16 rounds x only once."""
+    f = b.fptrunc(x, F32)
+    bits = b.bitcast(f, I32)
+    inexact = b.fcmp_ordered("!=", b.fpext(f, F64), x)
+    even = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I32, 1)), ir.Constant(I32, 0))
+    away = b.fcmp_ordered(">", b.call(typed_intrinsic(b, "fabs", F64, 1), [b.fpext(f, F64)]),
+                          b.call(typed_intrinsic(b, "fabs", F64, 1), [x]))
+    step = b.select(away, ir.Constant(I32, -1), ir.Constant(I32, 1))
+    fixed = b.bitcast(b.add(bits, step), F32)
+    return b.select(b.and_(inexact, even), fixed, f)
+
+
+def convert_value(b, x, src, dst):
+    """x (register value of dtype src) as dtype dst, with NumPy's astype semantics
+    (bfloat16 as ml_dtypes: through float32)."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    if src == dst:
+        return x
+    s, d, t = kind(src), kind(dst), lltype(dst)
+    if d == "b":
+        return (b.fcmp_unordered("!=", x, ir.Constant(x.type, 0.0)) if s == "f"
+                else b.icmp_unsigned("!=", x, ir.Constant(x.type, 0)))
+    if s == "b":
+        return b.uitofp(x, t) if d == "f" else b.zext(x, t)
+    if d != "f":
+        if s == "f":
+            return _float_to_int(b, x, dst)
+        if t.width == x.type.width:
+            return x
+        return b.trunc(x, t) if t.width < x.type.width else (b.sext if s == "i" else b.zext)(x, t)
+    if s != "f":
+        return round_to(b, (b.sitofp if s == "i" else b.uitofp)(x, t), dst)
+    if t == F64:
+        return x if x.type == F64 else b.fpext(x, F64)
+    if x.type == F64:
+        x = _to_odd_float(b, x) if dst == HALF else b.fptrunc(x, F32)
+    return round_to(b, x, dst)
+
+
+# Kernels whose float result is exact (no float16/bfloat16 rounding needed after them).
+EXACT = frozenset(("neg", "abs", "sign", "max", "min", "floor", "ceil", "trunc", "rint",
+                   "fmod"))
+
+
 def _by_kind(ops, name):
-    """A scalar body dispatching on the operands' dtype kind: ops = {'f'|'i'|'b': fn}."""
+    """A scalar body dispatching on the operands' dtype kind: ops = {'f'|'i'|'u'|'b': fn}.
+    A float16/bfloat16 result is rounded to its precision, as NumPy rounds each op's."""
     def body(ctx, *xs, **attrs):
-        op = ops.get(_kind(ctx.in_dtypes[0]))
+        op = ops.get(kind(ctx.in_dtypes[0]))
         if op is None:
             raise CodegenError(f"llvm backend: kernel {name!r} is not defined for "
                                f"{ctx.in_dtypes[0]} operands (convert them first)")
-        return op(ctx, *xs)
+        r = op(ctx, *xs)
+        return r if name in EXACT else round_to(ctx.b, r, ctx.out_dtype)
     body.__name__ = name
     return body
 
@@ -67,8 +118,9 @@ def _fmax(ctx, x, y, cmp):
 
 
 def _sign_f(ctx, x):
+    """NaN for NaN, 0.0 for zeros (ml_dtypes' bfloat16 sign keeps -0.0: so do we)."""
     b, z = ctx.b, ir.Constant(x.type, 0.0)
-    r = b.select(b.fcmp_unordered("uno", x, x), x, z)
+    r = x if ctx.in_dtypes[0] == BF16 else b.select(b.fcmp_unordered("uno", x, x), x, z)
     r = b.select(b.fcmp_ordered("<", x, z), ir.Constant(x.type, -1.0), r)
     return b.select(b.fcmp_ordered(">", x, z), ir.Constant(x.type, 1.0), r)
 
@@ -95,14 +147,22 @@ def _div_i(ctx, x, y):
     return b.select(by_zero, zero, q)
 
 
-def _pow_i(ctx, x, e):
+def _div_u(ctx, x, y):
+    """Unsigned x // y; x // 0 == 0 as for signed integers."""
+    b, zero = ctx.b, ir.Constant(x.type, 0)
+    by_zero = b.icmp_unsigned("==", y, zero)
+    return b.select(by_zero, zero, b.udiv(x, b.select(by_zero, ir.Constant(x.type, 1), y)))
+
+
+def _pow_i(ctx, x, e, signed=True):
     """Exponentiation by squaring (wrapping, like NumPy); negative exponents raise."""
     b = ctx.b
-    ctx.fail_if(b.icmp_signed("<", e, ir.Constant(e.type, 0)),
-                "pow: integers to negative integer powers are not allowed", KernelError)
+    if signed:
+        ctx.fail_if(b.icmp_signed("<", e, ir.Constant(e.type, 0)),
+                    "pow: integers to negative integer powers are not allowed", KernelError)
     one = ir.Constant(x.type, 1)
     result, base = one, x
-    for k in range(x.type.width - 1):
+    for k in range(x.type.width - signed):
         bit = b.trunc(b.lshr(e, ir.Constant(e.type, k)), I1)
         result = b.select(bit, b.mul(result, base), result)
         base = b.mul(base, base)
@@ -167,12 +227,12 @@ UNARY = {  # name: ({kind: fn(ctx, x)}, cost)
 # exact; it lowers to a libm fmod call, so it does not vectorize), bitwise ops and
 # NumPy's shifts: a shift by a negative amount or by the width or more gives 0 (and -1
 # for a negative integer shifted right), where LLVM's shl/ashr would give poison.
-def _shift(ctx, x, y, right):
+def _shift(ctx, x, y, right, signed=True):
     b, t = ctx.b, x.type
     in_range = b.icmp_unsigned("<", y, ir.Constant(t, t.width))
     amount = b.and_(y, ir.Constant(t, t.width - 1))
-    if not right:
-        return b.select(in_range, b.shl(x, amount), ir.Constant(t, 0))
+    if not right or not signed:
+        return b.select(in_range, (b.lshr if right else b.shl)(x, amount), ir.Constant(t, 0))
     return b.select(in_range, b.ashr(x, amount), b.ashr(x, ir.Constant(t, t.width - 1)))
 
 
@@ -193,10 +253,25 @@ BINARY["shl"] = ({"i": lambda ctx, x, y: _shift(ctx, x, y, False)}, 2)
 BINARY["shr"] = ({"i": lambda ctx, x, y: _shift(ctx, x, y, True)}, 2)
 
 
+# Unsigned integers: as signed ones (wrapping add/sub/mul/neg, bitwise ops, shl) except
+# where the sign matters.
+UNSIGNED = {
+    "div": _div_u, "pow": lambda ctx, x, e: _pow_i(ctx, x, e, signed=False),
+    "max": _int_intrinsic("umax"), "min": _int_intrinsic("umin"), "abs": _ident,
+    "sign": lambda ctx, x: ctx.b.zext(ctx.b.icmp_unsigned("!=", x, ir.Constant(x.type, 0)),
+                                      x.type),
+    "shr": lambda ctx, x, y: _shift(ctx, x, y, True, signed=False),
+    **{n: BINARY[n][0]["b"] for n in ("gt", "ge", "lt", "le", "eq", "ne")},  # icmp_unsigned
+}
+for _name, (_ops, _) in (*UNARY.items(), *BINARY.items()):
+    if "i" in _ops:
+        _ops["u"] = UNSIGNED.get(_name, _ops["i"])
+
+
 def arith(op, dtype):
     """fn(ctx, x, y) computing binary kernel `op` on `dtype` values (for whole kernels
     that accumulate: reductions, matmul, scatter_add)."""
-    return BINARY[op][0][_kind(dtype)]
+    return BINARY[op][0][kind(dtype)]
 
 
 def _select(ctx, c, x, y):

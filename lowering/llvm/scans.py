@@ -2,7 +2,8 @@
 item (the other axes), with the input's elementwise producers fused into the read.
 
 Accumulation is strictly in order and in the kernel's dtype, without reassociation, so
-results are NumPy's bit for bit (NumPy's cumsum is sequential too).
+results are NumPy's bit for bit (NumPy's cumsum is sequential too). float16/bfloat16
+accumulate in their float registers and round once per output, as the numpy kernels do.
 
 argsort is a bottom-up merge sort of (value, index) pairs per row (stable; NaN after
 every number, as NumPy sorts), branch-free inside each merge, ping-ponging between the
@@ -12,11 +13,11 @@ import numpy as np
 from llvmlite import ir
 
 from ir import ShapedArray
-from lowering.llvm.irutil import I64, const, i64
+from lowering.llvm.irutil import I64, const, i64, kind
 from lowering.llvm.protocol import KernelEmitter
 
-_OPS = {"cumsum": {"f": "fadd", "i": "add", "b": "or_"},
-        "cumprod": {"f": "fmul", "i": "mul", "b": "and_"}}
+_OPS = {"cumsum": {"f": "fadd", "i": "add", "u": "add", "b": "or_"},
+        "cumprod": {"f": "fmul", "i": "mul", "u": "mul", "b": "and_"}}
 
 
 def _others(shape, axis):
@@ -27,8 +28,7 @@ def _scan(kernel):
     def body(ctx, ins, outs, *, axis):
         x, out, b = ins[0], outs[0], ctx.b
         dtype = x.aval.dtype
-        combine = getattr(b, _OPS[kernel]["f" if dtype.kind == "f" else
-                                          "b" if dtype.kind == "b" else "i"])
+        combine = getattr(b, _OPS[kernel][kind(dtype)])
         init = const({"cumsum": 0, "cumprod": 1}[kernel], dtype)
         with ctx.nest(_others(x.aval.shape, axis), parallel=True) as om:
             acc = ctx.slot(init)
@@ -44,12 +44,12 @@ def _items(in_avals, out_avals, *, axis):
     return next((d for d in _others(in_avals[0].shape, axis) if d != 1), 1)
 
 
-def _less(b, kind, u, v):
-    """u sorts strictly before v (NaN last)."""
-    if kind == "f":
+def _less(b, k, u, v):
+    """u sorts strictly before v (NaN last); k is the dtype's kind."""
+    if k == "f":
         return b.or_(b.fcmp_ordered("<", u, v),
                      b.and_(b.fcmp_unordered("uno", v, v), b.fcmp_ordered("ord", u, u)))
-    return (b.icmp_unsigned if kind == "b" else b.icmp_signed)("<", u, v)
+    return (b.icmp_signed if k == "i" else b.icmp_unsigned)("<", u, v)
 
 
 def _argsort(ctx, ins, outs, *, axis):
@@ -84,7 +84,7 @@ def _argsort(ctx, ins, outs, *, axis):
                     pi, pj = at(_min(b, iv, last)), at(_min(b, jv, last))
                     vi, vj = val[s].load(pi), val[s].load(pj)
                     right = b.and_(b.icmp_signed("<", jv, hi), b.or_(
-                        b.icmp_signed(">=", iv, mid), _less(b, dtype.kind, vj, vi)))
+                        b.icmp_signed(">=", iv, mid), _less(b, kind(dtype), vj, vi)))
                     idx[d].store(at(t), b.select(right, idx[s].load(pj), idx[s].load(pi)))
                     val[d].store(at(t), b.select(right, vj, vi))
                     step = b.zext(right, I64)

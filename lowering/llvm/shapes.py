@@ -7,10 +7,11 @@ raise OutOfBoundsError, naming an offending index and the node's source line, af
 kernel ran with that index clamped into the axis, so memory is never touched out of
 bounds. pad fills with zeros.
 """
+import numpy as np
 from llvmlite import ir
 
 from ir.errors import OutOfBoundsError
-from lowering.llvm.irutil import I64, i64
+from lowering.llvm.irutil import i64
 from lowering.llvm.protocol import IndexMap, KernelEmitter
 from lowering.llvm.scalars import arith
 
@@ -73,11 +74,10 @@ def _pad(ctx, index, read, *, lo, hi, interior):
     return b.select(ok, read(0, ctx.index(shape, multi=multi)), ctx.const(0))
 
 
-def checked_index(ctx, j, n, kernel, axis):
-    """Index value j (any int type) checked against an axis of extent n, and clamped
-    into [0, n) (None if n == 0: any index fails)."""
-    b = ctx.b
-    j = b.sext(j, I64) if j.type.width < 64 else j
+def checked_index(ctx, j, dtype, n, kernel, axis):
+    """Index value j (of integer dtype `dtype`) checked against an axis of extent n, and
+    clamped into [0, n) (None if n == 0: any index fails)."""
+    j = ctx.convert(j, dtype, np.int64)
     where = f" (in {kernel!r} node created at {ctx.source})" if ctx.source else ""
     ctx.check_range(j, n, f"{kernel}: index {{value}} is out of bounds for axis {axis} of "
                           f"size {n}{where}", OutOfBoundsError)
@@ -89,8 +89,8 @@ def _take(ctx, index, read, *, axis):
     x, idx = ctx.in_avals
     n, k = x.shape[axis], idx.ndim
     m = index.multi
-    j = checked_index(ctx, read(1, ctx.index(idx.shape, multi=m[axis:axis + k])), n,
-                      "take", axis)
+    j = checked_index(ctx, read(1, ctx.index(idx.shape, multi=m[axis:axis + k])), idx.dtype,
+                      n, "take", axis)
     if n == 0:
         return ctx.const(0)
     return read(0, ctx.index(x.shape, multi=m[:axis] + [j] + m[axis + k:]))
@@ -109,14 +109,15 @@ def _concatenate(ctx, ins, outs, *, axis):
 def _scatter_add(ctx, ins, outs, *, axis, size):
     """Zero the output, then add each update at its checked index (sequential)."""
     upd, idx = ins
-    out, b, k = outs[0], ctx.b, idx.aval.ndim
+    out, k = outs[0], idx.aval.ndim
     with ctx.loop(0, out.aval.size) as i:
         out.store_flat(i, ctx.const(0))
     if upd.aval.size == 0:
         return
     add = arith("add", out.aval.dtype)
     with ctx.nest(upd.aval.shape) as m:
-        j = checked_index(ctx, idx.read(m[axis:axis + k]), size, "scatter_add", axis)
+        j = checked_index(ctx, idx.read(m[axis:axis + k]), idx.aval.dtype, size,
+                          "scatter_add", axis)
         if size:
             pos = m[:axis] + [j] + m[axis + k:]
             out.store(pos, add(ctx, out.load(pos), upd.read(m)))

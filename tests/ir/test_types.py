@@ -1,8 +1,10 @@
-"""Static types: ShapedArray, the five supported dtypes, and avals of concrete values."""
+"""Static types: ShapedArray, the supported dtypes, and avals of concrete values."""
 import numpy as np
 import pytest
 
-from ir import DTypeError, SUPPORTED_DTYPES, ShapedArray, aval_of, check_dtype
+from ml_dtypes import bfloat16
+
+from ir import DTypeError, SUPPORTED_DTYPES, ShapedArray, aval_of, check_dtype, dtype_kind
 
 
 def test_shaped_array_prints_compares_and_hashes():
@@ -17,16 +19,28 @@ def test_shaped_array_prints_compares_and_hashes():
     assert a != "f32[3,4]"
 
 
-def test_only_five_dtypes_are_supported():
-    assert [str(d) for d in SUPPORTED_DTYPES] == ["bool", "int32", "int64", "float32", "float64"]
+def test_the_supported_dtypes_and_their_short_names():
+    assert [str(d) for d in SUPPORTED_DTYPES] == [
+        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+        "float16", "bfloat16", "float32", "float64"]
+    assert [repr(ShapedArray((2,), d)) for d in SUPPORTED_DTYPES] == [
+        "bool[2]", "i8[2]", "i16[2]", "i32[2]", "i64[2]", "u8[2]", "u16[2]", "u32[2]",
+        "u64[2]", "f16[2]", "bf16[2]", "f32[2]", "f64[2]"]
     for d in SUPPORTED_DTYPES:
         assert check_dtype(d.type) == d
-    for bad in (np.float16, np.complex64, np.uint8, np.int16, "U3", object):
+    assert check_dtype("bfloat16") == np.dtype(bfloat16)
+    for bad in (np.complex64, np.float128 if hasattr(np, "float128") else np.complex128,
+                "U3", object, "V2"):
         with pytest.raises(DTypeError, match=r"myop: dtype .* is not supported; supported "
-                                             r"dtypes are bool, int32, int64, float32, float64"):
+                                             r"dtypes are bool, int8, .*, float64\. Cast"):
             check_dtype(bad, "myop")
     with pytest.raises(DTypeError, match="'nonsense' is not a dtype"):
         check_dtype("nonsense")
+
+
+def test_dtype_kind_says_bfloat16_is_a_float():
+    assert np.dtype(bfloat16).kind == "V"       # why dtype_kind exists
+    assert [dtype_kind(d) for d in SUPPORTED_DTYPES] == list("biiiiuuuuffff")
 
 
 def test_aval_of_python_scalars_is_weak():

@@ -42,6 +42,17 @@ def test_recompiling_an_equal_graph_skips_codegen_and_gives_the_same_program():
     assert out[2] == 2.0
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "uint8", "int16"])
+def test_a_cached_program_gives_results_of_the_graph_dtype(dtype):
+    """The cache stores buffer dtypes by name: bfloat16's .str ('<V2') read back as raw
+    bytes, so the second compile of a bfloat16 graph returned void arrays."""
+    x = np.arange(6).astype(tnp.dtype(dtype))
+    first, second = (compile_graph(graph_of(lambda v: v + v, x)).run([x])[0]
+                     for _ in range(2))
+    assert first.dtype == second.dtype == x.dtype
+    np.testing.assert_array_equal(second, x + x)
+
+
 def affine(x):
     return x * 2.0 + 1.0
 

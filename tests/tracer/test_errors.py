@@ -3,6 +3,7 @@ message names the op or kernel, the shapes/dtypes, and the fix, eagerly and unde
 and never surfaces as a raw NumPy traceback from deep inside."""
 import inspect
 import os
+import re
 
 import numpy as np
 import pytest
@@ -165,15 +166,14 @@ def test_traced_index_out_of_bounds_fails_at_run_time_with_the_source_line():
 
 # ---- dtypes and non-array arguments --------------------------------------------------------
 
-UNSUPPORTED = [np.ones(3, np.float16), np.ones(3, np.complex64), np.ones(3, np.uint8),
-               np.uint8(3), np.float16(1), np.ones(2, np.int16)]
+UNSUPPORTED = [np.ones(3, np.complex64), np.complex128(1), np.ones(2, "datetime64[s]")]
 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("bad", UNSUPPORTED, ids=lambda b: f"{type(b).__name__}-{b.dtype}")
 def test_unsupported_dtypes_say_what_is_supported(mode, bad):
-    match = (rf"dtype {np.dtype(bad.dtype)} is not supported; supported dtypes are bool, "
-             rf"int32, int64, float32, float64. Cast first")
+    match = (rf"dtype {re.escape(str(bad.dtype))} is not supported; supported dtypes are bool, "
+             rf"int8, int16, .*, bfloat16, float32, float64. Cast first")
     raises(mode, errors.DTypeError, match, lambda x: tnp.add(x, bad), X)
     raises(mode, errors.DTypeError, match, lambda x: tnp.exp(bad), X)
     raises(mode, errors.DTypeError, match, lambda x: tnp.astype(x, bad.dtype), X)
@@ -190,8 +190,7 @@ def test_unsupported_dtypes_can_be_cast_to_supported_ones():
 def test_bool_only_mistakes_name_the_op():
     b = np.array([True, False])
     for fun, op in [(tnp.negative, "negative"), (tnp.sign, "sign"),
-                    (lambda v: tnp.subtract(v, v), "subtract"),
-                    (lambda v: tnp.power(v, 2), "power")]:
+                    (lambda v: tnp.subtract(v, v), "subtract")]:
         with pytest.raises(errors.DTypeError, match=f"{op}: not supported for (a )?bool"):
             fun(b)
 

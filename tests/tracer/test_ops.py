@@ -11,6 +11,7 @@ import pytest
 import tracer
 import tracer.numpy as tnp
 from spec import F32, F64, case_id, cases, make_input
+from spec_dtypes import check_row
 
 CASES = cases()
 
@@ -26,17 +27,6 @@ OPERATORS = ["__add__", "__sub__", "__mul__", "__truediv__", "__pow__", "__matmu
              "astype"]
 
 
-def _rtol(dt):
-    return 2e-6 if dt == F32 else 1e-12
-
-
-def _check(got, want, dt, atol=0.0):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    np.testing.assert_allclose(got, want, rtol=_rtol(dt), atol=atol)
-
-
 @pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
 def test_spec_eager_jit_and_shape_rule_match_numpy(case):
     spec, shapes, dt = case
@@ -47,8 +37,8 @@ def test_spec_eager_jit_and_shape_rule_match_numpy(case):
         want = spec.ref(np, *xs)
         eager = spec.fn(tnp, *xs)
         jitted = tracer.jit(lambda *a: spec.fn(tnp, *a), backend="numpy")(*xs)
-    _check(eager, want, dt, spec.atol)
-    _check(jitted, want, dt, spec.atol)
+    check_row(eager, want, dt, spec.atol)
+    check_row(jitted, want, dt, spec.atol)
     graph = tracer.make_graph(lambda *a: spec.fn(tnp, *a))(*xs)
     (out,) = graph.out_avals
     assert (out.shape, out.dtype) == (np.shape(eager), np.asarray(eager).dtype)

@@ -9,13 +9,14 @@ import numpy as np
 
 from ir import Graph, ShapedArray, Var, dce
 from ir.errors import DTypeError, ShapeError
+from ir.types import dtype_kind
 from tracer import core
 from tracer.pytree import flatten, unflatten
 from tracer.signature import leaf_aval
 
 
 def is_float(aval):
-    return aval.dtype.kind == "f"
+    return dtype_kind(aval.dtype) == "f"
 
 
 def leaf_avals(leaves, where):

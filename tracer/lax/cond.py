@@ -13,6 +13,7 @@ import registry
 from ir import Graph, Node
 from ir.errors import ArgumentError, DTypeError
 from ir.passes import register_pruner
+from ir.types import dtype_kind
 from lowering.interpreter import evaluate
 from tracer import core
 from tracer import numpy as tnp
@@ -29,7 +30,7 @@ def switch(index, branches, *operands):
         raise ArgumentError("switch: branches must be a non-empty sequence of functions")
     shape = tuple(np.shape(index)) if not isinstance(index, core.Tracer) else index.shape
     dtype = index.dtype if isinstance(index, core.Tracer) else np.asarray(index).dtype
-    if shape != () or dtype.kind not in "iub":
+    if shape != () or dtype_kind(dtype) not in "iub":
         raise DTypeError(f"switch: the index must be an integer scalar, got "
                          f"{dtype}{list(shape)}")
     index = tnp.astype(tnp.clip(index, 0, len(branches) - 1), np.int32)
@@ -43,7 +44,7 @@ def cond(pred, true_fun, false_fun, *operands):
     if shape != ():
         raise DTypeError(f"cond: the predicate must be a scalar, got shape {list(shape)}")
     dtype = pred.dtype if isinstance(pred, core.Tracer) else np.asarray(pred).dtype
-    index = tnp.astype(pred if dtype.kind == "b" else tnp.not_equal(pred, 0), np.int32)
+    index = tnp.astype(pred if dtype_kind(dtype) == "b" else tnp.not_equal(pred, 0), np.int32)
     return _cond(index, [false_fun, true_fun], operands, "cond", core.user_source())
 
 

@@ -1,20 +1,21 @@
 """`conv_general_dilated` with JAX semantics, as one `conv` kernel.
 
-The kernel works in one canonical layout, lhs (N, C, *spatial), rhs (O, C/groups, *window),
-out (N, O, *spatial); the op transposes from the caller's dimension numbers (transposes are
-index maps, which the llvm backend fuses into their consumer). Gradients are convolutions
-again, as in JAX: the input gradient convolves dy with the flipped kernel (lhs dilation =
-the strides), the kernel gradient convolves lhs with dy (rhs dilation = the strides), so
-they differentiate to any order. The NumPy kernel is im2col (a strided window view) into
-one batched matmul per feature group (BLAS). The llvm backend runs that NumPy kernel inside
-the compiled program, declared on purpose (`NumpyInProgram`, so no fallback warning)
-until a native im2col + packed-matmul emitter exists.
+The kernel works in one canonical, channels-last layout: lhs (N, *spatial, C), rhs
+(*window, C/groups, O), out (N, *spatial, O) — NHWC/HWIO, the layout CNNs use, so their
+convolutions need no transposes, and each output pixel's window is a few contiguous
+channel runs (im2col rows); the op transposes from other dimension numbers (transposes are
+index maps, which the llvm backend fuses). Gradients are convolutions again, as in JAX:
+the input gradient convolves dy with the flipped kernel (lhs dilation = the strides), the
+kernel gradient convolves lhs with dy (rhs dilation = the strides), so they differentiate
+to any order. The NumPy kernel is im2col (a strided window view) into one batched matmul
+per feature group (BLAS); the llvm kernel (lowering.llvm.conv) gathers the same rows
+straight into the packed matmul's register tiles.
 """
 import numpy as np
 
-from ir import ShapedArray
+from ir import ShapedArray, dtype_kind
 from ir.errors import ArgumentError, DTypeError, ShapeError
-from lowering.llvm.protocol import NumpyInProgram
+from lowering.llvm.conv import KERNEL as LLVM_CONV
 from registry import register_gradient, register_kernel, register_shape_rule
 from registry.batching import register_batching_rule
 from tracer import numpy as tnp
@@ -25,8 +26,9 @@ from tracer.core import run_kernel
 def _perms(dimension_numbers, ndim):
     """(lhs_perm, rhs_perm, out_perm): each maps canonical axis -> the caller's axis.
     Spatial dims are ordered as in the rhs spec, as in JAX."""
-    if dimension_numbers is None:
-        return (tuple(range(ndim)),) * 3
+    sp = tuple(range(2, ndim))
+    if dimension_numbers is None:       # JAX's default: NCHW, OIHW, NCHW
+        return (0,) + sp + (1,), sp + (1, 0), (0,) + sp + (1,)
     if len(dimension_numbers) != 3:
         raise ArgumentError(f"conv_general_dilated: dimension_numbers must be 3 specs (lhs, "
                             f"rhs, out), got {dimension_numbers!r}")
@@ -41,14 +43,15 @@ def _perms(dimension_numbers, ndim):
                                 f"'NHWC'))")
         order = [c for c in rhs if c not in "OI"]
 
-        def perm(spec, a, b):
-            return (spec.index(a), spec.index(b)) + tuple(spec.index(c) for c in order)
-        return perm(lhs, "N", "C"), perm(rhs, "O", "I"), perm(out, "N", "C")
+        def perm(spec, first, last):
+            return tuple(spec.index(c) for c in first + order + last)
+        return perm(lhs, ["N"], ["C"]), perm(rhs, [], ["I", "O"]), perm(out, ["N"], ["C"])
     specs = tuple(tuple(int(i) for i in s) for s in dimension_numbers)
     if any(sorted(s) != list(range(ndim)) for s in specs):
         raise ArgumentError(f"conv_general_dilated: dimension_numbers {dimension_numbers!r} "
                             f"must be permutations of range({ndim})")
-    return specs
+    (lb, lf, *ls), (ro, ri, *rs), (ob, of, *os_) = specs
+    return (lb, *ls, lf), (*rs, ri, ro), (ob, *os_, of)
 
 
 def _same_pads(sizes, windows, strides):
@@ -101,8 +104,8 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     strides = ints("conv_general_dilated", "window_strides", window_strides, nsp)
     ldil = ints("conv_general_dilated", "lhs_dilation", lhs_dilation, nsp)
     rdil = ints("conv_general_dilated", "rhs_dilation", rhs_dilation, nsp)
-    pads = pads_of("conv_general_dilated", padding, x.shape[2:],
-                   [dilate(k, d) for k, d in zip(w.shape[2:], rdil)], strides)
+    pads = pads_of("conv_general_dilated", padding, x.shape[1:-1],
+                   [dilate(k, d) for k, d in zip(w.shape[:-2], rdil)], strides)
     out = conv(x, w, strides, pads, ldil, rdil, int(feature_group_count))
     return tnp.transpose(out, tuple(np.argsort(op)))
 
@@ -116,47 +119,48 @@ def conv(x, w, strides, pads, ldil, rdil, groups):
 # ---- shape rule ---------------------------------------------------------------------------
 def _conv_rule(x, w, *, strides, pads, ldil, rdil, groups):
     def where():
-        return (f"conv: lhs {ShapedArray(x.shape, x.dtype)} (N, C, *spatial), rhs "
-                f"{ShapedArray(w.shape, w.dtype)} (O, C/groups, *window), groups={groups}")
-    if x.dtype != w.dtype or x.dtype.kind not in "fiu":
+        return (f"conv: lhs {ShapedArray(x.shape, x.dtype)} (N, *spatial, C), rhs "
+                f"{ShapedArray(w.shape, w.dtype)} (*window, C/groups, O), groups={groups}")
+    if x.dtype != w.dtype or dtype_kind(x.dtype) not in "fiu":
         raise DTypeError(f"{where()}: needs numeric operands of one dtype (cast one first)")
     if x.ndim != w.ndim or x.ndim < 2 or not (len(strides) == len(pads) == len(ldil)
                                               == len(rdil) == x.ndim - 2):
         raise ShapeError(f"{where()}: ranks or attrs do not match")
-    if groups < 1 or x.shape[1] != w.shape[1] * groups or w.shape[0] % groups:
+    if groups < 1 or x.shape[-1] != w.shape[-2] * groups or w.shape[-1] % groups:
         raise ShapeError(f"{where()}: C must be groups * rhs I and O a multiple of groups")
     sp = []
-    for n, k, s, (lo, hi), a, b in zip(x.shape[2:], w.shape[2:], strides, pads, ldil, rdil):
+    for n, k, s, (lo, hi), a, b in zip(x.shape[1:-1], w.shape[:-2], strides, pads, ldil, rdil):
         span = dilate(n, a) + lo + hi - dilate(k, b)
         sp.append(span // s + 1 if span >= 0 else 0)
-    return ShapedArray((x.shape[0], w.shape[0]) + tuple(sp), x.dtype)
+    return ShapedArray((x.shape[0],) + tuple(sp) + (w.shape[-1],), x.dtype)
 
 
 # ---- NumPy kernel: im2col + one matmul per group ---------------------------------------------
 def _prepare(x, pads, ldil):
-    """x dilated (zeros between elements) and padded (negative pads crop)."""
+    """x dilated (zeros between elements) and padded (negative pads crop), spatial axes."""
+    inner = (slice(None),)
     if any(d > 1 for d in ldil):
-        shape = x.shape[:2] + tuple(dilate(n, d) for n, d in zip(x.shape[2:], ldil))
+        shape = x.shape[:1] + tuple(dilate(n, d) for n, d in zip(x.shape[1:-1], ldil)) \
+            + x.shape[-1:]
         out = np.zeros(shape, x.dtype)
-        out[(slice(None),) * 2 + tuple(slice(None, None, d) for d in ldil)] = x
+        out[inner + tuple(slice(None, None, d) for d in ldil) + inner] = x
         x = out
-    grow = [(0, 0)] * 2 + [(max(lo, 0), max(hi, 0)) for lo, hi in pads]
+    grow = [(0, 0)] + [(max(lo, 0), max(hi, 0)) for lo, hi in pads] + [(0, 0)]
     if any(p != (0, 0) for p in grow):
         x = np.pad(x, grow)
     crop = tuple(slice(max(-lo, 0), n - max(-hi, 0))
-                 for n, (lo, hi) in zip(x.shape[2:], pads))
-    return x[(slice(None),) * 2 + crop]
+                 for n, (lo, hi) in zip(x.shape[1:-1], pads))
+    return x[inner + crop + inner]
 
 
 def conv_numpy(x, w, *, strides, pads, ldil, rdil, groups):
     out_shape = _conv_rule(x, w, strides=strides, pads=pads, ldil=ldil, rdil=rdil,
                            groups=groups).shape
-    n, o, osp = x.shape[0], w.shape[0], out_shape[2:]
-    if 0 in out_shape or 0 in w.shape[1:]:
+    n, o, osp, ksp, cg = x.shape[0], w.shape[-1], out_shape[1:-1], w.shape[:-2], w.shape[-2]
+    if 0 in out_shape or 0 in w.shape[:-1]:
         return np.zeros(out_shape, x.dtype)
-    # channels last, so that each window row copied into the columns is contiguous
-    xl = np.ascontiguousarray(np.moveaxis(_prepare(x, pads, ldil), 1, -1))
-    st, cg, ksp = xl.strides, w.shape[1], w.shape[2:]
+    xl = np.ascontiguousarray(_prepare(x, pads, ldil))
+    st = xl.strides
     view = np.lib.stride_tricks.as_strided(                  # (N, *out, *k, G, Cg)
         xl, (n,) + osp + ksp + (groups, cg),
         (st[0],) + tuple(s * k for s, k in zip(st[1:-1], strides))
@@ -165,10 +169,12 @@ def conv_numpy(x, w, *, strides, pads, ldil, rdil, groups):
     # a copy: a reshaped view of overlapping windows would send matmul off its BLAS path
     cols = np.ascontiguousarray(np.moveaxis(view, -2, 0))
     cols = cols.reshape(groups, n * int(np.prod(osp)), -1)
-    wk = np.moveaxis(w.reshape((groups, o // groups, cg) + ksp), (1, 2), (-1, -2))
-    y = np.matmul(cols, wk.reshape(groups, -1, o // groups))     # (G, N*P, Og)
-    y = np.moveaxis(y.reshape((groups, n) + osp + (o // groups,)), (0, -1), (1, 2))
-    return np.ascontiguousarray(y).reshape(out_shape)
+    wk = np.moveaxis(w.reshape(ksp + (cg, groups, o // groups)), -2, 0)
+    wk = np.ascontiguousarray(wk.reshape(groups, -1, o // groups))
+    y = np.empty((groups, cols.shape[1], o // groups), x.dtype)
+    for g in range(groups):     # 2-d matmuls: NumPy's stacked matmul can miss BLAS (100x)
+        np.matmul(cols[g], wk[g], out=y[g])
+    return np.ascontiguousarray(np.moveaxis(y, 0, 1)).reshape(out_shape)
 
 
 # ---- gradients (JAX's transpose rules, in the canonical layout) ---------------------------
@@ -176,26 +182,27 @@ def _grad(dy, inputs, out, attrs):
     x, w = inputs
     s, pads, ldil, rdil, g = (attrs[k] for k in ("strides", "pads", "ldil", "rdil", "groups"))
     nsp = x.ndim - 2
-    xd = [dilate(n, a) for n, a in zip(x.shape[2:], ldil)]
-    kd = [dilate(k, b) for k, b in zip(w.shape[2:], rdil)]
-    od = [dilate(n, a) for n, a in zip(dy.shape[2:], s)]
+    sp, ksp = x.shape[1:-1], w.shape[:-2]
+    xd = [dilate(n, a) for n, a in zip(sp, ldil)]
+    kd = [dilate(k, b) for k, b in zip(ksp, rdil)]
+    od = [dilate(n, a) for n, a in zip(dy.shape[1:-1], s)]
     # input: conv of dy with the flipped kernel, out/in features swapped within each group
-    o, cg = w.shape[0], w.shape[1]
-    wt = tnp.reshape(w, (g, o // g, cg) + w.shape[2:])
-    wt = tnp.reshape(tnp.swapaxes(wt, 1, 2), (g * cg, o // g) + w.shape[2:])
-    wt = run_kernel("rev", [wt], {"axes": tuple(range(2, 2 + nsp))})
+    o, cg = w.shape[-1], w.shape[-2]
+    k = tuple(range(nsp))
+    wt = tnp.transpose(tnp.reshape(w, ksp + (cg, g, o // g)), k + (nsp + 2, nsp + 1, nsp))
+    wt = run_kernel("rev", [tnp.reshape(wt, ksp + (o // g, g * cg))], {"axes": k})
     lo_x = [k - lo - 1 for k, (lo, _) in zip(kd, pads)]
     pads_x = tuple((lo, a + k - 1 - d - lo) for lo, a, k, d in zip(lo_x, xd, kd, od))
     dx = conv(dy, wt, ldil, pads_x, s, rdil, g)
     # kernel: conv of lhs (channels as batch, groups x batch as features) with dy
     n = x.shape[0]
-    xt = tnp.reshape(x, (n, g, cg) + x.shape[2:])
-    xt = tnp.reshape(tnp.transpose(xt, (2, 1, 0) + tuple(range(3, 3 + nsp))),
-                     (cg, g * n) + x.shape[2:])
-    dyt = tnp.swapaxes(dy, 0, 1)
+    xt = tnp.transpose(tnp.reshape(x, (n,) + sp + (g, cg)),
+                       (nsp + 2,) + tuple(range(1, nsp + 1)) + (nsp + 1, 0))
+    xt = tnp.reshape(xt, (cg,) + sp + (g * n,))
+    dyt = tnp.transpose(dy, tuple(range(1, nsp + 1)) + (0, nsp + 1))
     pads_w = tuple((lo, d - a + k - lo - 1) for (lo, _), a, k, d in zip(pads, xd, kd, od))
-    dw = tnp.swapaxes(conv(xt, dyt, rdil, pads_w, ldil, s, g), 0, 1)
-    return dx, dw
+    dw = conv(xt, dyt, rdil, pads_w, ldil, s, g)                  # (Cg, *k, O)
+    return dx, tnp.transpose(dw, tuple(range(1, nsp + 1)) + (0, nsp + 1))
 
 
 # ---- vmap: fold the batch into N (lhs) or into feature groups (rhs) ---------------------
@@ -209,23 +216,23 @@ def _batch(inputs, dims, attrs):
         b = x.shape[0]
         y = conv(tnp.reshape(x, (b * x.shape[1],) + x.shape[2:]), w, *a, g)
         return tnp.reshape(y, (b, x.shape[1]) + y.shape[1:]), 0
-    w = tnp.moveaxis(w, bw, 0)
-    b, o = w.shape[0], w.shape[1]
-    og = o // g
+    w = tnp.moveaxis(w, bw, -1)                                # (*k, Cg, O, B)
+    ksp, cg, o, b = w.shape[:-3], w.shape[-3], w.shape[-2], w.shape[-1]
+    nk, og = len(ksp), o // g
     if bx is None:          # one lhs: out channels (G, B, Og) in each group's block
-        wt = tnp.reshape(tnp.swapaxes(tnp.reshape(w, (b, g, og) + w.shape[2:]), 0, 1),
-                         (g * b * og,) + w.shape[2:])
+        wt = tnp.reshape(w, ksp + (cg, g, og, b))
+        wt = tnp.reshape(tnp.swapaxes(wt, nk + 2, nk + 3), ksp + (cg, g * b * og))
         y = conv(x, wt, *a, g)
-        y = tnp.reshape(y, (y.shape[0], g, b, og) + y.shape[2:])
-        return tnp.reshape(tnp.swapaxes(y, 1, 2), (y.shape[0], b, o) + y.shape[4:]), 1
-    x = tnp.moveaxis(x, bx, 1)                                 # (N, B, C, ...)
-    y = conv(tnp.reshape(x, (x.shape[0], b * x.shape[2]) + x.shape[3:]),
-             tnp.reshape(w, (b * o,) + w.shape[2:]), *a, b * g)
-    return tnp.reshape(y, (y.shape[0], b, o) + y.shape[2:]), 1
+        y = tnp.reshape(y, y.shape[:-1] + (g, b, og))
+        return tnp.reshape(tnp.swapaxes(y, -3, -2), y.shape[:-3] + (b, o)), x.ndim - 1
+    x = tnp.moveaxis(x, bx, -2)                                # (N, *sp, B, C)
+    y = conv(tnp.reshape(x, x.shape[:-2] + (b * x.shape[-1],)),
+             tnp.reshape(tnp.moveaxis(w, -1, -2), ksp + (cg, b * o)), *a, b * g)
+    return tnp.reshape(y, y.shape[:-1] + (b, o)), y.ndim - 1
 
 
 register_shape_rule("conv", _conv_rule)
 register_kernel("conv", "numpy", conv_numpy)
-register_kernel("conv", "llvm", NumpyInProgram("no native convolution yet: im2col + BLAS"))
+register_kernel("conv", "llvm", LLVM_CONV)
 register_gradient("conv", _grad)
 register_batching_rule("conv", _batch)

@@ -9,6 +9,7 @@ import numpy as np
 import registry
 from ir import ShapedArray
 from ir.errors import DTypeError, ShapeError
+from ir.types import dtype_kind
 from tracer import numpy as tnp
 from tracer.core import run_kernel
 from tracer.pytree import flatten, unflatten
@@ -31,7 +32,7 @@ def dynamic_update_index(x, i, v):
 def _check_index(kernel, x, i):
     if not x.shape:
         raise ShapeError(f"{kernel}: needs an array with a leading axis, got {x}")
-    if i.shape != () or i.dtype.kind not in "iu":
+    if i.shape != () or dtype_kind(i.dtype) not in "iu":
         raise DTypeError(f"{kernel}: the index must be an integer scalar, got {i}")
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import registry
 from ir import Graph, ShapedArray
 from ir.errors import ArgumentError, DTypeError
+from ir.types import dtype_kind
 from lowering.interpreter import own, run
 from tracer import core
 from tracer import numpy as tnp
@@ -45,7 +46,7 @@ def while_loop(cond_fun, body_fun, init_val):
                body.out_avals, tree, avals, source)
     cond, cond_tree, cond_cap = trace_region(cond_fun, in_tree, avals)
     outs = cond.out_avals
-    if len(outs) != 1 or outs[0].shape != () or outs[0].dtype.kind != "b":
+    if len(outs) != 1 or outs[0].shape != () or dtype_kind(outs[0].dtype) != "b":
         raise DTypeError(f"while_loop: cond_fun must return a boolean scalar, got "
                          f"{[str(a) for a in outs]} (at {source})")
     n = len(carry)
@@ -61,7 +62,7 @@ def _static_int(x):
     if isinstance(x, core.Tracer):
         return None
     arr = np.asarray(x)
-    if arr.ndim or arr.dtype.kind not in "iu":
+    if arr.ndim or dtype_kind(arr.dtype) not in "iu":
         raise DTypeError(f"fori_loop: bounds must be integer scalars, got {arr.dtype}"
                          f"{list(arr.shape)}")
     return operator.index(arr[()])
@@ -82,7 +83,7 @@ def fori_loop(lower, upper, body_fun, init_val):
         return scan(lambda c, _: (step(c), None), (i0, init_val), length=max(hi - lo, 0))[0][1]
     dt = np.result_type(*[np.dtype(x.dtype) if hasattr(x, "dtype") else np.int64
                           for x in (lower, upper)])
-    if dt.kind not in "iu":
+    if dtype_kind(dt) not in "iu":
         raise DTypeError(f"fori_loop: bounds must be integers, got {dt}")
     up = tnp.astype(upper, dt)
     return while_loop(lambda c: c[0] < up, step, (tnp.astype(lower, dt), init_val))[1]
@@ -92,7 +93,7 @@ def _rule(*avals, cond, body, n_cond, n_body, count=False):
     carry = list(avals[n_cond + n_body:])
     check_signature("while", "cond's inputs", cond.in_avals, list(avals[:n_cond]) + carry)
     outs = cond.out_avals
-    if len(outs) != 1 or outs[0].shape != () or outs[0].dtype.kind != "b":
+    if len(outs) != 1 or outs[0].shape != () or dtype_kind(outs[0].dtype) != "b":
         raise DTypeError(f"while: cond must return one boolean scalar, got "
                          f"{[str(a) for a in outs]}")
     check_signature("while", "the body's inputs", body.in_avals,

@@ -61,7 +61,10 @@ from tracer.numpy.predicates import (allclose, array_equal, conj, conjugate, ima
 from tracer.numpy.dtypes import (can_cast, dtype, finfo, iinfo, issubdtype,  # noqa: E402
                                  promote_types, result_type)
 
-float32, float64, int32, int64, bool_ = (_np.float32, _np.float64, _np.int32, _np.int64,
-                                         _np.bool_)
+from ml_dtypes import bfloat16  # noqa: E402
+
+bool_, float16, float32, float64 = _np.bool_, _np.float16, _np.float32, _np.float64
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
 pi, e, inf, nan = _np.pi, _np.e, _np.inf, _np.nan
 ndarray = _np.ndarray

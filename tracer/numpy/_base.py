@@ -4,10 +4,12 @@ import numpy as np
 
 from ir import ShapedArray, aval_of, check_dtype, weak_dtype
 from ir.errors import ArgumentError, DTypeError, ShapeError
+from ir.types import BFLOAT16, dtype_kind
 from tracer.core import Tracer, _stack, as_array, innermost_trace, run_kernel
 
 SCALARS = (bool, int, float)
-FLOAT64 = np.dtype(np.float64)
+FLOAT16, FLOAT32, FLOAT64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
+INT8 = np.dtype(np.int8)      # where NumPy's integer loops start: bool op bool -> int8
 _promoted = {}       # ((dtype, weak), ...) -> result dtype: promotion is pure and hot
 _broadcasted = {}    # (shape, ...) -> broadcast shape
 
@@ -52,7 +54,8 @@ def dtype_of(x):
 
 
 def result_dtype(op, *xs):
-    """NumPy 2 promotion; weak operands take part as Python scalars (NEP 50)."""
+    """NumPy 2 promotion; weak operands take part as Python scalars (NEP 50); bfloat16
+    promotes as in JAX."""
     return _promote(op, tuple([(dtype_of(x), is_weak(x)) for x in xs]))
 
 
@@ -60,15 +63,38 @@ def _promote(op, key):
     """The result dtype of operands of (dtype, weak) `key`, memoized."""
     dt = _promoted.get(key)
     if dt is None:
-        reps = [{"b": False, "i": 0, "u": 0, "f": 0.0}[d.kind] if weak else d
-                for d, weak in key]
+        strong = [d for d, weak in key if not weak]
+        weak = [_WEAK_AS[dtype_kind(d)] for d, w in key if w]
         try:
-            dt = np.result_type(*reps)
+            if BFLOAT16 in strong:
+                strong = [_with_bfloat16(strong)]
+            # weak operands (any kind) leave a bfloat16 result as it is, as in JAX
+            dt = BFLOAT16 if strong == [BFLOAT16] else np.result_type(*strong, *weak)
         except TypeError as e:
             raise DTypeError(f"{op}: cannot promote dtypes "
                              f"{[str(d) for d, _ in key]}: {e}") from None
         dt = _promoted[key] = check_dtype(dt, op)
     return dt
+
+
+_WEAK_AS = {"b": False, "i": 0, "u": 0, "f": 0.0}   # a weak operand stands for a Python scalar
+
+
+def _with_bfloat16(strong):
+    """JAX's rule (NumPy has none): bfloat16 with bools or ints is bfloat16, with float16
+    float32, with a wider float that float."""
+    others = [d for d in strong if d != BFLOAT16]
+    if not others:
+        return BFLOAT16
+    dt = np.result_type(*others)
+    return BFLOAT16 if dtype_kind(dt) in "biu" else FLOAT32 if dt == FLOAT16 else dt
+
+
+def float_dtype(dt):
+    """The float dtype NumPy's float functions (exp, sqrt, arctan2, ...) compute `dt` in:
+    floats themselves, else the smallest float holding its values (float16 for bool and
+    8-bit ints, float32 for 16-bit ints, float64 for wider ones)."""
+    return dt if dtype_kind(dt) == "f" else _promote("float", ((dt, False), (FLOAT16, False)))
 
 
 def convert(x, dtype, op="astype"):

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ir.errors import ArgumentError, OutOfBoundsError, ShapeError
+from ir.types import dtype_kind
 from tracer.core import Tracer, run_kernel
 from tracer.numpy._base import convert, dtype_of, shape, value
 from tracer.numpy.shape_ops import broadcast_to, reshape
@@ -27,7 +28,7 @@ def positions(op, shp, key):
     result's shape; traced when the key is)."""
     ref = np.arange(math.prod(shp), dtype=np.int64).reshape(shp)
     if has_tracer(key):
-        if any(isinstance(k, Tracer) and dtype_of(k).kind == "b"
+        if any(isinstance(k, Tracer) and dtype_kind(dtype_of(k)) == "b"
                for k in (key if isinstance(key, tuple) else (key,))):
             raise ShapeError(f"{op}: a traced boolean mask selects a data-dependent number "
                              f"of elements; use tnp.where(mask, x, other) instead, or "

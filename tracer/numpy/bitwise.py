@@ -8,18 +8,19 @@ or by the bit width or more gives 0 (-1 for a negative value shifted right), as 
 import numpy as np
 
 from ir.errors import DTypeError
+from ir.types import dtype_kind
 from tracer.numpy._base import convert, dtype_of, elementwise, named, result_dtype, value
 
 BOOL = np.dtype(bool)
 
 
-def _bitwise(kernel, name, kinds="ib"):
+def _bitwise(kernel, name, kinds="iub"):
     @named(name, f"Elementwise {name}, as numpy.{name}.")
     def op(x1, x2):
         x, y = value(x1, name), value(x2, name)
         dt = result_dtype(name, x, y)
-        if dt.kind not in kinds:
-            what = "integer" if kinds == "i" else "integer or bool"
+        if dtype_kind(dt) not in kinds:
+            what = "integer" if kinds == "iu" else "integer or bool"
             raise DTypeError(f"{name}: needs {what} operands, got {dt} (NumPy raises too; "
                              f"for bools use logical_* or astype(int))")
         return elementwise(kernel, name, [x, y], dt)
@@ -29,14 +30,14 @@ def _bitwise(kernel, name, kinds="ib"):
 bitwise_and = _bitwise("and", "bitwise_and")
 bitwise_or = _bitwise("or", "bitwise_or")
 bitwise_xor = _bitwise("xor", "bitwise_xor")
-left_shift = _bitwise("shl", "left_shift", "i")
-right_shift = _bitwise("shr", "right_shift", "i")
+left_shift = _bitwise("shl", "left_shift", "iu")
+right_shift = _bitwise("shr", "right_shift", "iu")
 
 
 def invert(x):
     """~x: bitwise not of integers, logical not of bools."""
     x = value(x, "invert")
-    if dtype_of(x).kind not in "ib":
+    if dtype_kind(dtype_of(x)) not in "iub":
         raise DTypeError(f"invert: needs integer or bool operands, got {dtype_of(x)}")
     return elementwise("not", "invert", [x])
 

@@ -6,7 +6,8 @@ from ir import ShapedArray, check_dtype
 from ir.errors import ArgumentError, TracerError
 from registry import infer_avals
 from tracer.core import Tracer, as_array, run_kernel
-from tracer.numpy._base import convert, current_trace, dtype_of, has_tracer, shape, value
+from tracer.numpy._base import (convert, current_trace, dtype_of, has_tracer, result_dtype,
+                                shape, value)
 from tracer.numpy.shape_ops import _shape_arg
 
 
@@ -119,14 +120,21 @@ def identity(n, dtype=None):
     return eye(n, dtype=float if dtype is None else dtype)
 
 
+def _space_dtype(op, dtype, *ends):
+    """The dtype of an eager linspace/logspace: this package's promotion, where NumPy's
+    would make bfloat16 ends float64."""
+    return dtype if dtype is not None else result_dtype(op, *[value(e, op) for e in ends], 0.0)
+
+
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     """numpy.linspace; start and stop may be traced (num is static)."""
     if not (_traced(start) or _traced(stop)):
+        dtype = _space_dtype("linspace", dtype, start, stop)
         out = np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
         return (as_array(out[0], "linspace"), out[1]) if retstep else as_array(out, "linspace")
     from tracer.numpy.elementwise import add, divide, multiply, subtract
     from tracer.numpy.shape_ops import broadcast_to, concatenate, moveaxis, reshape
-    from tracer.numpy._base import broadcast_shapes, result_dtype
+    from tracer.numpy._base import broadcast_shapes
     if num < 0:
         raise ArgumentError(f"linspace: number of samples, {num}, must be non-negative")
     start, stop = value(start, "linspace"), value(stop, "linspace")
@@ -147,6 +155,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     if not (_traced(start) or _traced(stop) or _traced(base)):
+        dtype = _space_dtype("logspace", dtype, start, stop, base)
         return as_array(np.logspace(start, stop, num, endpoint, base, dtype, axis), "logspace")
     from tracer.numpy.elementwise import power
     y = power(base, linspace(start, stop, num, endpoint, axis=axis))
@@ -160,7 +169,6 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
         return as_array(np.geomspace(start, stop, num, endpoint, dtype, axis), "geomspace")
     from tracer.numpy.elementwise import abs, exp, log, multiply, sign
     from tracer.numpy.shape_ops import broadcast_to, concatenate, moveaxis, reshape
-    from tracer.numpy._base import result_dtype
     dt = result_dtype("geomspace", value(start, "geomspace"), value(stop, "geomspace"),
                       np.zeros(()))        # as NumPy: at least float64
     start, stop = convert(value(start, "geomspace"), dt), convert(value(stop, "geomspace"), dt)

@@ -2,19 +2,17 @@
 import numpy as np
 
 from ir.errors import DTypeError
+from ir.types import dtype_kind
 from tracer.core import Tracer
-from tracer.numpy._base import (FLOAT64, broadcast, broadcast_shapes, convert, dtype_of,
-                                elementwise, innermost_trace, is_weak, named,
+from tracer.numpy._base import (FLOAT64, INT8, broadcast, broadcast_shapes, convert, dtype_of,
+                                elementwise, float_dtype, innermost_trace, is_weak, named,
                                 result_dtype, run_kernel, shape, value)
 
 
 
 def _float_dtype(op, x):
-    """NumPy's float result type for a transcendental of x (bool -> float32: no float16)."""
-    dt = dtype_of(x)
-    if dt.kind == "f":
-        return dt
-    return np.dtype(np.float32) if dt.kind == "b" else FLOAT64
+    """NumPy's float result type for a transcendental of x."""
+    return float_dtype(dtype_of(x))
 
 
 def _unary(kernel, name, kinds):
@@ -24,7 +22,7 @@ def _unary(kernel, name, kinds):
         x = value(x, name)
         if kinds == "f":
             return elementwise(kernel, name, [x], _float_dtype(name, x))
-        if kinds == "n" and dtype_of(x).kind == "b":
+        if kinds == "n" and dtype_kind(dtype_of(x)) == "b":
             raise DTypeError(f"{name}: not supported for bool; use logical ops or cast "
                              f"with astype(int) first")
         return elementwise(kernel, name, [x])
@@ -49,7 +47,7 @@ sign = _unary("sign", "sign", "n")
 def _binary(kernel, name, no_bool=False):
     @named(name, f"Elementwise {name} with NumPy broadcasting and promotion.")
     def op(x, y):
-        if no_bool and result_dtype(name, value(x, name), value(y, name)).kind == "b":
+        if no_bool and dtype_kind(result_dtype(name, value(x, name), value(y, name))) == "b":
             raise DTypeError(f"{name}: not supported for bool operands; cast with "
                              f"astype(int) first")
         return elementwise(kernel, name, [x, y])
@@ -66,10 +64,8 @@ def power(x, y):
     """x ** y. A small non-negative integer Python exponent becomes multiplications
     (like JAX's integer_pow): cheaper, exact, and a simpler gradient."""
     x, y = value(x, "power"), value(y, "power")
-    if dtype_of(x).kind == "b" and (dtype_of(y).kind == "b" or is_weak(y) and
-                                    dtype_of(y).kind == "i"):
-        raise DTypeError("power: not supported for a bool base with a bool or Python int "
-                         "exponent (NumPy would give int8); cast with astype(int) first")
+    if dtype_kind(result_dtype("power", x, y)) == "b":      # as NumPy: in int8
+        x, y = convert(x, INT8, "power"), convert(y, INT8, "power")
     if is_weak(y) and not isinstance(y, Tracer) and y in (1, 2, 3, 4):
         base = convert(x, result_dtype("power", x, y), "power")
         out = base
@@ -105,7 +101,7 @@ def divide(x, y):
     """True division: integer operands give float64, as in NumPy."""
     x, y = value(x, "divide"), value(y, "divide")
     dt = result_dtype("divide", x, y)
-    return elementwise("div", "divide", [x, y], dt if dt.kind == "f" else FLOAT64)
+    return elementwise("div", "divide", [x, y], dt if dtype_kind(dt) == "f" else FLOAT64)
 
 
 true_divide = divide

@@ -3,6 +3,7 @@ their arguments fix the result), meshgrid, ix_, and the r_ / c_ index tricks."""
 import numpy as np
 
 from ir.errors import ArgumentError, ShapeError
+from ir.types import dtype_kind
 from tracer.core import as_array
 from tracer.numpy._base import convert, dtype_of, result_dtype, shape, value
 from tracer.numpy.shape_ops import atleast_1d, concatenate, ravel, reshape
@@ -47,7 +48,7 @@ def ix_(*args):
         x = value(a, "ix_")
         if len(shape(x)) != 1:
             raise ShapeError("ix_: cross index must be 1 dimensional")
-        if dtype_of(x).kind == "b":
+        if dtype_kind(dtype_of(x)) == "b":
             x = as_array(np.nonzero(x)[0], "ix_")
         outs.append(reshape(x, (1,) * i + (-1,) + (1,) * (len(args) - i - 1)))
     return tuple(outs)

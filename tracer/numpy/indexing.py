@@ -9,6 +9,7 @@ depend on the data.
 import numpy as np
 
 from ir.errors import ArgumentError, OutOfBoundsError, ShapeError
+from ir.types import dtype_kind
 from tracer.core import Tracer, run_kernel
 from tracer.numpy._base import convert, dtype_of, normalize_axis, shape, value
 from tracer.numpy.advanced import gather
@@ -18,10 +19,10 @@ _INTS = (int, np.integer)
 
 
 def _check_int_index(op, idx_dtype):
-    if idx_dtype.kind == "b":
+    if dtype_kind(idx_dtype) == "b":
         raise ArgumentError(f"{op}: boolean mask indices are not supported (the result's "
                             f"shape would depend on the data); use tracer.numpy.where")
-    if idx_dtype.kind not in "iu":
+    if dtype_kind(idx_dtype) not in "iu":
         raise ArgumentError(f"{op}: indices must be integers, got {idx_dtype}")
 
 
@@ -138,7 +139,7 @@ def _advanced(key):
     """Several (concrete) index arrays, or a boolean mask: NumPy's advanced indexing."""
     keys = key if isinstance(key, tuple) else (key,)
     if any(isinstance(k, Tracer) for k in keys):
-        return any(isinstance(k, Tracer) and dtype_of(k).kind == "b" for k in keys)
+        return any(isinstance(k, Tracer) and dtype_kind(dtype_of(k)) == "b" for k in keys)
     arrays = [np.asarray(k) for k in keys if isinstance(k, (np.ndarray, list))]
     return len(arrays) > 1 or any(a.dtype == bool for a in arrays)
 

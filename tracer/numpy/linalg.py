@@ -13,6 +13,7 @@ from collections import namedtuple
 import numpy as np
 
 from ir.errors import ArgumentError, DTypeError, ShapeError
+from ir.types import dtype_kind
 from tracer.core import Tracer, run_kernel
 from tracer.numpy import linalg_kernels
 from tracer.numpy._base import broadcast_shapes, convert, dtype_of, shape, value
@@ -32,7 +33,7 @@ SVDResult = namedtuple("SVDResult", "U S Vh")
 def _float(a, op):
     a = value(a, op)
     dt = dtype_of(a)
-    if dt.kind in "biu":
+    if dtype_kind(dt) in "biu":
         return convert(a, np.float64, op)
     if dt not in linalg_kernels.FLOATS:
         raise DTypeError(f"linalg.{op}: array type {dt} is unsupported (use float32 or "

@@ -12,14 +12,16 @@ zeros, inf, NaN) as NumPy. Formulas avoid cancellation near 0 (sinh, arcsinh, ar
 expm1/log1p), overflow of squares (hypot scales, arcsinh/arccosh switch to log(2x)) and
 early overflow (sinh/cosh as (e^(x/2) / 2) e^(x/2) for large x).
 """
+import functools
 import math
 
 import numpy as np
 
 from ir.errors import DTypeError
+from ir.types import BFLOAT16, dtype_kind
 from tracer.core import Tracer
-from tracer.numpy._base import (FLOAT64, convert, dtype_of, named, result_dtype,
-                                run_kernel, value)
+from tracer.numpy._base import (FLOAT16, FLOAT32, FLOAT64, INT8, convert, dtype_of, float_dtype,
+                                named, result_dtype, run_kernel, value)
 from tracer.numpy.elementwise import (_float_dtype, abs, cos, divide, equal, exp, expm1, less,
                                       log, log1p, maximum, minimum, multiply, power, sin,
                                       sqrt, where)
@@ -27,6 +29,20 @@ from tracer.numpy.bitwise import logical_and, logical_or
 from tracer.numpy.rounding import rint
 
 LN2, LN10 = math.log(2), math.log(10)
+HALF = (FLOAT16, BFLOAT16)
+
+
+def _half_in_f32(fn):
+    """float16/bfloat16 operands computed in float32 and rounded once, as NumPy's float16
+    loops do (each step of the composite would round to 8 or 11 bits)."""
+    @functools.wraps(fn)
+    def op(*xs):
+        xs = [value(x, fn.__name__) for x in xs]
+        dt = float_dtype(result_dtype(fn.__name__, *xs))
+        if dt not in HALF:
+            return fn(*xs)
+        return convert(fn(*[convert(x, FLOAT32, fn.__name__) for x in xs]), dt, fn.__name__)
+    return op
 
 
 def _as_float(x, name):
@@ -37,12 +53,12 @@ def _as_float(x, name):
 def _floats(name, x1, x2):
     x, y = value(x1, name), value(x2, name)
     dt = result_dtype(name, x, y)
-    dt = dt if dt.kind == "f" else (np.dtype(np.float32) if dt.kind == "b" else FLOAT64)
+    dt = float_dtype(dt)
     return convert(x, dt, name), convert(y, dt, name)
 
 
 def _signbit(x):
-    return run_kernel("signbit", [x]) if dtype_of(x).kind == "f" else less(x, 0)
+    return run_kernel("signbit", [x]) if dtype_kind(dtype_of(x)) == "f" else less(x, 0)
 
 
 def _with_sign_of(mag, x):
@@ -55,6 +71,7 @@ def copysign(x1, x2):
     return where(_signbit(x) != _signbit(y), -x, x)
 
 
+@_half_in_f32
 def exp2(x):
     return power(2.0, _as_float(x, "exp2"))
 
@@ -74,10 +91,12 @@ def _exact_log(x, base, ln_base):
     return r + where(exact, snap, 0.0)
 
 
+@_half_in_f32
 def log2(x):
     return _exact_log(_as_float(x, "log2"), 2.0, LN2)
 
 
+@_half_in_f32
 def log10(x):
     return _exact_log(_as_float(x, "log10"), 10.0, LN10)
 
@@ -89,6 +108,7 @@ def _half_exp_squared(a):
     return (0.5 * h) * h
 
 
+@_half_in_f32
 def logaddexp(x1, x2):
     """log(exp(x1) + exp(x2)) without overflow (NumPy's npy_logaddexp). Equal operands
     (infinities included) take the symmetric form, so the gradient there is 1/2 each."""
@@ -96,12 +116,14 @@ def logaddexp(x1, x2):
     return where(equal(x, y), (x + y) * 0.5 + LN2, maximum(x, y) + log1p(exp(-abs(x - y))))
 
 
+@_half_in_f32
 def logaddexp2(x1, x2):
     x, y = _floats("logaddexp2", x1, x2)
     return where(equal(x, y), (x + y) * 0.5 + 1.0,
                  maximum(x, y) + log1p(power(2.0, -abs(x - y))) * (1 / LN2))
 
 
+@_half_in_f32
 def cbrt(x):
     x = _as_float(x, "cbrt")
     a = abs(x)
@@ -111,11 +133,13 @@ def cbrt(x):
     return _with_sign_of(y, x)
 
 
+@_half_in_f32
 def tan(x):
     x = _as_float(x, "tan")
     return sin(x) / cos(x)
 
 
+@_half_in_f32
 def sinh(x):
     """sign(x) (t + t / (t + 1)) / 2 with t = expm1(|x|): no cancellation near 0."""
     x = _as_float(x, "sinh")
@@ -125,6 +149,7 @@ def sinh(x):
     return _with_sign_of(where(big, _half_exp_squared(a), 0.5 * (t + t / (t + 1.0))), x)
 
 
+@_half_in_f32
 def cosh(x):
     a = abs(_as_float(x, "cosh"))
     big = a > _LARGE
@@ -135,9 +160,10 @@ def cosh(x):
 _LARGE = 20.0     # beyond, e^-|x| is below an ulp of e^|x| in float64 (and float32)
 
 
-_BIG = {np.dtype(np.float32): 2.0 ** 12, FLOAT64: 2.0 ** 28}   # x*x + 1 == x*x beyond
+_BIG = {FLOAT32: 2.0 ** 12, FLOAT64: 2.0 ** 28}   # x*x + 1 == x*x beyond
 
 
+@_half_in_f32
 def arcsinh(x):
     """log1p(a + a^2 / (1 + sqrt(1 + a^2))), a = |x|; log(2a) where a^2 would swamp 1."""
     x = _as_float(x, "arcsinh")
@@ -148,6 +174,7 @@ def arcsinh(x):
     return _with_sign_of(where(big, log(a) + LN2, small), x)
 
 
+@_half_in_f32
 def arccosh(x):
     """log1p(t + sqrt(2t + t^2)), t = x - 1 (accurate near 1); log(2x) for large x."""
     x = _as_float(x, "arccosh")
@@ -157,12 +184,14 @@ def arccosh(x):
     return where(less(x, 1.0), np.nan, out)
 
 
+@_half_in_f32
 def arctanh(x):
     x = _as_float(x, "arctanh")
     a = abs(x)
     return _with_sign_of(0.5 * log1p(2.0 * a / (1.0 - a)), x)
 
 
+@_half_in_f32
 def hypot(x1, x2):
     """sqrt(x1^2 + x2^2) without overflow or underflow; hypot(inf, nan) is inf, as C."""
     x, y = _floats("hypot", x1, x2)
@@ -185,6 +214,7 @@ def rad2deg(x):
 radians, degrees = deg2rad, rad2deg
 
 
+@_half_in_f32
 def sinc(x):
     """sin(pi x) / (pi x), as NumPy computes it (x == 0 becomes 1e-20)."""
     x = value(x, "sinc")
@@ -201,7 +231,7 @@ def _nan_ignoring(name, pick):
     @named(name, f"Elementwise {name}: as numpy.{name}, NaN loses to a number.")
     def op(x1, x2):
         x, y = value(x1, name), value(x2, name)
-        if result_dtype(name, x, y).kind != "f":
+        if dtype_kind(result_dtype(name, x, y)) != "f":
             return pick(x, y)
         return where(x != x, y, where(y != y, x, pick(x, y)))
     return op
@@ -215,7 +245,7 @@ def float_power(x1, x2):
     """power in at least float64, as NumPy."""
     x, y = value(x1, "float_power"), value(x2, "float_power")
     dt = result_dtype("float_power", x, y)
-    dt = dt if dt.kind == "f" and dt.itemsize >= 8 else FLOAT64
+    dt = dt if dtype_kind(dt) == "f" and dt.itemsize >= 8 else FLOAT64
     return power(convert(x, dt, "float_power"), convert(y, dt, "float_power"))
 
 
@@ -225,41 +255,45 @@ def fabs(x):
 
 def positive(x):
     x = value(x, "positive")
-    if dtype_of(x).kind == "b":
+    if dtype_kind(dtype_of(x)) == "b":
         raise DTypeError("positive: not supported for bool (NumPy raises too)")
     return x if isinstance(x, Tracer) else np.array(x, dtype=dtype_of(x))
 
 
 def reciprocal(x):
-    """1 / x; integers as NumPy's C loop: 1 // x toward zero, and 1 / 0 = INT_MIN."""
+    """1 / x; integers as NumPy's C loop: 1 // x toward zero, and 1 / 0 = INT_MIN for
+    int32/int64 (C's (int)inf on x86); narrower and unsigned ints keep its low bits, 0."""
     x = value(x, "reciprocal")
     dt = dtype_of(x)
-    if dt.kind == "f":
+    if dtype_kind(dt) == "f":
         return divide(1.0, x)
-    if dt.kind == "b":
-        raise DTypeError("reciprocal: not supported for bool (NumPy gives int8); cast first")
+    dt = INT8 if dtype_kind(dt) == "b" else dt      # as NumPy
     x = convert(x, dt, "reciprocal")
     zero = np.array(0, dt)
-    return where(x == 1, np.array(1, dt), where(x == -1, np.array(-1, dt), where(
-        x == 0, np.array(np.iinfo(dt).min, dt), zero)))
+    at_zero = np.iinfo(dt).min if dtype_kind(dt) == "i" and dt.itemsize >= 4 else 0
+    out = where(x == 1, np.array(1, dt), where(x == 0, np.array(at_zero, dt), zero))
+    return where(x == -1, np.array(-1, dt), out) if dtype_kind(dt) == "i" else out
 
 
 def arctan(x):
     return run_kernel("atan", [_as_float(x, "arctan")])
 
 
+@_half_in_f32
 def arcsin(x):
     """atan(x / sqrt((1 - x)(1 + x))): 1 - x is exact where it matters (x near 1)."""
     x = _as_float(x, "arcsin")
     return arctan(x / sqrt((1.0 - x) * (1.0 + x)))
 
 
+@_half_in_f32
 def arccos(x):
     """2 atan(sqrt((1 - x) / (1 + x))), accurate near both ends."""
     x = _as_float(x, "arccos")
     return 2.0 * arctan(sqrt((1.0 - x) / (1.0 + x)))
 
 
+@_half_in_f32
 def arctan2(x1, x2):
     """The angle of (x2, x1) with C's special cases: signed zeros give +-0 or +-pi,
     infinities multiples of pi/4."""

@@ -7,10 +7,12 @@ allclose and array_equal give a Python bool eagerly (as NumPy) and a traced 0-d 
 under tracing (a traced value cannot become a Python bool).
 """
 import numpy as np
+from ml_dtypes import finfo      # NumPy's finfo, and bfloat16's
 
 from ir.errors import DTypeError, ShapeError
+from ir.types import dtype_kind
 from tracer.core import Tracer
-from tracer.numpy._base import (convert, dtype_of, named, result_dtype, run_kernel, shape,
+from tracer.numpy._base import (INT8, convert, dtype_of, named, result_dtype, run_kernel, shape,
                                 value)
 from tracer.numpy.bitwise import logical_and, logical_not, logical_or
 from tracer.numpy.creation import full
@@ -28,7 +30,7 @@ def _float_test(name, test, otherwise):
     @named(name, f"Elementwise {name}, as numpy.{name}.")
     def op(x):
         x = value(x, name)
-        return test(x) if dtype_of(x).kind == "f" else _constant(x, otherwise)
+        return test(x) if dtype_kind(dtype_of(x)) == "f" else _constant(x, otherwise)
     return op
 
 
@@ -41,19 +43,19 @@ isneginf = _float_test("isneginf", lambda x: equal(x, -np.inf), False)
 
 def signbit(x):
     x = value(x, "signbit")
-    kind = dtype_of(x).kind
+    kind = dtype_kind(dtype_of(x))
     if kind == "f":
         return run_kernel("signbit", [convert(x, dtype_of(x))])
-    return less(x, 0) if kind == "i" else _constant(x, False)
+    return less(x, 0) if kind == "i" else _constant(x, False)    # unsigned, bool: never
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """NaN -> nan, inf -> posinf (default: the largest finite value), -inf -> neginf."""
     x = value(x, "nan_to_num")
     dt = dtype_of(x)
-    if dt.kind != "f":
+    if dtype_kind(dt) != "f":
         return x if isinstance(x, Tracer) else np.array(x, dtype=dt)
-    info = np.finfo(dt)
+    info = finfo(dt)
     big = info.max if posinf is None else posinf
     small = info.min if neginf is None else neginf
     x = convert(x, dt)
@@ -73,9 +75,7 @@ def imag(val):
 
 def conj(x):
     x = value(x, "conj")
-    if dtype_of(x).kind == "b":
-        raise DTypeError("conj: not supported for bool (NumPy gives int8); cast first")
-    return real(x)
+    return real(convert(x, INT8, "conj") if dtype_kind(dtype_of(x)) == "b" else x)  # as NumPy
 
 
 conjugate = conj

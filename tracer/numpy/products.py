@@ -17,6 +17,7 @@ import string
 import numpy as np
 
 from ir.errors import ArgumentError, ShapeError
+from ir.types import dtype_kind
 from tracer.core import innermost_trace, run_kernel
 from tracer.numpy._base import (broadcast, broadcast_shapes, convert, dtype_of, result_dtype,
                                 shape, value)
@@ -36,7 +37,7 @@ def _operands(op, a, b):
 
 def matmul(a, b):
     a, b = _operands("matmul", a, b)
-    if dtype_of(a).kind == "b":     # NumPy: the OR of ANDs, i.e. a nonzero integer product
+    if dtype_kind(dtype_of(a)) == "b":     # NumPy: the OR of ANDs, i.e. a nonzero integer product
         return not_equal(matmul(convert(a, np.int64), convert(b, np.int64)), 0)
     sa, sb = shape(a), shape(b)
     if len(sb) == 1 and sa[-1:] == sb:
@@ -282,7 +283,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         dt = np.dtype(dtype)
         xs = [convert(x, dt, "einsum") for x in xs]
     letters, final = _parse(subscripts, xs)
-    as_bool = dt.kind == "b"
+    as_bool = dtype_kind(dt) == "b"
     if as_bool:
         xs, dt = [convert(x, np.int64, "einsum") for x in xs], np.dtype(np.int64)
     sizes = {}

@@ -1,15 +1,24 @@
 """Reductions with NumPy's axis conventions (None, negative, tuples, keepdims) and result
-dtypes (integer sums and products accumulate in int64; mean of integers is float64)."""
+dtypes (integer sums and products accumulate in int64, unsigned ones in uint64; mean of
+integers is float64)."""
 import numpy as np
 
 from ir import check_dtype
 from ir.errors import ArgumentError, ShapeError
+from ir.types import dtype_kind
 from tracer.core import run_kernel
 from tracer.numpy._base import (FLOAT64, convert, dtype_of, normalize_axes, normalize_axis,
                                 shape, value)
 from tracer.numpy.elementwise import divide
 
-INT64 = np.dtype(np.int64)
+INT64, UINT64 = np.dtype(np.int64), np.dtype(np.uint64)
+
+
+def accumulator(dt):
+    """NumPy's default sum/prod/cumsum dtype: int64 for bools and ints, uint64 for
+    unsigned ints, the dtype itself otherwise."""
+    kind = dtype_kind(dt)
+    return UINT64 if kind == "u" else INT64 if kind in "bi" else dt
 
 
 def no_out(name, out):
@@ -28,8 +37,8 @@ def _reduce(kernel, name, x, axis, keepdims, dtype=None, accumulate=False):
     x = value(x, name)
     axes = normalize_axes(name, axis, len(shape(x)))
     dt = np.dtype(dtype) if dtype is not None else dtype_of(x)
-    if dtype is None and accumulate and dt.kind in "biu":
-        dt = INT64
+    if dtype is None and accumulate:
+        dt = accumulator(dt)
     out = run_kernel(kernel, [convert(x, dt, name)], {"axes": axes})
     return _keepdims(out, shape(x), axes) if keepdims else out
 
@@ -63,10 +72,10 @@ def mean(x, axis=None, dtype=None, out=None, keepdims=False):
     x = value(x, "mean")
     axes = normalize_axes("mean", axis, len(shape(x)))
     dt = check_dtype(dtype, "mean") if dtype is not None else (
-        dtype_of(x) if dtype_of(x).kind == "f" else FLOAT64)
+        dtype_of(x) if dtype_kind(dtype_of(x)) == "f" else FLOAT64)
     count = int(np.prod([shape(x)[a] for a in axes], dtype=np.int64))
     out = divide(sum(x, axis=axes, dtype=dt, keepdims=keepdims), float(count))
-    return out if dt.kind == "f" else convert(out, dt, "mean")
+    return out if dtype_kind(dt) == "f" else convert(out, dt, "mean")
 
 
 def _arg(kernel, name, x, axis, keepdims):
@@ -104,8 +113,8 @@ def _scan(kernel, name, x, axis, dtype):
         raise ShapeError(f"{name}: axis {axis} is out of bounds for a 0-d array")
     ax = normalize_axis(name, axis, len(shape(x)))
     dt = check_dtype(dtype, name) if dtype is not None else dtype_of(x)
-    if dtype is None and dt.kind in "biu":
-        dt = INT64
+    if dtype is None:
+        dt = accumulator(dt)
     return run_kernel(kernel, [convert(x, dt, name)], {"axis": ax})
 
 

@@ -9,13 +9,16 @@ Integers use the `div` kernel (already floor division with NumPy's x // 0 == 0).
 import numpy as np
 
 from ir.errors import DTypeError
+from ir.types import BFLOAT16, dtype_kind
 from tracer.core import Tracer
-from tracer.numpy._base import (FLOAT64, broadcast, broadcast_shapes, convert, dtype_of,
-                                elementwise, innermost_trace, named, result_dtype,
-                                run_kernel, shape, value)
+from tracer.numpy._base import (FLOAT16, FLOAT32, FLOAT64, INT8, broadcast,
+                                broadcast_shapes, convert, dtype_of, elementwise,
+                                innermost_trace, named, result_dtype, run_kernel, shape,
+                                value)
 
 from tracer.numpy.bitwise import logical_and, logical_xor
-from tracer.numpy.elementwise import _float_dtype, equal, less, multiply, not_equal, where
+from tracer.numpy.elementwise import (_float_dtype, divide, equal, less, multiply, not_equal,
+                                      where)
 
 
 def _keep_int(x):
@@ -27,7 +30,7 @@ def _rounding(kernel, name):
     @named(name, f"Elementwise {name}, as numpy.{name} (integers pass unchanged).")
     def op(x):
         x = value(x, name)
-        return elementwise(kernel, name, [x]) if dtype_of(x).kind == "f" else _keep_int(x)
+        return elementwise(kernel, name, [x]) if dtype_kind(dtype_of(x)) == "f" else _keep_int(x)
     return op
 
 
@@ -49,27 +52,29 @@ def round(a, decimals=0, out=None):
         raise DTypeError("round: out= is not supported; use the returned value")
     a = value(a, "round")
     dt = dtype_of(a)
-    if dt.kind == "b":
-        raise DTypeError("round: not supported for bool (NumPy gives float16); cast first")
-    if dt.kind != "f":
+    if dtype_kind(dt) == "b":       # NumPy: float16 (and an error for decimals != 0)
+        return round(convert(a, FLOAT16, "round"), decimals)
+    if dt == BFLOAT16:      # as JAX: in float32, rounded once (a * 10**d would round first)
+        return convert(round(convert(a, FLOAT32), decimals), dt, "round")
+    if dtype_kind(dt) != "f":
         return _keep_int(a) if decimals >= 0 else convert(round(convert(a, FLOAT64), decimals),
                                                           dt, "round")
+    # tnp's divide/multiply: NumPy's own / and * of an eager bfloat16 array and a Python
+    # float give float32 (ml_dtypes); tnp keeps bfloat16, as JAX
     if decimals >= 0:
         f = 10.0 ** decimals
-        return elementwise("rint", "round", [multiply(a, f)]) / f
+        return divide(elementwise("rint", "round", [multiply(a, f)]), f)
     f = 10.0 ** -decimals
-    return elementwise("rint", "round", [a / f]) * f
+    return multiply(elementwise("rint", "round", [divide(a, f)]), f)
 
 
 around = round
 
 
 def _int_operands(name, x, y):
+    """The operands' dtype; two bools compute in int8, as NumPy's integer loops."""
     dt = result_dtype(name, x, y)
-    if dt.kind == "b":
-        raise DTypeError(f"{name}: not supported for two bool operands (NumPy gives int8); "
-                         f"cast with astype(int) first")
-    return dt
+    return INT8 if dtype_kind(dt) == "b" else dt
 
 
 def _signed_zero(sign_of, dt):
@@ -97,7 +102,7 @@ def floor_divide(x1, x2):
     """x1 // x2 rounded toward -inf, as NumPy (integers: x // 0 == 0)."""
     x, y = value(x1, "floor_divide"), value(x2, "floor_divide")
     dt = _int_operands("floor_divide", x, y)
-    if dt.kind != "f":
+    if dtype_kind(dt) != "f":
         return elementwise("div", "floor_divide", [x, y], dt)
     return _float_divmod(x, y, dt)[0]
 
@@ -106,7 +111,7 @@ def mod(x1, x2):
     """Remainder with the sign of the divisor, as Python's % (integers: x % 0 == 0)."""
     x, y = value(x1, "mod"), value(x2, "mod")
     dt = _int_operands("mod", x, y)
-    if dt.kind == "f":
+    if dtype_kind(dt) == "f":
         return _float_divmod(x, y, dt)[1]
     x, y = convert(x, dt, "mod"), convert(y, dt, "mod")
     r = x - elementwise("div", "mod", [x, y], dt) * y
@@ -120,7 +125,7 @@ def fmod(x1, x2):
     """C's fmod: the remainder with the sign of the dividend (integers: fmod(x, 0) == 0)."""
     x, y = value(x1, "fmod"), value(x2, "fmod")
     dt = _int_operands("fmod", x, y)
-    if dt.kind == "f":
+    if dtype_kind(dt) == "f":
         return elementwise("fmod", "fmod", [x, y], dt)
     m = mod(x, y)
     y = convert(y, dt, "fmod")
@@ -132,6 +137,6 @@ def divmod(x1, x2):
     """(floor_divide(x1, x2), mod(x1, x2)), computed once for floats."""
     x, y = value(x1, "divmod"), value(x2, "divmod")
     dt = _int_operands("divmod", x, y)
-    if dt.kind == "f":
+    if dtype_kind(dt) == "f":
         return _float_divmod(x, y, dt)
     return floor_divide(x, y), mod(x, y)

@@ -6,6 +6,7 @@ import numpy as np
 
 from ir import check_dtype
 from ir.errors import ArgumentError, ShapeError
+from ir.types import dtype_kind
 from tracer.core import Tracer
 from tracer.numpy._base import (FLOAT64, convert, dtype_of, normalize_axes, normalize_axis,
                                 result_dtype, shape, value)
@@ -23,7 +24,7 @@ def _isnan(x):
 
 
 def _float(x):
-    return dtype_of(x) if dtype_of(x).kind == "f" else FLOAT64
+    return dtype_of(x) if dtype_kind(dtype_of(x)) == "f" else FLOAT64
 
 
 def _count(x, axes):
@@ -38,7 +39,8 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
                          dtype_of(avg))
         return (avg, np.broadcast_to(scl, shape(avg)).copy()) if returned else avg
     w = value(weights, "average")
-    dt = result_dtype("average", a, w, *([np.float64(0)] if dtype_of(a).kind in "biu" else []))
+    ints = dtype_kind(dtype_of(a)) in "biu"
+    dt = result_dtype("average", a, w, *([np.float64(0)] if ints else []))
     if shape(w) != shape(a):
         if axis is None or len(shape(w)) != 1:
             raise ShapeError(f"average: weights of shape {shape(w)} differ from a's "
@@ -72,7 +74,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correctio
 def _masked(a, name, fill):
     """(a with NaN replaced by `fill`, the NaN mask or None for non-float a)."""
     a = value(a, name)
-    if dtype_of(a).kind != "f":
+    if dtype_kind(dtype_of(a)) != "f":
         return a, None
     nan = _isnan(a)
     return where(nan, fill, a), nan
@@ -248,7 +250,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     from tracer.numpy.indexing import take_along_axis
     from tracer.numpy.sorting import sort
     a = value(a, "nanmedian")
-    if dtype_of(a).kind != "f":
+    if dtype_kind(dtype_of(a)) != "f":
         return median(a, axis, keepdims=keepdims)
     y, kept = _to_last(a, axis, "nanmedian")
     s = sort(y, axis=-1)
@@ -288,7 +290,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     hi = (slice(None),) * ax + (slice(None, -1),)
     for _ in range(n):
         x1, x0 = getitem(a, lo), getitem(a, hi)
-        a = not_equal(x1, x0) if dtype_of(a).kind == "b" else subtract(x1, x0)
+        a = not_equal(x1, x0) if dtype_kind(dtype_of(a)) == "b" else subtract(x1, x0)
     return a
 
 
