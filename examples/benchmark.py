@@ -14,7 +14,7 @@ host's own ISA: on an AVX-512 host that AVX2 table is conservative for tracer.
 The rows live in examples/bench_workloads.py (ROWS; add a workload there), the compile-time
 rows in bench_compile.py, the timing harness in bench_timing.py.
 
-Run:  [TRACER_CPU=avx2] python examples/benchmark.py [--rounds 15] [--only W1,W3]
+Run:  [TRACER_CPU=avx2] python examples/benchmark.py [--rounds 15] [--only W1,W3,compile]
 """
 import os
 
@@ -75,8 +75,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--only", default="")
-    ap.add_argument("--profile-compile", default="", metavar="SIZES",
-                    help="e.g. 64,250,1000: also profile compiling fresh chains of that many ops")
+    ap.add_argument("--profile-compile", default="64,250,1000,2000", metavar="SIZES",
+                    help="chain sizes of the compile table (printed unless --only leaves "
+                         "out 'compile')")
     opts = ap.parse_args()
     only = set(filter(None, opts.only.split(",")))
     print(f"{isa_line()}\nnumpy {np.__version__}, "
@@ -112,7 +113,7 @@ def main():
             if not only or key in only:
                 _row(key, {"W10": "trace+compile+run of W9's loop",
                            "W11": "trace+compile+run jit(grad) of a 1000-step scan"}[key], t)
-    if opts.profile_compile:
+    if not only or "compile" in only:
         profile_compile([int(n) for n in opts.profile_compile.split(",")])
     if scaling:
         names = [f"{n} thread{'s' * (n > 1)}" for n in thread_counts()]

@@ -80,7 +80,8 @@ class ModuleBuilder:
 
     def text(self):
         text = str(self.module)
-        texts = "\n".join(dict.fromkeys(self.texts.values()))
+        texts = "\n".join(dict.fromkeys(
+            mathlib.module_texts(self.texts, text, target.CURRENT.isa).values()))
         for sym in self.texts:
             pattern = r'@"?' + re.escape(sym) + r'"?\('
             text = re.sub(r"^declare [^\n]*" + pattern + r".*\n", "", text, flags=re.M)

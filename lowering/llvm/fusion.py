@@ -5,7 +5,8 @@ kernel or a Python fallback needs) or *fused* (recomputed inside each consumer's
 its own inputs). A fused value shared by several consumers is materialized once it is
 expensive to recompute (transcendentals, long chains), or when a broadcast would repeat
 it. Every materialized value computed by scalar kernels and index maps is the root of an
-elementwise loop; consecutive roots of one shape share a loop. Whole kernels (reductions,
+elementwise loop; consecutive roots of one shape share a loop of up to MAX_LOOP_NODES
+nodes (the next root starts a new loop reading them from buffers). Whole kernels (reductions,
 matmul...) and Python fallbacks are groups of their own; reductions fuse their producers.
 """
 import warnings
@@ -18,6 +19,8 @@ from registry.tables import _kernels, get_kernel
 SHARED_COST = 8          # a shared value costlier than this is computed once
 MAX_COST = 400           # bound on one fused expression (compile time, code size)
 MAX_DEPTH = 150          # bound on fused nesting (Python recursion in codegen)
+MAX_LOOP_NODES = 256     # a loop this long takes no more roots: LLVM's LoopVectorize is
+                         # superlinear in loop length, so long chains go through buffers
 TILED_MIN = 64           # loops transposing matrices at least this big walk them in tiles
 _warned = set()
 
@@ -148,6 +151,7 @@ class Partition:
                 continue
             last = groups[-1] if groups else None
             if (last is not None and last.kind == "loop" and last.shape == v.aval.shape
+                    and len(last.nodes) < MAX_LOOP_NODES
                     and self._identity_only(v, {id(r) for r in last.roots})):
                 grp = last
                 grp.roots.append(v)

@@ -26,8 +26,8 @@ import numpy as np
 
 import ir.errors
 from ir import Literal, Var
-from lowering.llvm import (caches, codegen, control, fusion, linalg, matmul, reductions,
-                           scalars, shapes, target)
+from lowering.llvm import (caches, codegen, control, fusion, linalg, mathlib, matmul,
+                           reductions, scalars, shapes, target)
 from lowering.llvm.fusion import Group, display_graph
 from registry.tables import _kernels
 
@@ -65,8 +65,10 @@ def _settings(kernels):
     module-level knob of the code generator belongs here, or stale code would be reused."""
     from lowering.llvm import program      # which imports this module
     return (target.TRIPLE, target.CPU, target.FEATURES, codegen.DATA_OFFSET,
-            codegen.ITEMS_OFFSET, codegen.TILE, program.PARALLEL_NS, program.num_threads(), fusion.SHARED_COST,
-            fusion.MAX_COST, fusion.MAX_DEPTH, fusion.TILED_MIN,
+            codegen.ITEMS_OFFSET, codegen.TILE, program.PARALLEL_NS, program.SEGMENT_SIZE,
+            program.num_threads(), fusion.SHARED_COST,
+            fusion.MAX_COST, fusion.MAX_DEPTH, fusion.MAX_LOOP_NODES, fusion.TILED_MIN,
+            mathlib.SHARE_AT,
             matmul._vector_bytes() if "matmul" in kernels else None)
 
 

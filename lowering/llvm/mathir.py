@@ -4,6 +4,8 @@ mathlib's functions are generated for float and double from one description, so 
 written against this small typed API (values carry their type; Python numbers take the
 type of the other operand and are emitted as exact hex literals) instead of llvmlite.ir.
 Every float instruction gets FAST_MATH: no nnan/ninf, so NaN and inf flow as in NumPy.
+A Builder with `lanes` > 1 emits the same code on vectors of that many lanes (the vector
+variants of a math library, which LoopVectorize calls).
 """
 import struct
 from collections import namedtuple
@@ -29,8 +31,12 @@ class Builder:
     """Appends instructions to one function body. Operands are Values or Python numbers,
     which take the type of the first Value operand."""
 
-    def __init__(self):
-        self.lines = []
+    def __init__(self, lanes=1):
+        self.lines, self.lanes = [], lanes
+
+    def t(self, ty):
+        """The LLVM type of a value of element type `ty`."""
+        return ty if self.lanes == 1 else f"<{self.lanes} x {ty}>"
 
     def _emit(self, rhs, ty):
         ref = f"%v{len(self.lines)}"
@@ -38,7 +44,7 @@ class Builder:
         return Value(ref, ty)
 
     def c(self, v, ty):
-        return Value(_const(v, ty), ty)
+        return Value(_const(v, ty) if self.lanes == 1 else f"splat ({ty} {_const(v, ty)})", ty)
 
     def _typed(self, *xs):
         ty = next(x.ty for x in xs if isinstance(x, Value))
@@ -47,7 +53,7 @@ class Builder:
     def op(self, opcode, a, b):
         ty, (a, b) = self._typed(a, b)
         flags = f" {FAST_MATH}" if ty in TYPES else ""
-        return self._emit(f"{opcode}{flags} {ty} {a.ref}, {b.ref}", ty)
+        return self._emit(f"{opcode}{flags} {self.t(ty)} {a.ref}, {b.ref}", ty)
 
     def add(self, a, b): return self.op("fadd", a, b)
     def sub(self, a, b): return self.op("fsub", a, b)
@@ -55,12 +61,14 @@ class Builder:
     def div(self, a, b): return self.op("fdiv", a, b)
 
     def neg(self, a):
-        return self._emit(f"fneg {FAST_MATH} {a.ty} {a.ref}", a.ty)
+        return self._emit(f"fneg {FAST_MATH} {self.t(a.ty)} {a.ref}", a.ty)
 
     def call(self, fn, *xs):
         ty, xs = self._typed(*xs)
-        args = ", ".join(f"{ty} {x.ref}" for x in xs)
-        return self._emit(f"call {FAST_MATH} {ty} @llvm.{fn}.{TYPES[ty][4]}({args})", ty)
+        t = self.t(ty)
+        args = ", ".join(f"{t} {x.ref}" for x in xs)
+        suffix = TYPES[ty][4] if self.lanes == 1 else f"v{self.lanes}{TYPES[ty][4]}"
+        return self._emit(f"call {FAST_MATH} {t} @llvm.{fn}.{suffix}({args})", ty)
 
     def fma(self, a, b, c): return self.call("fma", a, b, c)
 
@@ -72,19 +80,21 @@ class Builder:
 
     def cmp(self, pred, a, b):
         ty, (a, b) = self._typed(a, b)
-        return self._emit(f"{'fcmp' if ty in TYPES else 'icmp'} {pred} {ty} {a.ref}, {b.ref}", "i1")
+        return self._emit(f"{'fcmp' if ty in TYPES else 'icmp'} {pred} {self.t(ty)} {a.ref}, "
+                          f"{b.ref}", "i1")
 
     def sel(self, cond, a, b):
         ty, (a, b) = self._typed(a, b)
-        return self._emit(f"select i1 {cond.ref}, {ty} {a.ref}, {ty} {b.ref}", ty)
+        t = self.t(ty)
+        return self._emit(f"select {self.t('i1')} {cond.ref}, {t} {a.ref}, {t} {b.ref}", ty)
 
     def cast(self, opcode, a, ty):
-        return self._emit(f"{opcode} {a.ty} {a.ref} to {ty}", ty)
+        return self._emit(f"{opcode} {self.t(a.ty)} {a.ref} to {self.t(ty)}", ty)
 
     def bits(self, a): return self.cast("bitcast", a, TYPES[a.ty][1])
 
     def to_int32(self, a):  # fptosi of NaN/inf is poison: freeze it (the lane is NaN anyway)
-        return self._emit(f"freeze i32 {self.cast('fptosi', a, 'i32').ref}", "i32")
+        return self._emit(f"freeze {self.t('i32')} {self.cast('fptosi', a, 'i32').ref}", "i32")
 
     def to_float(self, k, ty):  # small integer -> float (i64 -> double has no AVX2 instruction)
         return self.cast("sitofp", self.cast("trunc", k, "i32") if k.ty != "i32" else k, ty)

@@ -1,6 +1,7 @@
 """compile_graph: graph -> Program, a short list of steps run on per-call buffers.
 
-Steps are native segments (one ctypes call each, taking the array objects themselves),
+Steps are native segments (one ctypes call each, taking the array objects themselves;
+a long run of groups is cut into segments of bounded size, see SEGMENT_SIZE),
 Python calls of numpy kernels for nodes the llvm backend lacks, and native groups big
 enough (> PARALLEL_NS of estimated work) to split across TRACER_NUM_THREADS threads. A
 graph the llvm backend fully covers and that needs no threads is one native call.
@@ -28,6 +29,8 @@ from lowering.profile import note, phase
 from registry.tables import _kernels
 
 PARALLEL_NS = 500_000
+SEGMENT_SIZE = 512      # bound on a segment's nodes + buffers: its groups are inlined into
+                        # its entry, whose length LLVM's time then grows faster than
 _pools, _pool_lock = {}, threading.Lock()
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _CARRAY = 0x0101           # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
@@ -101,10 +104,22 @@ def compile_graph(graph):
     with phase("partition"):
         part = Partition(g)
         part.groups = merge_rows(part, part.groups)
+    with phase("codegen"):
+        mb, slots, steps = _generate(g, part)
+    outs = [slots.of(v) for v in g.outvars]
+    program = Program(g, display_graph(g, part.groups), mb, slots, steps, outs)
+    graph_cache.store(key, g, part.groups, program.as_text(), mb.errors, slots.specs, steps,
+                      outs)
+    return program
+
+
+def _generate(g, part):
+    """(module builder, buffer slots, steps) of partitioned graph `g`."""
     mb, slots, threads = codegen.ModuleBuilder(), _Slots(g), num_threads()
-    steps, segment = [], []
+    steps, segment, size = [], [], [0]
 
     def flush():
+        size[0] = 0
         if segment:
             objects = sorted({p for _, pos, _ in segment for p in pos})
             name = f"s{len(steps)}"
@@ -129,15 +144,14 @@ def compile_graph(graph):
             flush()
             steps.append(("parallel", calls, threads))
         else:       # only called from a segment entry: inlined there, then dropped
+            if size[0] + len(grp.nodes) + len(pos) > SEGMENT_SIZE:
+                flush()
             for name, _, _ in calls:
                 mb.module.globals[name].linkage = "internal"
             segment.extend(calls)
+            size[0] += len(grp.nodes) + len(pos)
     flush()
-    outs = [slots.of(v) for v in g.outvars]
-    program = Program(g, display_graph(g, part.groups), mb, slots, steps, outs)
-    graph_cache.store(key, g, part.groups, program.as_text(), mb.errors, slots.specs, steps,
-                      outs)
-    return program
+    return mb, slots, steps
 
 
 class Program:
@@ -147,7 +161,8 @@ class Program:
 
     def __init__(self, graph, shown, mb, slots, steps, outs):
         self.graph = shown
-        self._text = mb.text()
+        with phase("codegen"):
+            self._text = mb.text()
         self._errors = list(mb.errors)
         self.loaded = target.load(self._text)
         self._in = [(v.aval.shape, v.aval.dtype) for v in graph.invars]

@@ -13,11 +13,18 @@ Each module gets its own MCJIT engine, kept alive by `Loaded`, so symbol names n
 clash; a Program holds its Loaded, so code is never freed under a live program. In memory
 every loaded module is held weakly (a live program's module is always shared) and the
 TRACER_CODE_CACHE_SIZE (default 256) most recently used ones strongly; any other module
-is freed (engine and code pages) as soon as no Program uses it.
+is freed (engine and code pages) as soon as no Program uses it. A module that calls math
+functions in their library (lowering.llvm.mathlib) has each library loaded first, once
+per process and kept, its symbols registered for every engine (llvm.add_symbol).
 
-One lock serializes all LLVM work (its global context is not thread-safe). It is also
-held across fork, so a child never inherits LLVM (or the lock) halfway through a compile.
+Threads compile at once: each compile takes an LLVM context and a target machine of its
+own from a pool (neither is thread-safe; LLVM runs compiles on disjoint ones in parallel,
+as ThinLTO does), and its two long calls, the optimizer and object emission, bypass the
+lock llvmlite puts around every call (ctypes releases the GIL). The same module text is
+compiled once however many threads ask for it. Fork waits until no thread is inside
+LLVM (`_gate`), so a child never inherits LLVM halfway through.
 """
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -27,9 +34,10 @@ import weakref
 
 import llvmlite
 import llvmlite.binding as llvm
+from llvmlite.binding import ffi
 
 from ir.errors import CodegenError
-from lowering.llvm import caches
+from lowering.llvm import caches, mathlib
 from lowering.llvm.cpu import CURRENT, TRIPLE
 from lowering.profile import note, phase
 
@@ -37,10 +45,49 @@ CPU, FEATURES = CURRENT.name, CURRENT.features   # TRACER_CPU, or the host's
 _TM = CURRENT.machine
 DATA_LAYOUT = CURRENT.data_layout
 
-_lock = threading.RLock()       # LLVM's global context is not thread-safe
-os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release,
-                    after_in_child=_lock.release)
+
+class _Gate:
+    """Held (shared, reentrantly) by every thread working in LLVM; fork waits until none
+    is, and holds new ones back meanwhile (except its own thread: a Loaded freed by the
+    garbage collector there)."""
+
+    def __init__(self):
+        self._cv = threading.Condition(threading.RLock())
+        self._active, self._forking, self._depth = 0, None, threading.local()
+
+    def __enter__(self):
+        depth = getattr(self._depth, "n", 0)
+        with self._cv:
+            if not depth:
+                self._cv.wait_for(lambda: self._forking in (None, threading.get_ident()))
+            self._active += 1
+        self._depth.n = depth + 1
+
+    def __exit__(self, *exc):
+        self._depth.n -= 1
+        with self._cv:
+            self._active -= 1
+            self._cv.notify_all()
+
+    def before_fork(self):
+        with self._cv:
+            self._forking = threading.get_ident()
+            self._cv.wait_for(lambda: not self._active)
+
+    def after_fork_in_parent(self):
+        with self._cv:
+            self._forking = None
+            self._cv.notify_all()
+
+
+_gate = _Gate()
+os.register_at_fork(before=_gate.before_fork, after_in_parent=_gate.after_fork_in_parent,
+                    after_in_child=_gate.__init__)
+_table = threading.Lock()   # _live and _pending; only taken inside _gate, so never forked
+_pending = {}               # key -> Event set when the thread compiling it is done
+_tools = []                 # idle (LLVM context, target machine) pairs: one per compile
 _live = weakref.WeakValueDictionary()       # key -> Loaded, every module loaded now
+_linked = {}        # math function -> Loaded of its library, linked into the process
 _recent = caches.Lru(caches.env_size("TRACER_CODE_CACHE_SIZE", 256))
 stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
 
@@ -59,20 +106,47 @@ def _cache_dir():
         os.path.expanduser("~"), ".cache", "tracer")
 
 
-def _optimize(text):
+def _optimize(text, context=None, machine=_TM):
+    """The module of `text` optimized (the caller closes it: a module of a pooled context
+    must not be freed by the garbage collector while another compile uses the context)."""
+    mod, ok = None, False
     try:
-        mod = llvm.parse_assembly(text)
+        mod = llvm.parse_assembly(text, context)
         mod.triple, mod.data_layout = TRIPLE, DATA_LAYOUT
         mod.verify()
+        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto.loop_vectorization = pto.slp_vectorization = True
+        pto.loop_interleaving = pto.loop_unrolling = True
+        pb = llvm.create_pass_builder(machine, pto)
+        _unlocked("LLVMPY_RunNewModulePassManager")(pb.getModulePassManager(), mod, pb)
+        ok = True
+        return mod
     except RuntimeError as e:
         raise CodegenError(f"LLVM rejected the generated module (a bug in an llvm kernel "
                            f"impl or the backend): {e}") from e
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pto.loop_vectorization = pto.slp_vectorization = True
-    pto.loop_interleaving = pto.loop_unrolling = True
-    pb = llvm.create_pass_builder(_TM, pto)
-    pb.getModulePassManager().run(mod, pb)
-    return mod
+    finally:
+        if mod is not None and not ok:
+            mod.close()
+
+
+def _unlocked(name):
+    """llvmlite's C function `name` without llvmlite's lock (for calls on a context and
+    target machine no other thread uses)."""
+    wrapper = getattr(ffi.lib, name)
+    return getattr(wrapper, "_cfn", wrapper)
+
+
+def _emit_object(machine, mod):
+    """machine.emit_object(mod), the emission itself outside llvmlite's lock."""
+    with ffi.OutputString() as error:
+        buf = _unlocked("LLVMPY_TargetMachineEmitToMemory")(machine, mod, 1, error)
+        if not buf:
+            raise CodegenError(f"LLVM could not emit object code: {error}")
+    try:
+        return ctypes.string_at(ffi.lib.LLVMPY_GetBufferStart(buf),
+                                ffi.lib.LLVMPY_GetBufferSize(buf))
+    finally:
+        ffi.lib.LLVMPY_DisposeMemoryBuffer(buf)
 
 
 def _machine():
@@ -83,72 +157,139 @@ def _machine():
         opt=0, reloc="default", codemodel="jitdefault", jit=True)
 
 
-def _dump(key, text, mod):
+def _dump(key, text, mod, tools):
     directory = os.environ.get("TRACER_DUMP_DIR")
     if not directory or os.path.exists(os.path.join(directory, key + ".s")):
         return
-    mod = mod or _optimize(text)
-    for ext, data in ((".ll", text), (".opt.ll", str(mod)), (".s", _TM.emit_assembly(mod))):
-        caches.atomic_write(directory, key + ext, data.encode())
+    text = text() if callable(text) else text
+    own = mod is None
+    mod = mod or _optimize(text, *tools)
+    try:
+        for ext, data in ((".ll", text), (".opt.ll", str(mod)),
+                          (".s", tools[1].emit_assembly(mod))):
+            caches.atomic_write(directory, key + ext, data.encode())
+    finally:
+        if own:
+            mod.close()
+
+
+@contextlib.contextmanager
+def _llvm():
+    """Inside the gate, with an LLVM context and a target machine of this thread's own."""
+    with _gate:
+        try:
+            tools = _tools.pop()
+        except IndexError:
+            tools = (llvm.create_context(), llvm.Target.from_triple(TRIPLE).create_target_machine(
+                cpu=CPU, features=FEATURES, opt=3, reloc="default", codemodel="jitdefault",
+                jit=True))
+        try:
+            yield tools
+        finally:
+            _tools.append(tools)
 
 
 class Loaded:
     """Native code of one module: its engine (owning the code pages) and symbol lookup.
-    Freed with the last reference to it, under the lock (freeing deregisters the code's
+    Freed with the last reference to it, inside the gate (freeing deregisters the code's
     unwind tables, which must not be half done when the process forks)."""
     engine = None
 
-    def __init__(self, key, obj):
+    def __init__(self, key, obj, context):
         self.key = key
         CURRENT.check_runnable()
-        backing = llvm.parse_assembly("")
+        backing = llvm.parse_assembly("", context)
         self.engine = llvm.create_mcjit_compiler(backing, _machine())
         self.engine.remove_module(backing)  # else finalizing compiles it: ~0.6 ms for nothing
+        backing.close()                     # before the context goes to another compile
         self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         self.engine.finalize_object()
 
     def function(self, name, restype, *argtypes):
-        with _lock:
+        with _gate:
             addr = self.engine.get_function_address(name)
         if not addr:
             raise CodegenError(f"symbol {name!r} missing from compiled module {self.key[:12]}")
         return ctypes.CFUNCTYPE(restype, *argtypes)(addr)
 
-    def __del__(self, finalizing=sys.is_finalizing, lock=_lock):
+    def __del__(self, finalizing=sys.is_finalizing):
         if self.engine is not None and not finalizing():
-            with lock:
+            with _gate:
                 self.engine.close()
 
 
-def load(text):
-    """The loaded native code of module `text`, compiling only on a cache miss."""
-    key = cache_key(text)
-    with _lock:
-        loaded = _live.get(key)
-        if loaded is None:
-            loaded = _live[key] = _load(key, text)
-        else:
-            stats["memory_hits"] += 1
-            _dump(key, text, None)
-        _recent.put(key, loaded)
-        return loaded
+def load(text, key=None):
+    """The loaded native code of module `text`, compiling only on a cache miss (once, if
+    several threads ask for it at the same time). `key` names its cache entries (default:
+    cache_key(text)); then `text` may be a function making the text, called on a miss."""
+    key = key or cache_key(text)
+    with _gate:
+        while True:
+            with _table:
+                loaded = _live.get(key)
+                if loaded is not None:
+                    stats["memory_hits"] += 1
+                    _recent.put(key, loaded)
+                    break
+                done = _pending.get(key)
+                if done is None:
+                    done = _pending[key] = threading.Event()
+                    break
+            done.wait()             # another thread compiles it; then look again
+        if loaded is not None:
+            if os.environ.get("TRACER_DUMP_DIR"):
+                with _llvm() as tools:
+                    _dump(key, text, None, tools)
+            return loaded
+        try:
+            if isinstance(text, str):      # (a library, made by a function, calls none)
+                _link(text)
+            with _llvm() as tools:
+                loaded = _load(key, text, tools)
+            with _table:
+                _live[key] = loaded
+                _recent.put(key, loaded)
+            return loaded
+        finally:
+            with _table:
+                del _pending[key]
+            done.set()
 
 
-def _load(key, text):
+def _link(text):
+    """Load the math libraries module `text` calls (mathlib.libraries; each is compiled
+    once per process) and make their symbols resolvable from every engine."""
+    for name in mathlib.libraries(text):
+        if name not in _linked:
+            symbols, identity, make = mathlib.library(name, CURRENT.isa)
+            loaded = load(make, cache_key(identity))
+            for symbol in symbols:
+                address = loaded.engine.get_function_address(symbol)
+                if not address:     # (MCJIT would abort the process on the missing symbol)
+                    raise CodegenError(f"math library {name!r} lacks its symbol {symbol!r}")
+                llvm.add_symbol(symbol, address)
+            _linked[name] = loaded      # kept for good: other modules call it
+
+
+def _load(key, text, tools):
     directory, name = _cache_dir(), key + ".o"
     obj = caches.read(directory, name) if directory else None
-    mod = None
     if obj is None:
+        text = text() if callable(text) else text
         with phase("llvm-optimize"):
-            mod = _optimize(text)
-        with phase("llvm-emit"):
-            obj = _TM.emit_object(mod)
+            mod = _optimize(text, *tools)
+        try:
+            with phase("llvm-emit"):
+                obj = _emit_object(tools[1], mod)
+            _dump(key, text, mod, tools)
+        finally:
+            mod.close()             # before the context goes to another compile
         stats["compiled"] += 1
         if directory:
             caches.write(directory, name, obj)
     else:
         stats["disk_hits"] += 1
         note("object-disk-hits")
-    _dump(key, text, mod)
+        _dump(key, text, None, tools)
     with phase("load"):
-        return Loaded(key, obj)
+        return Loaded(key, obj, tools[0])
