@@ -156,6 +156,42 @@ def _jax_mlp():
     return mlp_loss(jnp, jax.nn.log_softmax)
 
 
+def _numpy_normals(n):
+    """NumPy's fastest float32 normals (ziggurat), from one Generator kept across calls."""
+    gen = np.random.default_rng(0)
+    return lambda key: gen.standard_normal(n, dtype=np.float32)
+
+
+def cnn_loss(lib, lax, log_softmax):
+    """W15: conv3x3 1->16, relu, 2x2 max pool, conv3x3 16->32, relu, pool, dense 10 (NHWC)."""
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def pool(h):
+        return lax.reduce_window(h, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+
+    def loss(params, x, y):
+        w1_, b1, w2_, b2, w3_, b3 = params
+        h = lib.maximum(lax.conv_general_dilated(x, w1_, (1, 1), "SAME",
+                                                 dimension_numbers=dn) + b1, 0)
+        h = lib.maximum(lax.conv_general_dilated(pool(h), w2_, (1, 1), "SAME",
+                                                 dimension_numbers=dn) + b2, 0)
+        logits = lib.reshape(pool(h), (x.shape[0], -1)) @ w3_ + b3
+        return -lib.mean(lib.sum(log_softmax(logits) * y, axis=-1))
+    return loss
+
+
+def _cnn_args(rng):
+    params = [(rng.standard_normal(s) * k).astype(np.float32) for s, k in [
+        ((3, 3, 1, 16), 0.3), ((16,), 0), ((3, 3, 16, 32), 0.1), ((32,), 0),
+        ((7 * 7 * 32, 10), 0.03), ((10,), 0)]]
+    x = rng.standard_normal((64, 28, 28, 1)).astype(np.float32)
+    return params, x, np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)]
+
+
+def _solve_args(rng):
+    return rng.standard_normal((512, 512)) + 512 * np.eye(512), rng.standard_normal((512, 512))
+
+
 ROWS = [
     Row("W1", "tanh(x)*sigmoid(x)+0.5x^2, 4M f32", normal(4_194_304), w1(tnp), w1(np),
         lambda: w1(jnp), [vs_jax(0.5), vs_numpy(0.1)]),
@@ -184,6 +220,14 @@ ROWS = [
         None, lambda: jax.vmap(jax.grad(_jax_mlp()), in_axes=(None, 0, 0)), [vs_jax(1.2)]),
     Row("W13", "hessian of a 100-input function", normal(100), tracer.hessian(w13(tnp)), None,
         lambda: jax.hessian(w13(jnp)), [vs_jax(1.5)]),
+    Row("W14", "10M f32 normals, tracer.random, jit", lambda rng: (tracer.random.PRNGKey(0),),
+        lambda key: tracer.random.normal(key, (10_000_000,)), _numpy_normals(10_000_000),
+        lambda: lambda key: jax.random.normal(key, (10_000_000,)), [vs_jax(1.5), vs_numpy(0.5)]),
+    Row("W15", "value_and_grad CNN 28x28x1, conv3x3 16, pool, conv3x3 32, pool, dense; batch 64",
+        _cnn_args, tracer.value_and_grad(cnn_loss(tnp, tracer.lax, tracer.nn.log_softmax)), None,
+        lambda: jax.value_and_grad(cnn_loss(jnp, jax.lax, jax.nn.log_softmax)), [vs_jax(1.2)]),
+    Row("W16", "linalg.solve (512, 512) f64, 512 right-hand sides", _solve_args,
+        tnp.linalg.solve, np.linalg.solve, None, [vs_numpy(1.2)]),
 ]
 
 # targets of the rows that examples/bench_compile.py times (trace + compile, not calls)

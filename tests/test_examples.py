@@ -19,8 +19,10 @@ EXPECT = {
     "numpy_code.py": ["traced value", "finite difference", "after 200 steps", "lambda"],
     "per_example_grads.py": ["per-example gradient norms", "largest difference from a Python "
                              "loop", "no loop"],
+    "cnn.py": ["epoch 2/2", "images/s", "loss fell from"],
 }
-ARGS = {"ode.py": ["--steps", "100"], "rnn.py": ["--steps", "60", "--length", "20"]}
+ARGS = {"ode.py": ["--steps", "100"], "rnn.py": ["--steps", "60", "--length", "20"],
+        "cnn.py": ["--epochs", "2", "--train", "512", "--batch", "32", "--size", "12"]}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECT))
