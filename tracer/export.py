@@ -19,7 +19,8 @@ from ir.passes import inline_calls
 from ir.printer import format_literal
 from registry.exporters import get_exporter
 from registry.exporters_dtypes import export_widened
-from tracer.jit import make_graph, optimize
+from tracer.jit import make_graph
+from tracer.programs import optimize
 from tracer.pytree import LEAF, flatten, unflatten
 
 OPSET = 18          # reduction axes are inputs from opset 18 on, for every reduction

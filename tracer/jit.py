@@ -21,13 +21,13 @@ import threading
 import numpy as np
 
 import registry
-from ir import cse, dce, fold_constants
 from ir.errors import ArgumentError
 from ir.passes import inline_calls
-from registry.tables import _epoch, backend_compiler, backend_eager, snapshot
+from registry.tables import _epoch, backend_compiler, snapshot
 from lowering.profile import phase, recording
 from tracer import compile_log, core
 from tracer.core import eval_graph, trace_flat
+from tracer.programs import Compiling, InterpretedProgram, start
 from tracer.pytree import LEAF, flatten, is_pytree, unflatten
 from tracer.signature import Call, leaf_aval, static_spec
 
@@ -59,17 +59,6 @@ def _plain_key(args):
         return ((a.shape, a.dtype),) if type(a) is _ndarray else None
     key = tuple([(a.shape, a.dtype) for a in args if type(a) is _ndarray])
     return key if len(key) == len(args) else None
-
-
-def optimize(graph, backend="numpy"):
-    """The standard pipeline: fold constants (with `backend`'s own impls, never another
-    backend's; nodes it has none for stay), merge duplicates, drop dead nodes."""
-    from lowering.interpreter import run_node
-
-    def evaluate(node, values):
-        return run_node(node, values, backend) if registry.has_kernel(node.kernel,
-                                                                      backend) else None
-    return dce(cse(fold_constants(graph, evaluate)))
 
 
 class _Entry:
@@ -191,7 +180,7 @@ class Jitted:
             if captured:
                 return entry   # closes over values of an enclosing trace: inline, never cache
             with compile_log.progress(self.__name__, len(graph.nodes)), phase("lower"):
-                entry.run = self._lower(entry).run
+                entry.run = self._lower(entry, first=True).run
         self._insert(key, entry)
         self._misses += 1
         args, static = (call.args, call.static) if isinstance(call, Call) else (call, ())
@@ -235,14 +224,19 @@ class Jitted:
             hits = self._evicted_hits + sum(e.calls for e in self._cache.values())
             return CacheInfo(hits, self._misses, len(self._cache), self.cache_size)
 
-    def _lower(self, entry):
+    def _lower(self, entry, first=False):
         """The program for `entry`: the backend's compiler's, else the graph interpreted
-        with the backend's kernels (custom calls inlined, so theirs run there too)."""
+        with the backend's kernels (custom calls inlined, so theirs run there too). For
+        the `first` call of a large graph, one still compiling (tracer.programs)."""
         if entry.lowered is None:
             backend = self.backend or DEFAULT_BACKEND
             compile_graph = backend_compiler(backend)
-            entry.lowered = (compile_graph(entry.traced) if compile_graph is not None else
-                             InterpretedProgram(inline_calls(entry.traced), backend))
+            entry.lowered = (InterpretedProgram(inline_calls(entry.traced), backend)
+                             if compile_graph is None else
+                             start(entry, compile_graph, inline_calls) if first else
+                             compile_graph(entry.traced))
+        if not first and isinstance(entry.lowered, Compiling):
+            entry.lowered = entry.lowered.result()
         return entry.lowered
 
     def lower(self, *args, **kwargs):
@@ -252,26 +246,6 @@ class Jitted:
 
     def __repr__(self):
         return f"<jit({getattr(self.fun, '__name__', self.fun)})>"
-
-
-class InterpretedProgram:
-    """A backend without a compiler runs the optimized graph in the interpreter, with its
-    own kernels. Every kernel is checked present before anything runs."""
-
-    def __init__(self, graph, backend="numpy"):
-        if backend_eager(backend) is None:      # a backend with a runner needs no impls
-            for n in graph.nodes:
-                registry.get_kernel(n.kernel, backend)
-        self.graph = optimize(graph, backend)
-        self.backend = backend
-
-    def run(self, leaves):
-        from lowering.interpreter import evaluate      # its results never alias constants
-        return evaluate(self.graph, [np.asarray(x, v.aval.dtype) if not isinstance(
-            x, np.ndarray) else x for x, v in zip(leaves, self.graph.invars)], self.backend)
-
-    def as_text(self):
-        return str(self.graph)
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),

@@ -1,0 +1,116 @@
+"""What a jit cache entry runs, besides a backend compiler's own program: the graph
+interpreted with a backend's kernels, and a native program still compiling.
+
+Time to first result: compiling a large graph takes a while (about 0.35 ms per op on the
+llvm backend), so a graph of at least TRACER_BACKGROUND_COMPILE nodes (default 1000; 0
+never) compiles on a thread of its own while its first calls run through the NumPy
+interpreter; the first call after the compile is done switches the cache entry to the
+native program for good, so the hot path is unchanged from then on. A program a cache
+serves is ready within FIRST_WAIT and used from the first call. The interpreter's results
+agree with the native ones to the backends' documented tolerance (a few ulp of float32
+math), not bit for bit.
+"""
+import os
+import threading
+
+import numpy as np
+
+import registry
+from ir import cse, dce, fold_constants
+from ir.errors import ArgumentError, KernelNotFoundError
+from registry.tables import backend_eager
+
+FIRST_WAIT = 0.05        # seconds the first call waits for a compile a cache may serve
+
+
+def optimize(graph, backend="numpy"):
+    """The standard pipeline: fold constants (with `backend`'s own impls, never another
+    backend's; nodes it has none for stay), merge duplicates, drop dead nodes."""
+    from lowering.interpreter import run_node
+
+    def evaluate(node, values):
+        return run_node(node, values, backend) if registry.has_kernel(node.kernel,
+                                                                      backend) else None
+    return dce(cse(fold_constants(graph, evaluate)))
+
+
+class InterpretedProgram:
+    """A backend without a compiler runs the optimized graph in the interpreter, with its
+    own kernels. Every kernel is checked present before anything runs."""
+
+    def __init__(self, graph, backend="numpy"):
+        if backend_eager(backend) is None:      # a backend with a runner needs no impls
+            for n in graph.nodes:
+                registry.get_kernel(n.kernel, backend)
+        self.graph = optimize(graph, backend)
+        self.backend = backend
+
+    def run(self, leaves):
+        from lowering.interpreter import evaluate      # its results never alias constants
+        return evaluate(self.graph, [np.asarray(x, v.aval.dtype) if not isinstance(
+            x, np.ndarray) else x for x, v in zip(leaves, self.graph.invars)], self.backend)
+
+    def as_text(self):
+        return str(self.graph)
+
+
+def background_threshold():
+    text = os.environ.get("TRACER_BACKGROUND_COMPILE", "1000").strip()
+    if not (text.isascii() and text.isdigit()):
+        raise ArgumentError(f"TRACER_BACKGROUND_COMPILE={text!r}: expected the number of "
+                            f"graph nodes from which jit compiles in the background "
+                            f"(default 1000; 0: never)")
+    return int(text)
+
+
+def size(graph):
+    """Nodes of `graph`, those of its regions included."""
+    return sum(1 + sum(size(g) for g in n.regions) for n in graph.nodes)
+
+
+class Compiling:
+    """A native program compiling on its own thread. Its `run` interprets until the
+    program is ready, then moves `entry` (the jit cache entry) onto the program; `result`
+    waits for it (and raises what the compile raised)."""
+
+    def __init__(self, entry, compile_graph, interpreted):
+        self._entry, self._interpreted = entry, interpreted
+        self._program = self._error = None
+        self._done = threading.Event()
+        threading.Thread(target=self._compile, args=(compile_graph, entry.traced),
+                         name="tracer-compile", daemon=True).start()
+        self._done.wait(FIRST_WAIT)
+
+    def _compile(self, compile_graph, graph):
+        try:
+            self._program = compile_graph(graph)
+        except BaseException as e:          # raised by the first call that asks for it
+            self._error = e
+        self._done.set()
+
+    def result(self):
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._program
+
+    def run(self, leaves):
+        if not self._done.is_set():
+            return self._interpreted.run(leaves)
+        program = self._entry.lowered = self.result()
+        self._entry.run = program.run
+        return program.run(leaves)
+
+
+def start(entry, compile_graph, inline):
+    """The program that serves `entry`'s first calls: `compile_graph(entry.traced)`, or,
+    for a large graph every kernel of which has a NumPy kernel, a Compiling one."""
+    threshold = background_threshold()
+    if threshold and size(entry.traced) >= threshold:
+        try:
+            interpreted = InterpretedProgram(inline(entry.traced), "numpy")
+        except KernelNotFoundError:
+            interpreted = None          # a kernel only the compiler can run: wait for it
+        if interpreted is not None:
+            return Compiling(entry, compile_graph, interpreted)
+    return compile_graph(entry.traced)
