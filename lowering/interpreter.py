@@ -8,6 +8,8 @@ kernel takes effect at once. Every kernel result is checked against the node's t
 returns never alias its inputs, its constants or each other (JAX semantics: a caller may
 mutate any result in place).
 """
+import weakref
+
 import numpy as np
 
 from ir import Literal
@@ -80,16 +82,43 @@ def own(values, inputs):
 def run(graph, args, backend="numpy"):
     """The graph's outputs on concrete `args`, which may alias the args, its constants or
     each other: what a loop kernel runs its region with, per iteration (nothing mutates a
-    value inside a run; the kernel `own`s what it finally returns)."""
+    value inside a run; the kernel `own`s what it finally returns). A value is dropped
+    after its last use, so memory holds what is live, not every intermediate."""
     env = {id(v): c for v, c in zip(graph.constvars, graph.consts)}
     for v, a in zip(graph.invars, args):
         env[id(v)] = a
-    for n in graph.nodes:
+    for n, dead in zip(graph.nodes, _deaths(graph)):
         outs = run_node(n, [x.value if type(x) is Literal else env[id(x)] for x in n.inputs],
                         backend)
         for o, val in zip(n.outputs, outs):
             env[id(o)] = val
+        for k in dead:
+            del env[k]
     return [np.array(v.value) if type(v) is Literal else env[id(v)] for v in graph.outvars]
+
+
+_death_lists = weakref.WeakKeyDictionary()      # graph -> per node, the ids it frees
+
+
+def _deaths(graph):
+    """Per node of `graph`, the ids of the values read for the last time there (never a
+    graph output)."""
+    deaths = _death_lists.get(graph)
+    if deaths is None:
+        last = {}
+        for i, n in enumerate(graph.nodes):
+            for x in n.inputs:
+                if type(x) is not Literal:
+                    last[id(x)] = i
+            for o in n.outputs:          # an output nobody reads dies where it is made
+                last.setdefault(id(o), i)
+        for v in graph.outvars:
+            last.pop(id(v), None)
+        deaths = [[] for _ in graph.nodes]
+        for k, i in last.items():
+            deaths[i].append(k)
+        _death_lists[graph] = deaths
+    return deaths
 
 
 def evaluate(graph, args, backend="numpy"):

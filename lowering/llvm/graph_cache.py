@@ -2,7 +2,8 @@
 
 target.py caches object code by module text, but producing that text (partitioning,
 emitting, printing) costs milliseconds per graph. Here a digest of the graph's structure
-(every node's kernel, inputs, attrs, output types and source; literal values; input and
+(every node's kernel, inputs, attrs, output types and source, regions as graphs with the
+values of their constants, which their code holds; literal values; input and
 const types) plus the identity of the code generator maps to the rest of what Program
 needs: the module text (whose object code target.py then loads), error table, buffer
 specs, steps, output slots and fused groups. Entries live in memory (the
@@ -25,7 +26,7 @@ import llvmlite
 import numpy as np
 
 import ir.errors
-from ir import Literal, Var
+from ir import Graph, Literal, Var
 from lowering.llvm import (caches, codegen, control, fusion, linalg, mathlib, matmul,
                            reductions, scalars, shapes, target)
 from lowering.llvm.fusion import Group, display_graph
@@ -72,15 +73,19 @@ def _settings(kernels):
             matmul._vector_bytes() if "matmul" in kernels else None)
 
 
-def _attr(v):
-    """A canonical, type-tagged form of an attr value, or _Uncacheable."""
+def _attr(v, kernels):
+    """A canonical, type-tagged form of an attr value, or _Uncacheable. A region (a Graph)
+    stands for its structure and its constants' values, which its code holds."""
     t = type(v)
     if v is None or t is bool or t is int or t is float or t is str:
         return v
     if t is tuple or t is list:
-        return (t.__name__,) + tuple(_attr(x) for x in v)
+        return (t.__name__,) + tuple(_attr(x, kernels) for x in v)
     if isinstance(v, np.dtype):
         return ("dtype", v.name)
+    if t is Graph:
+        return ("graph", _parts(v, kernels), [hashlib.sha256(
+            np.ascontiguousarray(c).tobytes()).hexdigest() for c in v.consts])
     raise _Uncacheable
 
 
@@ -95,27 +100,34 @@ def _numbering(g):
 def key_of(g):
     """The cache key of graph `g` (after the backend's own passes), or None when it
     cannot be cached (a non-built-in llvm impl, an attr of an unknown type)."""
-    number = _numbering(g)[0]
-    parts = [[(a.shape, a.dtype.name, a.weak_type) for a in g.in_avals],
-             [(v.aval.shape, v.aval.dtype.name) for v in g.constvars]]
     kernels = set()
     try:
-        for n in g.nodes:
-            impl = _kernels.get((n.kernel, "llvm"))
-            if impl is None or impl is not BUILTIN.get(n.kernel):
-                return None
-            kernels.add(n.kernel)
-            parts.append((n.kernel, [number[id(x)] if type(x) is Var else x.key for x in n.inputs],
-                          [(k, _attr(v)) for k, v in n.attr_items] if n.attr_items else None,
-                          [(o.aval.shape, o.aval.dtype.name, o.aval.weak_type) for o in n.outputs],
-                          n.source))
-        parts.append([number[id(v)] if type(v) is Var else v.key for v in g.outvars])
+        parts = _parts(g, kernels)
     except (_Uncacheable, KeyError):
         return None
     # marshal version 0 shares nothing (no references, no interned strings): equal
     # structures give equal bytes in every process
     data = marshal.dumps((_SOURCES, _settings(kernels), parts), 0)
     return hashlib.sha256(data).hexdigest()
+
+
+def _parts(g, kernels):
+    """Graph `g` as nested tuples of plain values (adding its kernels to `kernels`)."""
+    number = _numbering(g)[0]
+    parts = [[(a.shape, a.dtype.name, a.weak_type) for a in g.in_avals],
+             [(v.aval.shape, v.aval.dtype.name) for v in g.constvars]]
+    for n in g.nodes:
+        impl = _kernels.get((n.kernel, "llvm"))
+        if impl is None or impl is not BUILTIN.get(n.kernel):
+            raise _Uncacheable
+        kernels.add(n.kernel)
+        parts.append((n.kernel, [number[id(x)] if type(x) is Var else x.key for x in n.inputs],
+                      [(k, _attr(v, kernels)) for k, v in n.attr_items] if n.attr_items
+                      else None,
+                      [(o.aval.shape, o.aval.dtype.name, o.aval.weak_type) for o in n.outputs],
+                      n.source))
+    parts.append([number[id(v)] if type(v) is Var else v.key for v in g.outvars])
+    return parts
 
 
 def lookup(key):

@@ -53,6 +53,27 @@ def test_a_cached_program_gives_results_of_the_graph_dtype(dtype):
     np.testing.assert_array_equal(second, x + x)
 
 
+def looped(scale):
+    """A fori_loop whose body holds an array constant (baked into the region's code)."""
+    c = np.linspace(0, 1, 4, dtype=np.float32) * scale
+    return lambda x: tracer.lax.fori_loop(0, 3, lambda i, v: tnp.tanh(v) * c + x, x)
+
+
+def test_control_flow_programs_are_cached_and_keyed_by_their_regions_constants():
+    x = np.linspace(-1, 1, 4, dtype=np.float32)
+    first = compile_graph(graph_of(looped(1.0), x))
+    hits = graph_cache.stats["memory_hits"]
+    again = compile_graph(graph_of(looped(1.0), x))
+    assert graph_cache.stats["memory_hits"] == hits + 1
+    np.testing.assert_array_equal(again.run([x])[0], first.run([x])[0])
+    assert key(looped(1.0), x) != key(looped(2.0), x)   # only a region's constant differs
+    other = compile_graph(graph_of(looped(2.0), x)).run([x])[0]
+    want = x.copy()
+    for _ in range(3):
+        want = np.tanh(want) * np.linspace(0, 2, 4, dtype=np.float32) + x
+    np.testing.assert_allclose(other, want, rtol=1e-6)
+
+
 def affine(x):
     return x * 2.0 + 1.0
 
