@@ -158,18 +158,10 @@ def _rows(sym, s):
                 def tile(size, row):
                     f.emit(f"call void @\"{sym}.gather\"(ptr %x, ptr %abuf, i64 {row}, "
                            f"i64 {size}, i64 {g}, i64 {wp0}, i64 {nw}, i64 {c0}, i64 {ccb})")
-                    c = f.mgep("%out", f.add(f.mul(row, s.o), f.mul(g, s.og)))
-                    full = s.og // s.nr
-                    for p, cols, count in [(0, s.nr, full), (full, s.og % s.nr, 1)]:
-                        if cols and count:
-                            f.emit(f"call void @\"{sym}.{size}x{cols}\"(ptr %abuf, "
-                                   f"ptr {f.gep(bpan, p * s.kdim * s.nr)}, "
-                                   f"ptr {f.mgep(c, p * s.nr)}, i64 {kc}, i1 {add}, i64 {count})")
-                i = lo
-                for size in sizes:
-                    count = f(f"sdiv i64 {f(f'sub nsw i64 {hi}, {i}')}, {size}")
-                    f.loop(0, count, lambda t: tile(size, f.add(i, f.mul(t, size))))
-                    i = f.add(i, f.mul(count, size))
+                    mm.call_tiles(f, f"{sym}.{size}", "%abuf", bpan, s.kdim,
+                                  f.mgep("%out", f.add(f.mul(row, s.o), f.mul(g, s.og))),
+                                  s.og, s.nr, kc, add)
+                mm.over_rows(f, lo, hi, sizes, tile)
             f.loop(0, -(-s.kw // nw_max), lambda wb: f.loop(0, -(-s.cg // cc),
                                                             lambda cb: k_block(wb, cb)))
         f.loop(0, s.groups, group)

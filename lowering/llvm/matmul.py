@@ -269,6 +269,24 @@ def _tile(name, elems, vl, nr, rows, cols, lda, n, k):
                   "i1 %add, i64 %panels)", "noinline")  # inlined, it would be copied per call site
 
 
+def call_tiles(f, stem, abuf, panels, k, c, n, nr, kc, add):
+    """Call the register tiles `stem`x{cols} on n columns of C: the full nr-wide panels
+    (B packed as k x nr panels from `panels`), then the remainder."""
+    for p, cols, count in [(0, nr, n // nr), (n // nr, n % nr, 1)]:
+        if cols and count:
+            f.emit(f"call void @\"{stem}x{cols}\"(ptr {abuf}, ptr {f.gep(panels, p * k * nr)}, "
+                   f"ptr {f.mgep(c, p * nr)}, i64 {kc}, i1 {add}, i64 {count})")
+
+
+def over_rows(f, lo, hi, sizes, tile):
+    """tile(size, row) over rows [lo, hi): as many tiles of each size in turn as fit."""
+    i = lo
+    for size in sizes:
+        count = f(f"sdiv i64 {f(f'sub nsw i64 {hi}, {i}')}, {size}")
+        f.loop(0, count, lambda t: tile(size, f.add(i, f.mul(t, size))))
+        i = f.add(i, f.mul(count, size))
+
+
 def _pack(symbol, elems, nr, batch, k, n):
     """Copy B into zero-padded panels (of the compute type), reading B row by row."""
     f, npan, edge = _Body(*elems), -(-n // nr), n % nr
@@ -313,17 +331,9 @@ def _rows(symbol, elems, nr, sizes, kc_max, lda, batch, m, k, n):
                 src = f.mgep(a, f.add(f.mul(row, k), k0))
                 f.loop(0, size, lambda r: f.loop(0, kc, lambda kk: f.store(elem, f.mload(
                     None, f.mgep(src, f.add(f.mul(r, k), kk))), f.gep(abuf, f.add(f.mul(r, lda), kk)))))
-                tb, tc = f.gep(s, f.mul(k0, nr)), f.mgep(c, f.mul(row, n))
-                for p, cols, count in [(0, nr, n // nr), (n // nr, n % nr, 1)]:
-                    if cols and count:
-                        f.emit(f"call void @\"{symbol}.{size}x{cols}\"(ptr {abuf}, "
-                               f"ptr {f.gep(tb, p * k * nr)}, ptr {f.mgep(tc, p * nr)}, "
-                               f"i64 {kc}, i1 {add}, i64 {count})")
-            i = lo
-            for size in sizes:
-                count = f(f"sdiv i64 {f(f'sub nsw i64 {hi}, {i}')}, {size}")
-                f.loop(0, count, lambda t: row_tile(size, f.add(i, f.mul(t, size))))
-                i = f.add(i, f.mul(count, size))
+                call_tiles(f, f"{symbol}.{size}", abuf, f.gep(s, f.mul(k0, nr)), k,
+                           f.mgep(c, f.mul(row, n)), n, nr, kc, add)
+            over_rows(f, lo, hi, sizes, row_tile)
         f.loop(0, max(1, -(-k // kc_max)), k_block)
     if m and n:
         f.emit(f"{abuf} = alloca {elem}, i64 {sizes[0] * lda}, align 64")
