@@ -24,6 +24,7 @@ from ir.passes import cse, dce, fold_constants, inline_calls
 from lowering.interpreter import own, run_node
 from lowering.llvm import codegen, graph_cache, irutil, target
 from lowering.llvm.fusion import Partition, check_kernels, display_graph
+from lowering.llvm.rewrites import thin_matmuls
 from lowering.llvm.rows import merge_rows
 from lowering.profile import note, phase
 from registry.tables import _kernels
@@ -95,7 +96,7 @@ def compile_graph(graph):
     one module, load it (through the caches). Returns a Program."""
     check_kernels(graph)
     with phase("passes"):
-        g = dce(cse(fold_constants(inline_calls(graph), _evaluate)))
+        g = thin_matmuls(dce(cse(fold_constants(inline_calls(graph), _evaluate))))
     key = graph_cache.key_of(g)
     entry = graph_cache.lookup(key)
     if entry is not None:

@@ -1,0 +1,56 @@
+"""lowering.llvm.rewrites: a one-row matmul (v @ W) becomes a fused multiply-reduce on
+the llvm backend (in regions too), with the matmul's values; batched, wider, half-float
+and user-implemented matmuls keep the matmul kernel."""
+import numpy as np
+import pytest
+
+import registry
+import tracer
+import tracer.numpy as tnp
+from lowering.llvm import NumpyInProgram
+from lowering.llvm.linalg import KERNELS
+
+RNG = np.random.default_rng(0)
+
+
+def kernels_of(program):
+    return [n.kernel for n in program.graph.nodes]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_a_vector_times_a_matrix_is_a_multiply_reduce_with_the_matmul_values(dtype):
+    v = (RNG.standard_normal(37) * 4).astype(dtype)
+    w = (RNG.standard_normal((37, 70)) * 4).astype(dtype)
+    f = tracer.jit(lambda v, w: tnp.tanh(v @ w) if v.dtype.kind == "f" else v @ w)
+    assert "matmul" not in str(f.lower(v, w).graph)
+    want = v @ w
+    scale = np.abs(v).astype(float) @ np.abs(w)    # float32 sums cancel: error ~ eps * scale
+    np.testing.assert_allclose(f(v, w), np.tanh(want) if want.dtype.kind == "f" else want,
+                               atol=1e-6 * scale.max() if dtype == np.float32 else 1e-12)
+
+
+def test_inside_a_loop_body():
+    v, w = RNG.standard_normal(16), RNG.standard_normal((16, 16)) * 0.2
+    f = tracer.jit(lambda v, w: tracer.lax.fori_loop(0, 5, lambda i, u: tnp.tanh(u @ w), v))
+    assert "matmul" not in str(f.lower(v, w).graph)
+    want = v
+    for _ in range(5):
+        want = np.tanh(want @ w)
+    np.testing.assert_allclose(f(v, w), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("shapes, dtype", [(((2, 5), (5, 3)), np.float32),
+                                           (((3, 1, 5), (3, 5, 4)), np.float32),
+                                           (((5,), (5, 3)), np.float16)])
+def test_other_matmuls_keep_the_kernel(shapes, dtype):
+    a, b = (RNG.standard_normal(s).astype(dtype) for s in shapes)
+    assert "matmul" in str(tracer.jit(lambda a, b: a @ b).lower(a, b).graph)
+
+
+def test_a_users_matmul_impl_is_left_alone():
+    v, w = np.ones(4, np.float32), np.ones((4, 3), np.float32)
+    try:
+        registry.register_kernel("matmul", "llvm", NumpyInProgram("a user's matmul"))
+        assert "matmul" in str(tracer.jit(lambda v, w: v @ w).lower(v, w).graph)
+    finally:
+        registry.register_kernel("matmul", "llvm", KERNELS["matmul"])
