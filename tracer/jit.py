@@ -12,6 +12,8 @@ hit costs one counter increment, not a reordering); an evicted entry's program i
 something else (a backend's own compile cache) holds it. Threads may call one jitted
 function at once: two may build the same entry (both correct, one is kept). Every build
 is reported to tracer.compile_log (TRACER_LOG_COMPILES=1), and `cache_info()` counts.
+A large graph compiles in the background while its first calls are interpreted
+(tracer.programs).
 """
 import collections
 import functools
