@@ -22,7 +22,7 @@ from llvmlite import ir
 
 from ir import Literal
 from ir.errors import CodegenError, KernelError
-from lowering.llvm import irutil, mathlib, target
+from lowering.llvm import irutil, mathlib, mathlib_shared, target
 from lowering.llvm.irutil import FAST, I64, PTR, const, i64, lltype
 from lowering.llvm.protocol import Index
 from lowering.llvm.scalars import convert_value
@@ -81,7 +81,7 @@ class ModuleBuilder:
     def text(self):
         text = str(self.module)
         texts = "\n".join(dict.fromkeys(
-            mathlib.module_texts(self.texts, text, target.CURRENT.isa).values()))
+            mathlib_shared.module_texts(self.texts, text, target.CURRENT.isa).values()))
         for sym in self.texts:
             pattern = r'@"?' + re.escape(sym) + r'"?\('
             text = re.sub(r"^declare [^\n]*" + pattern + r".*\n", "", text, flags=re.M)

@@ -27,7 +27,7 @@ import numpy as np
 
 import ir.errors
 from ir import Graph, Literal, Var
-from lowering.llvm import (caches, codegen, control, fusion, linalg, mathlib, matmul,
+from lowering.llvm import (caches, codegen, control, fusion, linalg, mathlib_shared, matmul,
                            reductions, scalars, shapes, target)
 from lowering.llvm.fusion import Group, display_graph
 from registry.tables import _kernels
@@ -69,7 +69,7 @@ def _settings(kernels):
             codegen.ITEMS_OFFSET, codegen.TILE, program.PARALLEL_NS, program.SEGMENT_SIZE,
             program.num_threads(), fusion.SHARED_COST,
             fusion.MAX_COST, fusion.MAX_DEPTH, fusion.MAX_LOOP_NODES, fusion.TILED_MIN,
-            mathlib.SHARE_AT,
+            mathlib_shared.SHARE_AT,
             matmul._vector_bytes() if "matmul" in kernels else None)
 
 

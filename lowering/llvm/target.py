@@ -14,7 +14,7 @@ clash; a Program holds its Loaded, so code is never freed under a live program. 
 every loaded module is held weakly (a live program's module is always shared) and the
 TRACER_CODE_CACHE_SIZE (default 256) most recently used ones strongly; any other module
 is freed (engine and code pages) as soon as no Program uses it. A module that calls math
-functions in their library (lowering.llvm.mathlib) has each library loaded first, once
+functions in their library (lowering.llvm.mathlib_shared) has each library loaded first, once
 per process and kept, its symbols registered for every engine (llvm.add_symbol).
 
 Threads compile at once: each compile takes an LLVM context and a target machine of its
@@ -37,7 +37,7 @@ import llvmlite.binding as llvm
 from llvmlite.binding import ffi
 
 from ir.errors import CodegenError
-from lowering.llvm import caches, mathlib
+from lowering.llvm import caches, mathlib_shared
 from lowering.llvm.cpu import CURRENT, TRIPLE
 from lowering.profile import note, phase
 
@@ -257,11 +257,11 @@ def load(text, key=None):
 
 
 def _link(text):
-    """Load the math libraries module `text` calls (mathlib.libraries; each is compiled
+    """Load the math libraries module `text` calls (mathlib_shared.libraries; each is compiled
     once per process) and make their symbols resolvable from every engine."""
-    for name in mathlib.libraries(text):
+    for name in mathlib_shared.libraries(text):
         if name not in _linked:
-            symbols, identity, make = mathlib.library(name, CURRENT.isa)
+            symbols, identity, make = mathlib_shared.library(name, CURRENT.isa)
             loaded = load(make, cache_key(identity))
             for symbol in symbols:
                 address = loaded.engine.get_function_address(symbol)

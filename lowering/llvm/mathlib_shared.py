@@ -1,0 +1,95 @@
+"""The math library as shared functions: a module calling math functions more than
+SHARE_AT times calls one precompiled copy of each, instead of inlining a copy per call
+(lowering.llvm.mathlib's `declare`), because every inlined copy is optimized and
+vectorized anew by LLVM.
+"""
+import functools
+import hashlib
+import os
+import re
+
+import numpy as np
+
+from lowering.llvm import mathlib
+
+# A module calling math functions more than SHARE_AT times calls one precompiled copy of
+# each instead: a library module per function and dtype, compiled once per process (and
+# disk-cached) and linked by lowering.llvm.target, with vector variants that LoopVectorize
+# calls (vector-function-abi-variant). Inlined, every call is a copy that LLVM optimizes
+# and vectorizes anew (a 64-op chain with 16 tanh: ~80 ms of LLVM time; calling the
+# library, 12 ms, the library itself ~15 ms once), but a call costs 6-11% of run time
+# against inlined code (9 tanh, or 3 each of sin, exp, tanh, over 4M floats), so small
+# modules keep inlining.
+SHARE_AT = 8
+_LANES = {"avx512": (16, 8, 4), "avx2": (8, 4), "sse": (4,)}   # float32 lanes per ISA
+_SYMBOLS = {f"tracer.{name}.{suffix}": (name, np.dtype(dtype)) for name in mathlib.FUNCTIONS
+            for dtype, suffix in ((np.float32, "f32"), (np.float64, "f64"))}
+
+
+def _source_digest():
+    """Of the code that generates the libraries: part of their identity."""
+    digest = hashlib.sha256()
+    for name in ("mathlib.py", "mathir.py", "mathlib_shared.py"):
+        with open(os.path.join(os.path.dirname(__file__), name), "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()
+
+
+_SOURCE = _source_digest()
+_DECLARED = re.compile(r'^declare [^\n]*@"?(tracer\.\w+\.f(?:32|64))"?\(', re.M)
+
+
+def module_texts(texts, module_text, isa):
+    """`texts` (symbol -> IR text pasted into a module) with the math functions declared
+    instead, to be called in their library, if `module_text` calls them more than
+    SHARE_AT times; `isa` (cpu.Cpu.isa) decides the widths of their vector variants."""
+    math = [sym for sym in texts if sym in _SYMBOLS]
+    if sum(module_text.count(f'@"{sym}"(') - 1 for sym in math) <= SHARE_AT:
+        return texts
+    shared = [_shared(*_SYMBOLS[sym], isa) for sym in math]
+    variants = [f"ptr @{v}" for _, symbols, _ in shared for v in symbols[1:]]
+    # unused until LoopVectorize calls them, the variants' declarations are kept alive
+    used = (f"@llvm.compiler.used = appending global [{len(variants)} x ptr] "
+            f"[{', '.join(variants)}], section \"llvm.metadata\"\n")
+    return {**texts, **{sym: d for sym, (d, _, _) in zip(math, shared)}, "llvm.compiler.used": used}
+
+
+def libraries(module_text):
+    """The math functions `module_text` calls in their library (declared, not defined)."""
+    return [sym for sym in _DECLARED.findall(module_text) if sym in _SYMBOLS]
+
+
+def library(symbol, isa):
+    """(the symbols it defines, its identity, a function making its module text) of the
+    library of math function `symbol` on `isa`. The identity (function, ISA, this
+    package's mathlib source) keys its cache entries, so that a process finding it on
+    disk does not generate its text."""
+    name, dt = _SYMBOLS[symbol]
+    return _symbols(symbol, dt, isa), f"{symbol} {isa} {_SOURCE}", lambda: _shared(
+        name, dt, isa)[2]
+
+
+def _lanes(dt, isa):
+    return [n * 4 // dt.itemsize for n in _LANES[isa]]
+
+
+def _symbols(symbol, dt, isa):
+    """The scalar function's symbol, then its vector variants' (`<symbol>.v<n>`)."""
+    return [symbol] + [f"{symbol}.v{n}" for n in _lanes(dt, isa)]
+
+
+@functools.lru_cache(maxsize=None)
+def _shared(name, dt, isa):
+    """(declarations, symbols, library text) of function `name` for `dt` on `isa`: the
+    scalar function and its variants on <n x T> (`<symbol>.v<n>`)."""
+    ty, params, symbol = mathlib._signature(name, dt)
+    lanes = _lanes(dt, isa)
+    variants = ",".join(f"_ZGV_LLVM_N{n}{'v' * len(params)}_{symbol}({symbol}.v{n})"
+                        for n in lanes)
+    heads = [(1, f"{ty} @{symbol}", f'{mathlib._ATTRS} "vector-function-abi-variant"="{variants}"')] + [
+        (n, f"<{n} x {ty}> @{symbol}.v{n}", mathlib._ATTRS) for n in lanes]
+    declarations = "".join(
+        f"declare {head}({', '.join([ty if n == 1 else f'<{n} x {ty}>'] * len(params))}) "
+        f"{attrs}\n" for n, head, attrs in heads)
+    library = "".join(mathlib._define(name, ty, params, n, head) for n, head, _ in heads)
+    return declarations, _symbols(symbol, dt, isa), library
