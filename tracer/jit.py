@@ -235,7 +235,7 @@ class Jitted:
             compile_graph = backend_compiler(backend)
             entry.lowered = (InterpretedProgram(inline_calls(entry.traced), backend)
                              if compile_graph is None else
-                             start(entry, compile_graph, inline_calls) if first else
+                             start(entry, compile_graph) if first else
                              compile_graph(entry.traced))
         if not first and isinstance(entry.lowered, Compiling):
             entry.lowered = entry.lowered.result()

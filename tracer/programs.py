@@ -18,6 +18,7 @@ import numpy as np
 import registry
 from ir import cse, dce, fold_constants
 from ir.errors import ArgumentError, KernelNotFoundError
+from ir.passes import inline_calls
 from registry.tables import backend_eager
 
 FIRST_WAIT = 0.05        # seconds the first call waits for a compile a cache may serve
@@ -102,13 +103,13 @@ class Compiling:
         return program.run(leaves)
 
 
-def start(entry, compile_graph, inline):
+def start(entry, compile_graph):
     """The program that serves `entry`'s first calls: `compile_graph(entry.traced)`, or,
     for a large graph every kernel of which has a NumPy kernel, a Compiling one."""
     threshold = background_threshold()
     if threshold and size(entry.traced) >= threshold:
         try:
-            interpreted = InterpretedProgram(inline(entry.traced), "numpy")
+            interpreted = InterpretedProgram(inline_calls(entry.traced), "numpy")
         except KernelNotFoundError:
             interpreted = None          # a kernel only the compiler can run: wait for it
         if interpreted is not None:
