@@ -1,12 +1,14 @@
 """Graph rewrites the llvm backend applies before partitioning, where its own kernels
 disagree with the graph's choice of kernel.
 
-A matmul of one row, (1, k) @ (k, n) (what `v @ W` with a vector v becomes), is a
-broadcast multiply reduced over k: it then fuses with v's producers and W's, reads W
-once in order, and skips the packed kernel's packing and register tiles, which are built
-for wide operands. Measured against the packed kernel: run time 98 -> 48 us at
-1000 x 1000 and 410 -> 67 us at 256 x 4096; compile time about halves (28 -> 14 ms at
-64 x 64, which is most of W10's loop body).
+A matmul with one row or one column, (.., 1, k) @ (.., k, n) or (.., m, k) @ (.., k, 1)
+(what `v @ W` and `A @ v` with a vector v become), is a broadcast multiply reduced over
+k: it then fuses with its operands' producers, reads the matrix once in order, and skips
+the packed kernel's packing and register tiles, which are built for wide operands.
+Measured against the packed kernel: v @ W 98 -> 61 us at 1000 x 1000 and 410 -> 64 us
+at 256 x 4096, compile time 28 -> 21 ms at 64 x 64 (most of W10's loop body); A @ v was
+10x faster at 1000 x 1000 and 300x on 1-d operands when it was rewritten in
+tracer.numpy (which now leaves matmul to the backends: NumPy's BLAS does it best there).
 """
 from ir import Graph, Node, Var
 from ir.types import ShapedArray, dtype_kind
@@ -15,7 +17,7 @@ from registry.tables import _kernels
 
 
 def thin_matmuls(graph):
-    """`graph` (and its regions) with each one-row, unbatched matmul a multiply-reduce,
+    """`graph` (and its regions) with each one-row or one-column matmul a multiply-reduce,
     unless the matmul kernel's llvm impl is a user's."""
     if _kernels.get(("matmul", "llvm")) is not KERNELS["matmul"]:
         return graph
@@ -23,7 +25,7 @@ def thin_matmuls(graph):
     for n in graph.nodes:
         m = n.with_regions(thin_matmuls)
         changed |= m is not n
-        if m.kernel == "matmul" and _one_row(m):
+        if m.kernel == "matmul" and _thin(m):
             nodes.extend(_multiply_reduce(m))
             changed = True
         else:
@@ -32,21 +34,31 @@ def thin_matmuls(graph):
             if changed else graph)
 
 
-def _one_row(node):
-    """(1, k) @ (k, n), not empty, not half floats (whose products the matmul kernel
-    keeps in float32)."""
+def _thin(node):
+    """One row or one column, not empty, not half floats (whose products the matmul
+    kernel keeps in float32)."""
     a, b = (x.aval for x in node.inputs)
-    return (a.ndim == 2 and b.ndim == 2 and a.shape[0] == 1 and a.size > 0 and b.size > 0
+    return ((a.shape[-2] == 1 or b.shape[-1] == 1) and a.size > 0 and b.size > 0
             and not (dtype_kind(a.dtype) == "f" and a.dtype.itemsize < 4))
 
 
 def _multiply_reduce(node):
+    """out[.., i, j] = sum over k of a[.., i, k] * b[.., k, j], with the operand of size
+    one on its outer axis laid along the other's k axis: a row reduces over axis -2 of
+    b, a column over axis -1 of a."""
     (a, b), (out,) = node.inputs, node.outputs
-    (k, n), dt = b.aval.shape, out.aval.dtype
-    column, wide, product, row = (Var(ShapedArray(s, dt)) for s in ((k, 1), (k, n), (k, n),
-                                                                    (n,)))
-    return [Node("reshape", [a], [column], {"shape": (k, 1)}, node.source),
-            Node("broadcast_to", [column], [wide], {"shape": (k, n)}, node.source),
-            Node("mul", [wide, b], [product], None, node.source),
-            Node("reduce_sum", [product], [row], {"axes": (0,)}, node.source),
-            Node("reshape", [row], [out], {"shape": (1, n)}, node.source)]
+    *batch, m, k = a.aval.shape
+    n, dt, batch = b.aval.shape[-1], out.aval.dtype, tuple(batch)
+    if m == 1:      # a's row as a column beside b's k rows
+        thin, wide, shape, axis = a, b, batch + (k, n), len(batch)
+    else:           # b's column as a row beside a's k columns
+        thin, wide, shape, axis = b, a, batch + (m, k), len(batch) + 1
+    turned = batch + ((k, 1) if m == 1 else (1, k))
+    column, spread, product, reduced = (Var(ShapedArray(s, dt)) for s in (
+        turned, shape, shape, shape[:axis] + shape[axis + 1:]))
+    src = node.source
+    return [Node("reshape", [thin], [column], {"shape": turned}, src),
+            Node("broadcast_to", [column], [spread], {"shape": shape}, src),
+            Node("mul", [spread, wide], [product], None, src),
+            Node("reduce_sum", [product], [reduced], {"axes": (axis,)}, src),
+            Node("reshape", [reduced], [out], {"shape": out.aval.shape}, src)]

@@ -1,6 +1,6 @@
-"""lowering.llvm.rewrites: a one-row matmul (v @ W) becomes a fused multiply-reduce on
-the llvm backend (in regions too), with the matmul's values; batched, wider, half-float
-and user-implemented matmuls keep the matmul kernel."""
+"""lowering.llvm.rewrites: a one-row or one-column matmul (v @ W, A @ v, batched too)
+becomes a fused multiply-reduce on the llvm backend (in regions too), with the matmul's
+values; wider, half-float and user-implemented matmuls keep the matmul kernel."""
 import numpy as np
 import pytest
 
@@ -39,8 +39,18 @@ def test_inside_a_loop_body():
     np.testing.assert_allclose(f(v, w), want, rtol=1e-12)
 
 
+@pytest.mark.parametrize("sa, sb", [((5,), (5, 3)), ((4, 5), (5,)), ((2, 4, 5), (5,)),
+                                     ((3, 1, 5), (3, 5, 4)), ((3, 4, 5), (3, 5, 1)),
+                                     ((7,), (7,))])
+def test_rows_and_columns_batched_or_not(sa, sb):
+    a, b = RNG.standard_normal(sa), RNG.standard_normal(sb)
+    f = tracer.jit(lambda a, b: a @ b)
+    assert "matmul" not in str(f.lower(a, b).graph)
+    np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("shapes, dtype", [(((2, 5), (5, 3)), np.float32),
-                                           (((3, 1, 5), (3, 5, 4)), np.float32),
+                                           (((3, 2, 5), (3, 5, 4)), np.float32),
                                            (((5,), (5, 3)), np.float16)])
 def test_other_matmuls_keep_the_kernel(shapes, dtype):
     a, b = (RNG.standard_normal(s).astype(dtype) for s in shapes)

@@ -40,10 +40,6 @@ def matmul(a, b):
     if dtype_kind(dtype_of(a)) == "b":     # NumPy: the OR of ANDs, i.e. a nonzero integer product
         return not_equal(matmul(convert(a, np.int64), convert(b, np.int64)), 0)
     sa, sb = shape(a), shape(b)
-    if len(sb) == 1 and sa[-1:] == sb:
-        # a vector on the right: a fused multiply-and-reduce beats the matmul kernel,
-        # whose packing is built for wide operands (10x on 1000x1000 @ 1000, 300x on 1-d)
-        return sum(multiply(a, b), axis=-1, dtype=dtype_of(a))
     a2 = reshape(a, (1,) + sa) if len(sa) == 1 else a
     b2 = reshape(b, sb + (1,)) if len(sb) == 1 else b
     if shape(a2)[-1] != shape(b2)[-2]:
