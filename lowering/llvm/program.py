@@ -117,10 +117,11 @@ def compile_graph(graph):
 def _generate(g, part):
     """(module builder, buffer slots, steps) of partitioned graph `g`."""
     mb, slots, threads = codegen.ModuleBuilder(), _Slots(g), num_threads()
-    steps, segment, size = [], [], [0]
+    steps, segment, size = [], [], 0     # size: the open segment's nodes + buffers
 
     def flush():
-        size[0] = 0
+        nonlocal size
+        size = 0
         if segment:
             objects = sorted({p for _, pos, _ in segment for p in pos})
             name = f"s{len(steps)}"
@@ -145,12 +146,12 @@ def _generate(g, part):
             flush()
             steps.append(("parallel", calls, threads))
         else:       # only called from a segment entry: inlined there, then dropped
-            if size[0] + len(grp.nodes) + len(pos) > SEGMENT_SIZE:
+            if size + len(grp.nodes) + len(pos) > SEGMENT_SIZE:
                 flush()
             for name, _, _ in calls:
                 mb.module.globals[name].linkage = "internal"
             segment.extend(calls)
-            size[0] += len(grp.nodes) + len(pos)
+            size += len(grp.nodes) + len(pos)
     flush()
     return mb, slots, steps
 
