@@ -295,6 +295,14 @@ def emit_group(mb, part, grp, name):
             _tuple_entry(mb, fn)
 
 
+def inline_into_caller(fn):
+    """`fn` has one call site, in this module: LLVM inlines it before optimizing, so the
+    caller is optimized once instead of each function on its own and then again (W10's
+    loop: LLVM's optimizer 21 -> 12 ms, the same code)."""
+    fn.linkage = "internal"
+    fn.attributes.add("alwaysinline")
+
+
 def _tuple_entry(mb, fn):
     """`<fn>.t(ptr %tuple, i64 start, i64 end)` calling `fn` on the data of the arrays in
     %tuple: how Python calls a function with more arguments than ctypes can pass."""

@@ -114,7 +114,7 @@ def emit_region(mb, reg, name):
     g = reg.graph
     nin, nout = len(g.invars), len(g.outvars)
     fn = ir.Function(mb.module, ir.FunctionType(I64, [PTR] * (nin + nout + 1)), name)
-    fn.linkage = "internal"
+    codegen.inline_into_caller(fn)
     fn.attributes.add("nounwind")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     outs, scratch = fn.args[nin:nin + nout], fn.args[-1]
@@ -133,7 +133,7 @@ def emit_region(mb, reg, name):
         args += [shared] * (grp.scratch is not None) + [i64(0), i64(grp.parallel)]
         for f in [gname + ".prep"] * grp.prepare + [gname]:
             callee = mb.module.globals[f]
-            callee.linkage = "internal"
+            codegen.inline_into_caller(callee)
             _check(b, b.call(callee, args))
     for j, v in enumerate(g.outvars):
         if type(v) is Literal:

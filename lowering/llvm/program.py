@@ -149,7 +149,7 @@ def _generate(g, part):
             if size + len(grp.nodes) + len(pos) > SEGMENT_SIZE:
                 flush()
             for name, _, _ in calls:
-                mb.module.globals[name].linkage = "internal"
+                codegen.inline_into_caller(mb.module.globals[name])
             segment.extend(calls)
             size += len(grp.nodes) + len(pos)
     flush()
