@@ -11,7 +11,10 @@ counter pair (0, i), 32-bit samples are the xor of the two output words, 64-bit 
 their concatenation. So `PRNGKey`, `split`, `fold_in`, `uniform`, `bernoulli`, `randint`
 and `permutation` give JAX's exact values; `normal` (sqrt(2) * erfinv of a uniform, with
 XLA's erfinv polynomials) and `categorical` (Gumbel-max) agree with JAX to rounding.
-64-bit seeds are split into two words as JAX does with x64 enabled.
+64-bit seeds are split into two words as JAX does with x64 enabled. Every sampler but
+`categorical` (tnp.log) is made of ops that all backends round alike (integer ops, IEEE
++ - * / sqrt; normal's log1p is written with them), so it gives the same bits eagerly,
+under jit and on every backend.
 """
 import math
 
@@ -184,10 +187,9 @@ def uniform(key, shape=(), dtype=np.float32, minval=0.0, maxval=1.0):
 
 
 def _fma(a, b, c):
-    """a * b + c rounded once, as XLA's fused multiply-add gives (JAX's values), and the
-    same on every backend: narrower floats are computed in float64, where the product is
-    exact, so whether a backend contracts to an fma does not change a bit. (float64's
-    product is not exact: a backend that contracts may differ there in the last bit.)"""
+    """a * b + c rounded once, as XLA's fused multiply-add gives (JAX's values): narrower
+    floats are computed in float64, where the product is exact. float64's is rounded
+    twice, as NumPy and the llvm backend do (JAX's may differ in the last bit)."""
     dt = dtype_of(a)
     if dt == np.float64:
         return a * b + c
@@ -333,15 +335,59 @@ def _erfinv(x):
     """erfinv of x in (-1, 1), as XLA: w = -log(1 - x^2) picks a range, whose polynomial
     is in w (the first range) or sqrt(w) (the others), shifted. Each range's polynomial is
     evaluated and the right one selected: XLA's values (it selects the coefficients of one
-    Horner chain instead), and on AVX2 fewer instructions than a blend per coefficient."""
+    Horner chain instead; about as fast here)."""
     dt = dtype_of(x)
-    w = -tnp.log1p(-(x * x))
+    w = -_log1p(-(x * x))
     root, out = tnp.sqrt(w), None
     for j, (bound, shift, coefficients) in reversed(list(enumerate(_ERFINV64 if dt == np.float64
                                                                   else _ERFINV32))):
-        arg = (w if j == 0 else root) - np.array(shift, dt)
-        p = np.array(coefficients[0], dt)
-        for c in coefficients[1:]:
-            p = np.array(c, dt) + p * arg
+        p = _horner((w if j == 0 else root) - np.array(shift, dt), coefficients[::-1], dt)
         out = p if out is None else tnp.where(tnp.less(w, np.array(bound, dt)), p, out)
     return out * x
+
+
+# ---- log1p (musl's, fdlibm's method) in + - * / only ----------------------------------
+# Each backend's log1p rounds its own way (the llvm math library's is not libm's), but
+# every backend rounds + - * / as IEEE does: so this one gives the same bits everywhere.
+# (ln2's hi and lo parts, and the coefficients of R in log(1 + f) = f - f*f/2 +
+# s*(f*f/2 + R(s*s)), s = f / (2 + f))
+_LOG1P32 = (6.9313812256e-01, 9.0580006145e-06,
+            (0.66666662693, 0.40000972152, 0.28498786688, 0.24279078841))
+_LOG1P64 = (6.93147180369123816490e-01, 1.90821492927058770002e-10,
+            (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
+             2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
+             1.479819860511658591e-01))
+
+
+def _log1p(z):
+    """log1p(z) for z in (-1, 0] with 1 + z >= 2**-31 (2**-63 in float64). 1 + z is
+    m 2**k with m in [sqrt(1/2), sqrt(2)): k and m come from comparisons and exact
+    scalings by powers of 2 of 1 + z rounded (no bit casts), and f = m - 1 is exact: z
+    itself for k = 0, 2z + 1 for k = -1 (z in [-1/2, -0.29]), and for k < -1, z < -1/2,
+    so 1 + z is not rounded and m - 1 is exact (Sterbenz)."""
+    dt = dtype_of(z)
+    ln2_hi, ln2_lo, lg = _LOG1P64 if dt == np.float64 else _LOG1P32
+
+    def c(v):
+        return np.array(v, dt)
+    m, k = c(1) + z, tnp.zeros_like(z)
+    steps = [(2.0 ** -e, e) for e in ((32,) if dt == np.float64 else ()) + (16, 8, 4, 2, 1)]
+    for below, e in steps + [(math.sqrt(0.5), 1)]:
+        small = tnp.less(m, c(below))
+        m, k = tnp.where(small, m * c(2.0 ** e), m), tnp.where(small, k - c(e), k)
+    f = tnp.where(tnp.equal(k, c(0)), z, tnp.where(tnp.equal(k, c(-1)), z * c(2) + c(1),
+                                                   m - c(1)))
+    s = f / (c(2) + f)
+    s2 = s * s
+    s4 = s2 * s2
+    r = s2 * _horner(s4, lg[0::2], dt) + s4 * _horner(s4, lg[1::2], dt)
+    half_f2 = c(0.5) * f * f
+    return s * (half_f2 + r) + k * c(ln2_lo) - half_f2 + f + k * c(ln2_hi)
+
+
+def _horner(x, coefficients, dt):
+    """coefficients[0] + x * (coefficients[1] + x * (...))."""
+    p = np.array(coefficients[-1], dt)
+    for co in coefficients[-2::-1]:
+        p = np.array(co, dt) + p * x
+    return p

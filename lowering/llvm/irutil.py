@@ -18,7 +18,11 @@ from ir.types import BFLOAT16 as BF16, dtype_kind as kind
 I1, I8, I16, I32, I64 = (ir.IntType(w) for w in (1, 8, 16, 32, 64))
 F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
 PTR = ir.PointerType()
-FAST = ("nsz", "arcp", "contract", "afn")          # no nnan/ninf: NaN and inf propagate
+# The fast-math flags of user arithmetic (scalars.py, ctx.FAST): none, so that each + - * /
+# sqrt rounds once as NumPy's ufuncs do (`contract` would fuse a*b+c into one fma, `nsz`
+# fold x + 0.0 into x, `arcp` turn x / y into x * (1 / y), `afn` approximate sqrt). The
+# math library's functions keep their own flags (mathir.FAST_MATH; they are ulp-tested).
+FAST = ()
 REDUCE_FAST = ("reassoc", "nsz")                     # only on reduction accumulators
 HALF = np.dtype(np.float16)
 

@@ -6,7 +6,8 @@ max/min are or/and; integer arithmetic wraps; integer `div` is NumPy's floor div
 exponents (both like the numpy kernels); float -> int conversion truncates, and NaN or
 out-of-range values give what NumPy gives on x86 (_float_to_int). Unsigned integers
 compare, divide, shift right and take max/min as unsigned; float16/bfloat16 results are
-rounded after each op, so values match NumPy's and ml_dtypes' op for op.
+rounded after each op, so values match NumPy's and ml_dtypes' op for op. Float ops carry
+no fast-math flags (irutil.FAST): each rounds once, as NumPy's ufuncs do.
 """
 import numpy as np
 from llvmlite import ir
@@ -15,10 +16,6 @@ from ir.errors import CodegenError, KernelError
 from lowering.llvm.irutil import (BF16, F32, F64, FAST, HALF, I1, I32, kind, lltype, round_to,
                                   typed_intrinsic)
 from lowering.llvm.protocol import ScalarKernel
-
-# Division keeps IEEE results: `arcp` would turn x / 49.0 into x * (1 / 49.0), and 49 / 49
-# into 0.9999999999999999, which truncates to 0 where NumPy gives 1.
-EXACT_DIV = tuple(f for f in FAST if f != "arcp")
 
 TRANSCENDENTAL = ("exp", "log", "log1p", "expm1", "sin", "cos", "tanh", "erf")
 
@@ -200,7 +197,7 @@ BINARY = {  # name: ({kind: fn(ctx, x, y)}, cost)
     "add": ({"f": _F("fadd"), "i": _B("add"), "b": _B("or_")}, 1),
     "sub": ({"f": _F("fsub"), "i": _B("sub"), "b": _B("xor")}, 1),
     "mul": ({"f": _F("fmul"), "i": _B("mul"), "b": _B("and_")}, 1),
-    "div": ({"f": lambda ctx, x, y: ctx.b.fdiv(x, y, flags=EXACT_DIV), "i": _div_i}, 4),
+    "div": ({"f": _F("fdiv"), "i": _div_i}, 4),
     "pow": ({"f": lambda ctx, x, y: ctx.math("pow", x, y), "i": _pow_i}, 30),
     "max": ({"f": lambda ctx, x, y: _fmax(ctx, x, y, ">"), "i": _int_intrinsic("smax"),
              "b": _B("or_")}, 2),

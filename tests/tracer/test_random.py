@@ -161,6 +161,8 @@ EVERYWHERE = {
     "categorical": lambda k: tr.categorical(k, np.zeros((3, 5), F32), shape=(7, 3)),
     "normal": lambda k: tr.normal(k, (3000,)),
     "normal_f64": lambda k: tr.normal(k, (3000,), np.float64),
+    "normal_shapes": lambda k: [tr.normal(k, s, dt) for s in [(), (0,), (3, 37)]
+                                for dt in (np.float32, np.float64)],
 }
 
 
@@ -169,20 +171,19 @@ EVERYWHERE = {
 def test_same_numbers_eager_and_jit(name, backend):
     f = EVERYWHERE[name]
     eager, jitted = f(KEY), tracer.jit(f, backend=backend)(KEY)
-    assert jitted.dtype == eager.dtype and jitted.shape == eager.shape
-    if name.startswith("normal") and backend == "llvm":
-        # the llvm backend's log1p and fused multiply-adds round differently from NumPy's
-        np.testing.assert_allclose(jitted, eager, rtol=4 * np.finfo(eager.dtype).eps,
-                                   atol=4 * np.finfo(eager.dtype).eps)
-    else:
-        np.testing.assert_array_equal(jitted, eager)
+    if not isinstance(eager, list):
+        eager, jitted = [eager], [jitted]
+    for e, j in zip(eager, jitted, strict=True):
+        assert j.dtype == e.dtype and j.shape == e.shape
+        np.testing.assert_array_equal(*(np.atleast_1d(v).view(np.uint8) for v in (j, e)))  # bits
 
 
 @pytest.mark.parametrize("backend", ["numpy", "llvm"])
 def test_vmap_over_keys(backend):
     keys = tr.split(KEY, 4)
     for f in (lambda k: tr.uniform(k, (3,)), lambda k: tr.split(k),
-              lambda k: tr.randint(k, (5,), 0, 10), lambda k: tr.permutation(k, 6)):
+              lambda k: tr.randint(k, (5,), 0, 10), lambda k: tr.permutation(k, 6),
+              lambda k: tr.normal(k, (7,)), lambda k: tr.normal(k, (), np.float64)):
         np.testing.assert_array_equal(tracer.jit(tracer.vmap(f), backend=backend)(keys),
                                       np.stack([f(k) for k in keys]))
     np.testing.assert_array_equal(tracer.vmap(lambda d: tr.fold_in(KEY, d))(np.arange(3)),
@@ -206,6 +207,13 @@ def test_inside_scan_and_fori_loop(backend):
         backend=backend)(KEY)
     np.testing.assert_array_equal(total, sum(tr.bits(tr.fold_in(KEY, i), (3,))
                                              for i in range(4)))
+    z = tracer.jit(lambda k: lax.fori_loop(
+        0, 3, lambda i, a: a * 0.5 + tr.normal(tr.fold_in(k, i), (33,)), tnp.zeros(33, F32)),
+        backend=backend)(KEY)
+    ref = np.zeros(33, F32)
+    for i in range(3):
+        ref = ref * F32(0.5) + tr.normal(tr.fold_in(KEY, i), (33,))
+    np.testing.assert_array_equal(z, ref)
 
 
 # ---- shapes, dtypes, errors ------------------------------------------------------------
