@@ -1,4 +1,6 @@
-"""Groups -> one LLVM module: a function per group, an entry per native segment.
+"""Phase 3, codegen: a schedule -> one LLVM module, a function per group and an entry per
+native segment. It reads the schedule (groups, launch facts, buffers); it writes only the
+module.
 
 A group function is `i64 g<k>(ptr noalias %buf..., i64 %start, i64 %end)`: its leaves'
 buffers, then its outputs', then the slice [start, end) of its parallel work items. A
@@ -23,6 +25,7 @@ from llvmlite import ir
 from ir import Literal
 from ir.errors import CodegenError, KernelError
 from lowering.llvm import irutil, mathlib, mathlib_shared, target
+from lowering.llvm.fusion import parallel_extent
 from lowering.llvm.irutil import FAST, I64, PTR, const, i64, lltype
 from lowering.llvm.protocol import Index
 from lowering.llvm.scalars import convert_value
@@ -179,11 +182,6 @@ class Ctx:
         return irutil.slot(self.b, init)
 
 
-def parallel_extent(shape):
-    """Work items of `nest(shape, parallel=True)`."""
-    return next((d for d in shape if d != 1), 1)
-
-
 class Operand:
     """An input of a whole kernel: `read(multi)` emits its value (fused producers
     inlined); `ptr` is its buffer when it is materialized (None for fused/literal)."""
@@ -273,16 +271,33 @@ def _function(mb, name, grp, scratch, base):
     return fn, ctx
 
 
-def emit_group(mb, part, grp, name):
-    """Define group function `name` (and `name`.prep for a kernel's prepare step); sets
-    grp.parallel (work items), grp.work (ns), grp.scratch (bytes, None: no scratch
-    argument) and grp.prepare."""
-    grp.scratch, grp.prepare = None, False
+def emit_program(sched):
+    """The module of schedule `sched`: each step's group functions, and each segment's
+    entry (its groups have no other caller: LLVM inlines them there)."""
+    mb = ModuleBuilder()
+    for step in sched.steps:
+        for call in step.calls:
+            emit_group(mb, sched.part, call, call.name)
+        if step.kind == "segment":
+            entries = step.entries()
+            for f, _, _ in entries:
+                inline_into_caller(mb.module.globals[f])
+            emit_segment(mb, step.name, entries, step.objects)
+    return mb
+
+
+def emit_group(mb, part, call, name):
+    """Define the function `name` of schedule call `call` (and `name`.prep for a kernel's
+    prepare step)."""
+    grp, launch = call.group, call.launch
     if grp.kind == "rows":
         from lowering.llvm.rows import emit_rows     # rows builds on this module
         emit_rows(mb, part, grp, name)
+    elif grp.kind == "epilogue":
+        from lowering.llvm.epilogues import emit_epilogue     # so do epilogues
+        emit_epilogue(mb, part, grp, launch, name)
     elif grp.kind == "kernel":
-        _emit_kernel(mb, part, grp, name)
+        _emit_kernel(mb, part, grp, launch, name)
     else:
         fn, ctx = _function(mb, name, grp, None, name)
         values = Values(ctx, part, {id(x): a for x, a in zip(grp.leaves, fn.args)})
@@ -318,18 +333,12 @@ def _array_data(b, arrays, count):
     return [field(field(arrays, ITEMS_OFFSET + 8 * k), DATA_OFFSET) for k in range(count)]
 
 
-def _emit_kernel(mb, part, grp, name):
+def _emit_kernel(mb, part, grp, launch, name):
     """A whole-kernel group: its function, and its prepare step's."""
     n = grp.node
     impl = part.impls[id(n)]
-    in_avals, out_avals = [x.aval for x in n.inputs], [o.aval for o in n.outputs]
-    grp.scratch = impl.hook("scratch", in_avals, out_avals, n.attrs, None)
-    grp.parallel = int(impl.hook("parallel", in_avals, out_avals, n.attrs, 1))
-    grp.work = float(impl.hook("work", in_avals, out_avals, n.attrs, estimate_ns(
-        in_avals[0].size if in_avals else 0, _fused_cost(part, grp))))
-    grp.prepare = impl.prepare is not None
-    for fname, emit in [(name, impl.emit)] + [(name + ".prep", impl.prepare)] * grp.prepare:
-        fn, ctx = _function(mb, fname, grp, grp.scratch, name)
+    for fname, emit in [(name, impl.emit)] + [(name + ".prep", impl.prepare)] * launch.prepare:
+        fn, ctx = _function(mb, fname, grp, launch.scratch, name)
         values = Values(ctx, part, {id(x): a for x, a in zip(grp.leaves, fn.args)})
         outs = fn.args[len(grp.leaves):len(grp.leaves) + len(grp.roots)]
         ins = [Operand(values, x, values.buffers.get(id(x))) for x in n.inputs]
@@ -341,33 +350,14 @@ def _emit_kernel(mb, part, grp, name):
 TILE = 32
 
 
-def estimate_ns(elements, cost):
-    """The part of a loop's single-thread time that threads divide: its arithmetic, `cost`
-    units (an add is 1) per element at ~0.035 ns/unit. It decides whether splitting pays;
-    moving bytes does not count, as a second thread hardly adds memory bandwidth (sums
-    and copies measured no faster on 2 threads, sum(axis=0) split by columns 2x slower)."""
-    return 0.035 * elements * cost
-
-
-def _fused_cost(part, grp):
-    return 1 + sum(getattr(part.impls[id(m)], "cost", 0) for m in grp.nodes)
-
-
 def _emit_loop(ctx, values, grp, outs):
+    """A loop group over its work items (schedule.launch counts them the same way)."""
     b, shape = ctx.b, grp.shape
-    size = math.prod(shape)
-    grp.work = estimate_ns(size, _fused_cost(values.part, grp))
-    if grp.flat:
-        grp.parallel, walk = size, lambda: _flat(ctx, shape)
-    elif grp.tiled:
-        outer = parallel_extent(shape[:-2])
-        grp.parallel, walk = (outer if outer > 1 else shape[-2]), lambda: _tiled(ctx, shape)
-    else:
-        grp.parallel, walk = parallel_extent(shape), lambda: _nested(ctx, shape)
-    if size == 0:
+    if math.prod(shape) == 0:
         return
+    walk = _flat if grp.flat else _tiled if grp.tiled else _nested
     out = {id(r): ptr for r, ptr in zip(grp.roots, outs)}
-    with walk() as index:
+    with walk(ctx, shape) as index:
         memo = {}
         for r in grp.computed:      # in order: a later root reuses earlier ones' registers
             v = values.value(r, index, memo)

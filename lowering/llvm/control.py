@@ -1,9 +1,9 @@
 """Control flow as native code: `scan`, `while`, `cond` and `remat` nodes compile to loops
 and branches in the module instead of a numpy step interpreting their regions.
 
-Each region is partitioned and emitted with the same machinery as a whole graph (so
-fusion happens inside a body), as `i64 <name>(ptr in..., ptr out..., ptr scratch)`: its
-group functions called in order on buffers at offsets fixed at compile time in the
+Each region is partitioned and scheduled like a whole graph (schedule.region; so fusion
+happens inside a body) and emitted as `i64 <name>(ptr in..., ptr out..., ptr scratch)`:
+its group functions called in order on buffers at offsets fixed at compile time in the
 scratch the caller passes. A control node is a whole kernel whose
 function runs the loop: scan is a counted loop whose x and y slices are pointer offsets
 into the stacked buffers; while tests and branches; cond switches on the index. Carries
@@ -17,75 +17,18 @@ from collections import Counter
 import numpy as np
 from llvmlite import ir
 
-from ir import Graph, Literal, Var
-from ir.errors import CodegenError
-from lowering.llvm import codegen, fusion, irutil
+from ir import Graph, Literal
+from lowering.llvm import codegen, irutil
 from lowering.llvm.irutil import I1, I8, I32, I64, PTR, i64
 from lowering.llvm.protocol import Index, IndexMap, KernelEmitter, ScalarKernel
-from registry.tables import version
-
-ALIGN = 64
+from lowering.llvm.schedule import ALIGN, aligned, memo, nbytes, region
 
 
-def _nbytes(aval):
-    return aval.size * np.dtype(aval.dtype).itemsize
-
-
-def _round(n):
-    return -(-n // ALIGN) * ALIGN
-
-
-class _Region:
-    """A region's partition and scratch layout: the temporaries (group outputs that are
-    not region outputs) at fixed offsets, then one area shared by the groups' own scratch
-    (groups run one after another)."""
-
-    def __init__(self, graph):
-        from lowering.llvm.rows import merge_rows        # rows builds on codegen
-        self.graph, self.part = graph, fusion.Partition(graph)
-        self.part.groups = merge_rows(self.part, self.part.groups)
-        self.python = any(g.kind == "python" for g in self.part.groups)
-        fixed = {id(v) for v in graph.invars + graph.constvars}
-        self.out_at = {}            # id(value) -> the region output it is written to
-        for j, v in enumerate(graph.outvars):
-            if type(v) is Var and id(v) not in fixed:
-                self.out_at.setdefault(id(v), j)
-        self.offset, size, self.shared = {}, 0, 0
-        for grp in self.part.groups:
-            for r in grp.roots:
-                if id(r) not in self.out_at:
-                    self.offset[id(r)], size = size, size + _round(_nbytes(r.aval))
-            if grp.kind == "kernel":
-                n, impl = grp.node, self.part.impls[id(grp.node)]
-                need = impl.hook("scratch", [x.aval for x in n.inputs],
-                                 [o.aval for o in n.outputs], n.attrs, None)
-                self.shared = max(self.shared, _round(need or 0))
-        self.temps = size
-        self.scratch = size + self.shared
-
-
-def _memo(graph, what, token, build):
-    """build(), memoized on `graph` itself while `token` holds: it lives as long as the
-    graph (a weak-keyed table would keep the graph alive through the value)."""
-    memo = graph.__dict__.setdefault("_llvm_control", {})
-    hit = memo.get(what)
-    if hit is None or hit[0] != token:
-        hit = memo[what] = (token, build())
-    return hit[1]
-
-
-def region(graph):
-    """The _Region of `graph` (memoized while the registry and fusion limits stay)."""
-    token = (tuple(version(k) for k in sorted(graph.kernels())), fusion.SHARED_COST,
-             fusion.MAX_COST, fusion.MAX_DEPTH, fusion.TILED_MIN)
-    return _memo(graph, "region", token, lambda: _Region(graph))
-
-
-def _memcpy(b, dst, src, nbytes):
-    if nbytes:
+def _memcpy(b, dst, src, size):
+    if size:
         fn = irutil.intrinsic(b.module, "llvm.memcpy.p0.p0.i64", ir.VoidType(),
                               [PTR, PTR, I64, I1])
-        b.call(fn, [dst, src, i64(nbytes), ir.Constant(I1, 0)])
+        b.call(fn, [dst, src, i64(size), ir.Constant(I1, 0)])
 
 
 def _at(b, ptr, offset):
@@ -110,7 +53,8 @@ def _check(b, rc):
 
 
 def emit_region(mb, reg, name):
-    """Define `i64 name(ptr in..., ptr out..., ptr scratch)` running region `reg`."""
+    """Define `i64 name(ptr in..., ptr out..., ptr scratch)` running region `reg` (a
+    schedule.Region)."""
     g = reg.graph
     nin, nout = len(g.invars), len(g.outvars)
     fn = ir.Function(mb.module, ir.FunctionType(I64, [PTR] * (nin + nout + 1)), name)
@@ -124,22 +68,20 @@ def emit_region(mb, reg, name):
     loc.update({k: outs[j] for k, j in reg.out_at.items()})
     loc.update({k: _at(b, scratch, off) for k, off in reg.offset.items()})
     shared = _at(b, scratch, reg.temps)
-    for k, grp in enumerate(reg.part.groups):
-        gname = f"{name}.g{k}"
-        codegen.emit_group(mb, reg.part, grp, gname)
-        if (grp.scratch or 0) > reg.shared:
-            raise CodegenError(f"{gname}: group scratch {grp.scratch} > planned {reg.shared}")
+    for call in reg.calls:
+        grp, gname = call.group, f"{name}.{call.name}"
+        codegen.emit_group(mb, reg.part, call, gname)
         args = [loc[id(x)] for x in grp.leaves] + [loc[id(r)] for r in grp.roots]
-        args += [shared] * (grp.scratch is not None) + [i64(0), i64(grp.parallel)]
-        for f in [gname + ".prep"] * grp.prepare + [gname]:
+        args += [shared] * (call.launch.scratch is not None)
+        for f, items in call.launch.functions(gname):
             callee = mb.module.globals[f]
             codegen.inline_into_caller(callee)
-            _check(b, b.call(callee, args))
+            _check(b, b.call(callee, args + [i64(0), i64(items)]))
     for j, v in enumerate(g.outvars):
         if type(v) is Literal:
             irutil.store(b, outs[j], i64(0), irutil.const(v.value, v.aval.dtype), v.aval.dtype)
         elif loc[id(v)] is not outs[j]:
-            _memcpy(b, outs[j], loc[id(v)], _nbytes(v.aval))
+            _memcpy(b, outs[j], loc[id(v)], nbytes(v.aval))
     b.ret(i64(0))
     return fn
 
@@ -161,8 +103,8 @@ def loop_body(body, n_consts, n_carry):
     and nothing else reads that node, the graph drops output k and returns (i, v) last
     instead; the loop writes slot i of carry k's one buffer after the iteration's reads:
     an iteration costs one slot, not a copy of the whole buffer (a checkpoint tape)."""
-    return _memo(body, ("loop", n_consts, n_carry), None,
-                 lambda: _in_place(body, n_consts, n_carry))
+    return memo(body, ("loop", n_consts, n_carry), None,
+                lambda: _in_place(body, n_consts, n_carry))
 
 
 def _in_place(body, n_consts, n_carry):
@@ -202,28 +144,28 @@ class _Carry:
         it = iter(ptrs[n:])
         self.bb = [self.a[k] if k in slots else next(it) for k in range(n)]
         self.updates = [(next(it), next(it)) for _ in slots]
-        self.bytes = sum(_round(s) for s in sizes)
+        self.bytes = sum(aligned(s) for s in sizes)
 
     @staticmethod
     def layout(avals, body, slots):
         """(byte sizes, offsets) of A, then B of the double-buffered, then each (i, v)."""
         extra = _updates(body, slots)
-        sizes = [_nbytes(a) for a in avals] + [
-            _nbytes(a) for k, a in enumerate(avals) if k not in slots] + [
-            _nbytes(v.aval) for v in extra]
+        sizes = [nbytes(a) for a in avals] + [
+            nbytes(a) for k, a in enumerate(avals) if k not in slots] + [
+            nbytes(v.aval) for v in extra]
         offs, at = [], 0
         for size in sizes:
             offs.append(at)
-            at += _round(size)
+            at += aligned(size)
         return sizes, offs
 
     @staticmethod
     def size(avals, body, slots):
-        return sum(_round(s) for s in _Carry.layout(avals, body, slots)[0])
+        return sum(aligned(s) for s in _Carry.layout(avals, body, slots)[0])
 
     def fill(self, ptrs):
         for dst, src, a in zip(self.a, ptrs, self.avals):
-            _memcpy(self.b, dst, src, _nbytes(a))
+            _memcpy(self.b, dst, src, nbytes(a))
 
     def at(self, odd):
         """(read, written) pointers of an iteration of parity `odd` (an i1): the body's
@@ -240,12 +182,12 @@ class _Carry:
         for j, (k, (ip, vp)) in enumerate(zip(self.slots, self.updates)):
             dtype, n = extra[2 * j].aval.dtype, self.avals[k].shape[0]
             i = _clamp(ctx, irutil.load(b, ip, i64(0), dtype), dtype, n)
-            step = _nbytes(self.avals[k]) // n
+            step = nbytes(self.avals[k]) // n
             _memcpy(b, _at(b, self.a[k], b.mul(i, i64(step))), vp, step)
 
     def drain(self, ptrs, odd):
         for dst, src, a in zip(ptrs, self.at(odd)[0], self.avals):
-            _memcpy(self.b, dst, src, _nbytes(a))
+            _memcpy(self.b, dst, src, nbytes(a))
 
 
 def _scan(ctx, ins, outs, *, body, n_consts, n_carry, length, reverse, unroll):
@@ -257,8 +199,8 @@ def _scan(ctx, ins, outs, *, body, n_consts, n_carry, length, reverse, unroll):
     carry = _Carry(b, ctx.scratch, [o.aval for o in outs[:n_carry]], graph, slots)
     rscratch = _at(b, ctx.scratch, carry.bytes)
     carry.fill(ptrs[n_consts:n_consts + n_carry])
-    x_step = [_nbytes(x.aval) // max(length, 1) for x in ins[n_consts + n_carry:]]
-    y_step = [_nbytes(o.aval) // max(length, 1) for o in outs[n_carry:]]
+    x_step = [nbytes(x.aval) // max(length, 1) for x in ins[n_consts + n_carry:]]
+    y_step = [nbytes(o.aval) // max(length, 1) for o in outs[n_carry:]]
     with ctx.loop(0, length, "t") as t:
         k = b.sub(i64(length - 1), t) if reverse else t
         cur, nxt, upd = carry.at(b.trunc(t, I1))
@@ -337,10 +279,27 @@ def _remat(ctx, ins, outs, *, body):
 
 
 class ControlEmitter(KernelEmitter):
-    """A control-flow kernel: native only if every region compiles without Python steps."""
+    """A control-flow kernel: `regions(node)` are the (label, graph) pairs it runs as
+    regions (a loop body as loop_body rewrote it), each scheduled by schedule.region;
+    native only if none of them needs a Python step."""
+
+    def __init__(self, body, regions, scratch):
+        super().__init__(body, fuse_inputs=False, scratch=scratch)
+        self.regions = regions
 
     def native(self, node):
-        return not any(region(g).python for g in node.regions)
+        return not any(region(g).python for _, g in self.regions(node))
+
+
+def _scan_regions(node):
+    a = node.attrs
+    return [("body", loop_body(a["body"], a["n_consts"], a["n_carry"])[0])]
+
+
+def _while_regions(node):
+    a = node.attrs
+    nk = len(node.inputs) - a["n_cond"] - a["n_body"]
+    return [("cond", a["cond"]), ("body", loop_body(a["body"], a["n_body"], nk)[0])]
 
 
 def _clamp(ctx, value, dtype, n):
@@ -374,12 +333,13 @@ def _dynamic_update_index(ctx, index, read):
 
 
 KERNELS = {
-    "scan": ControlEmitter(_scan, fuse_inputs=False, scratch=_scan_scratch),
-    "while": ControlEmitter(_while, fuse_inputs=False, scratch=_while_scratch),
-    "cond": ControlEmitter(_cond, fuse_inputs=False, scratch=lambda i, o, *, branches: max(
-        region(g).scratch for g in branches)),
-    "remat": ControlEmitter(_remat, fuse_inputs=False,
-                            scratch=lambda i, o, *, body: region(body).scratch),
+    "scan": ControlEmitter(_scan, _scan_regions, _scan_scratch),
+    "while": ControlEmitter(_while, _while_regions, _while_scratch),
+    "cond": ControlEmitter(
+        _cond, lambda n: [(f"branch{k}", g) for k, g in enumerate(n.attrs["branches"])],
+        lambda i, o, *, branches: max(region(g).scratch for g in branches)),
+    "remat": ControlEmitter(_remat, lambda n: [("body", n.attrs["body"])],
+                            lambda i, o, *, body: region(body).scratch),
     "stop_gradient": ScalarKernel(lambda ctx, x: x, cost=0),
     "dynamic_index": IndexMap(_dynamic_index),
     "dynamic_update_index": IndexMap(_dynamic_update_index),

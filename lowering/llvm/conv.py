@@ -212,4 +212,4 @@ def _work(in_avals, out_avals, **attrs):
 
 KERNEL = _ConvEmitter(_emit, fuse_inputs=False, prepare=_prepare, work=_work,
                       parallel=lambda i, o, **a: _shape(i, o, **a).m,
-                      scratch=lambda i, o, **a: _shape(i, o, **a).scratch())
+                      scratch=lambda i, o, **a: _shape(i, o, **a).scratch(), epilogue=True)

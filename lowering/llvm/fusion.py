@@ -40,12 +40,15 @@ class Group:
         self.kind, self.roots, self.node, self.shape = kind, list(roots), node, shape
         self.leaves, self.nodes = [], []
         self.flat, self.tiled = True, False     # loop structure (set by Partition)
-        self.parallel, self.work = 1, 0.0       # work items, estimated ns (set by codegen)
-        self.scratch, self.prepare = None, False
 
     def __repr__(self):
         what = self.node.kernel if self.node else f"loop{list(self.shape)}"
         return f"<Group {what}: {len(self.nodes)} nodes>"
+
+
+def parallel_extent(shape):
+    """Work items of a loop nest over `shape` split on its outermost axis of extent > 1."""
+    return next((d for d in shape if d != 1), 1)
 
 
 def llvm_impl(kernel):
@@ -225,12 +228,12 @@ class Partition:
 def display_graph(graph, groups):
     """The graph with each fused group shown as one `fusion` node whose `body` attr is
     its sub-graph (the printer prints it nested); single-node groups stay as they are."""
-    nodes = []
-    for grp in groups:
-        if len(grp.nodes) == 1:
-            nodes.append(grp.nodes[0])
-            continue
-        body = Graph(grp.leaves, grp.roots, grp.nodes)
-        label = grp.node.kernel if grp.node is not None else grp.kind
-        nodes.append(Node("fusion", grp.leaves, grp.roots, {"kind": label, "body": body}))
-    return Graph(graph.invars, graph.outvars, nodes, graph.constvars, graph.consts)
+    return Graph(graph.invars, graph.outvars, [
+        grp.nodes[0] if len(grp.nodes) == 1 else fusion_node(
+            grp.node.kernel if grp.node is not None else grp.kind, grp.leaves, grp.roots,
+            grp.nodes) for grp in groups], graph.constvars, graph.consts)
+
+
+def fusion_node(label, leaves, roots, nodes):
+    """The `fusion` node showing a group of `nodes` (see display_graph)."""
+    return Node("fusion", leaves, roots, {"kind": label, "body": Graph(leaves, roots, nodes)})

@@ -4,11 +4,11 @@ target.py caches object code by module text, but producing that text (partitioni
 emitting, printing) costs milliseconds per graph. Here a digest of the graph's structure
 (every node's kernel, inputs, attrs, output types and source, regions as graphs with the
 values of their constants, which their code holds; literal values; input and
-const types) plus the identity of the code generator maps to the rest of what Program
-needs: the module text (whose object code target.py then loads), error table, buffer
-specs, steps, output slots and fused groups. Entries live in memory (the
-TRACER_CODE_CACHE_SIZE most recently used) and, next to the object files, as <key>.g
-files (lowering.llvm.caches).
+const types) plus the identity of the code generator maps to the graph's artifact
+(lowering.llvm.artifact: the module text, whose object code target.py then loads, and
+what the call path needs besides). Entries live in memory (the TRACER_CODE_CACHE_SIZE
+most recently used) and, next to the object files, as <key>.g files
+(lowering.llvm.caches), in artifact.encode's plain form.
 
 What a kernel's llvm impl emits is part of the code, so a graph is cached only when every
 kernel in it has its built-in llvm impl: a user-registered impl is a Python object that
@@ -25,14 +25,12 @@ import sys
 import llvmlite
 import numpy as np
 
-import ir.errors
-from ir import Graph, Literal, Var
-from lowering.llvm import (caches, codegen, control, fusion, linalg, mathlib_shared, matmul,
-                           reductions, scalars, shapes, target)
-from lowering.llvm.fusion import Group, display_graph
+from ir import Graph, Var
+from lowering.llvm import (artifact, caches, codegen, control, fusion, linalg, mathlib_shared,
+                           matmul, reductions, scalars, shapes, target)
 from registry.tables import _kernels
 
-FORMAT = 2
+FORMAT = 3
 # Every built-in llvm impl: the package registers exactly these, and only graphs whose
 # impls are all still these objects are graph-cached (their code is fixed by the source).
 BUILTIN = {name: impl for table in (scalars.KERNELS, shapes.KERNELS, reductions.KERNELS,
@@ -89,14 +87,6 @@ def _attr(v, kernels):
     raise _Uncacheable
 
 
-def _numbering(g):
-    """({id(value): number} over inputs, consts, node outputs in order; [values])."""
-    values = g.invars + g.constvars
-    for n in g.nodes:
-        values.extend(n.outputs)
-    return {id(v): k for k, v in enumerate(values)}, values
-
-
 def key_of(g):
     """The cache key of graph `g` (after the backend's own passes), or None when it
     cannot be cached (a non-built-in llvm impl, an attr of an unknown type)."""
@@ -113,7 +103,7 @@ def key_of(g):
 
 def _parts(g, kernels):
     """Graph `g` as nested tuples of plain values (adding its kernels to `kernels`)."""
-    number = _numbering(g)[0]
+    number = artifact.numbering(g)[0]
     parts = [[(a.shape, a.dtype.name, a.weak_type) for a in g.in_avals],
              [(v.aval.shape, v.aval.dtype.name) for v in g.constvars]]
     for n in g.nodes:
@@ -130,14 +120,14 @@ def _parts(g, kernels):
     return parts
 
 
-def lookup(key):
-    """The entry stored under `key` (memory, then disk), or None."""
+def lookup(key, g):
+    """The artifact stored under `key` (memory, then disk) for graph `g`, or None."""
     if key is None:
         return None
     entry = _memory.get(key)
     if entry is not None:
         stats["memory_hits"] += 1
-        return entry
+        return artifact.decode(entry, g)
     directory = target._cache_dir()
     data = caches.read(directory, key + ".g") if directory else None
     if data is None:
@@ -145,67 +135,17 @@ def lookup(key):
     entry = marshal.loads(data)     # intact and written for `key` by this very code
     stats["disk_hits"] += 1
     _memory.put(key, entry)
-    return entry
+    return artifact.decode(entry, g)
 
 
-def store(key, g, groups, text, errors, specs, steps, outs):
-    """Remember what compile_graph built for `g` (nothing if it has Python steps or
-    errors of classes outside ir.errors)."""
-    if key is None or any(s[0] not in ("segment", "parallel") for s in steps):
+def store(key, g, art):
+    """Remember artifact `art` of graph `g` (unless it holds Python steps or errors of
+    classes outside ir.errors)."""
+    if key is None or not artifact.cacheable(art):
         return
-    if any(getattr(ir.errors, cls.__name__, None) is not cls for cls, _ in errors):
-        return
-    number = _numbering(g)[0]
-    index = {id(n): i for i, n in enumerate(g.nodes)}
-    entry = (
-        text,
-        tuple((cls.__name__, message) for cls, message in errors),
-        tuple((shape, dtype and dtype.name) for shape, dtype in specs),
-        tuple((kind, name, tuple(objects)) if kind == "segment" else
-              (kind, tuple((f, tuple(pos), items) for f, pos, items in name), objects)
-              for kind, name, objects in steps),
-        tuple(None if type(k) is Literal else k for k in outs),
-        tuple((grp.kind, index[id(grp.node)] if grp.node is not None else -1, grp.shape,
-               tuple(index[id(m)] for m in grp.nodes), tuple(number[id(x)] for x in grp.leaves),
-               tuple(number[id(r)] for r in grp.roots)) for grp in groups))
+    entry = artifact.encode(art, g)
     _memory.put(key, entry)
     stats["stored"] += 1
     directory = target._cache_dir()
     if directory:
         caches.write(directory, key + ".g", marshal.dumps(entry))
-
-
-class _Module:
-    """What Program reads of a ModuleBuilder: the text and the error table."""
-
-    def __init__(self, text, errors):
-        self._text, self.errors = text, errors
-
-    def text(self):
-        return self._text
-
-
-class _Slots:
-    """What Program reads of the buffer numbering: the per-call buffer specs."""
-
-    def __init__(self, specs):
-        self.specs = specs
-
-
-def program_args(g, entry):
-    """(shown graph, module, slots, steps, outs): Program's arguments after `g`."""
-    text, errors, specs, steps, outs, groups = entry
-    values = _numbering(g)[1]
-    shown = []
-    for kind, node, shape, nodes, leaves, roots in groups:
-        grp = Group(kind, [values[r] for r in roots], node=g.nodes[node] if node >= 0 else None,
-                    shape=shape)
-        grp.nodes, grp.leaves = [g.nodes[i] for i in nodes], [values[x] for x in leaves]
-        shown.append(grp)
-    module = _Module(text, [(getattr(ir.errors, cls), message) for cls, message in errors])
-    slots = _Slots([(shape, dtype and np.dtype(dtype)) for shape, dtype in specs])
-    steps = [(kind, name, list(objects)) if kind == "segment" else
-             (kind, [(f, list(pos), items) for f, pos, items in name], objects)
-             for kind, name, objects in steps]
-    outs = [g.outvars[j] if k is None else k for j, k in enumerate(outs)]
-    return display_graph(g, shown), module, slots, steps, outs

@@ -73,4 +73,5 @@ def _work(in_avals, out_avals):
 
 
 KERNELS = {"matmul": KernelEmitter(_matmul, fuse_inputs=False, parallel=_rows,
-                                   scratch=_scratch, work=_work, prepare=_prepare)}
+                                   scratch=_scratch, work=_work, prepare=_prepare,
+                                   epilogue=True)}

@@ -1,10 +1,14 @@
 """compile_graph: graph -> Program, a short list of steps run on per-call buffers.
 
-Steps are native segments (one ctypes call each, taking the array objects themselves;
-a long run of groups is cut into segments of bounded size, see SEGMENT_SIZE),
-Python calls of numpy kernels for nodes the llvm backend lacks, and native groups big
-enough (> PARALLEL_NS of estimated work) to split across TRACER_NUM_THREADS threads. A
-graph the llvm backend fully covers and that needs no threads is one native call.
+The compiler runs in phases, each a function of the last one's result: passes, partition
+and schedule (lowering.llvm.schedule), codegen (lowering.llvm.codegen), the artifact
+(lowering.llvm.artifact: what the graph cache stores) and the Program, which loads an
+artifact and runs it. Steps are native segments (one ctypes call each, taking the array
+objects themselves; a long run of groups is cut into segments of bounded size, see
+SEGMENT_SIZE), Python calls of numpy kernels for nodes the llvm backend lacks, and
+native groups big enough (> PARALLEL_NS of estimated work) to split across
+TRACER_NUM_THREADS threads. A graph the llvm backend fully covers and that needs no
+threads is one native call.
 
 Inputs are checked against the graph's types before any native code runs: arrays of the
 right shape and dtype are used as they are if C-contiguous and aligned, else copied;
@@ -22,10 +26,9 @@ from ir import Literal
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.passes import cse, dce, fold_constants, inline_calls
 from lowering.interpreter import own, run_node
-from lowering.llvm import codegen, graph_cache, irutil, target
-from lowering.llvm.fusion import Partition, check_kernels, display_graph
+from lowering.llvm import artifact, codegen, graph_cache, irutil, schedule, target
+from lowering.llvm.fusion import check_kernels
 from lowering.llvm.rewrites import thin_matmuls
-from lowering.llvm.rows import merge_rows
 from lowering.profile import note, phase
 from registry.tables import _kernels
 
@@ -62,123 +65,60 @@ def _pool(n):
         return _pools[n]
 
 
-class _Slots:
-    """Numbering of a call's buffers: inputs, consts, then one slot per value a step
-    produces (`spec` (shape, dtype) is allocated per call; None is filled by a Python
-    step) and per kernel scratch buffer."""
-
-    def __init__(self, graph):
-        fixed = graph.invars + graph.constvars
-        self.nfixed, self.specs = len(fixed), []
-        self.index = {id(v): k for k, v in enumerate(fixed)}
-
-    def of(self, x, spec=None):
-        if isinstance(x, Literal):
-            return x
-        k = self.index.get(id(x))
-        if k is None:
-            k = self.index[id(x)] = self.nfixed + len(self.specs)
-            self.specs.append(spec or (None, None))
-        return k
-
-    def scratch(self, nbytes):
-        self.specs.append(((max(int(nbytes), 1),), np.dtype(np.uint8)))
-        return self.nfixed + len(self.specs) - 1
-
-
 def _evaluate(node, values):
     """Constant folding through the numpy kernels (kernels without one are left alone)."""
     return run_node(node, values) if (node.kernel, "numpy") in _kernels else None
 
 
+def optimize(graph):
+    """The graph the llvm backend partitions: calls inlined, constants folded, common
+    subexpressions merged, dead nodes dropped, thin matmuls rewritten."""
+    return thin_matmuls(dce(cse(fold_constants(inline_calls(graph), _evaluate))))
+
+
 def compile_graph(graph):
-    """Compile an ir.Graph for the llvm backend: inline calls, optimize, fuse, generate
-    one module, load it (through the caches). Returns a Program."""
+    """Compile an ir.Graph for the llvm backend: inline calls, optimize, then partition,
+    schedule, generate one module and load it (through the caches). Returns a Program."""
     check_kernels(graph)
     with phase("passes"):
-        g = thin_matmuls(dce(cse(fold_constants(inline_calls(graph), _evaluate))))
+        g = optimize(graph)
     key = graph_cache.key_of(g)
-    entry = graph_cache.lookup(key)
-    if entry is not None:
+    art = graph_cache.lookup(key, g)
+    if art is not None:
         note("graph-cache-hits")
-        return Program(g, *graph_cache.program_args(g, entry))
+        return Program(art)
     with phase("partition"):
-        part = Partition(g)
-        part.groups = merge_rows(part, part.groups)
+        part = schedule.partition(g)
+    with phase("schedule"):
+        sched = schedule.Schedule(part, num_threads(), PARALLEL_NS, SEGMENT_SIZE)
     with phase("codegen"):
-        mb, slots, steps = _generate(g, part)
-    outs = [slots.of(v) for v in g.outvars]
-    program = Program(g, display_graph(g, part.groups), mb, slots, steps, outs)
-    graph_cache.store(key, g, part.groups, program.as_text(), mb.errors, slots.specs, steps,
-                      outs)
-    return program
-
-
-def _generate(g, part):
-    """(module builder, buffer slots, steps) of partitioned graph `g`."""
-    mb, slots, threads = codegen.ModuleBuilder(), _Slots(g), num_threads()
-    steps, segment, size = [], [], 0     # size: the open segment's nodes + buffers
-
-    def flush():
-        nonlocal size
-        size = 0
-        if segment:
-            objects = sorted({p for _, pos, _ in segment for p in pos})
-            name = f"s{len(steps)}"
-            codegen.emit_segment(mb, name, [(f, [objects.index(p) for p in pos], n)
-                                            for f, pos, n in segment], objects)
-            steps.append(("segment", name, objects))
-            segment.clear()
-
-    for k, grp in enumerate(part.groups):
-        if grp.kind == "python":
-            flush()
-            steps.append(("python", grp.node, [slots.of(x) for x in grp.node.inputs],
-                          [slots.of(o) for o in grp.roots]))
-            continue
-        codegen.emit_group(mb, part, grp, f"g{k}")
-        pos = [slots.of(x) for x in grp.leaves] + [
-            slots.of(r, (r.aval.shape, r.aval.dtype)) for r in grp.roots]
-        if grp.scratch is not None:
-            pos.append(slots.scratch(grp.scratch))
-        calls = [(f"g{k}.prep", pos, 1)] * grp.prepare + [(f"g{k}", pos, grp.parallel)]
-        if threads > 1 and grp.parallel > 1 and grp.work > PARALLEL_NS:
-            flush()
-            steps.append(("parallel", calls, threads))
-        else:       # only called from a segment entry: inlined there, then dropped
-            if size + len(grp.nodes) + len(pos) > SEGMENT_SIZE:
-                flush()
-            for name, _, _ in calls:
-                codegen.inline_into_caller(mb.module.globals[name])
-            segment.extend(calls)
-            size += len(grp.nodes) + len(pos)
-    flush()
-    return mb, slots, steps
+        art = artifact.build(sched, codegen.emit_program(sched))
+    graph_cache.store(key, g, art)
+    return Program(art)
 
 
 class Program:
-    """A compiled graph: `run(leaves)` -> list of output arrays; `as_text()` is the LLVM
-    module; `graph` the optimized graph with each fused group as one `fusion` node."""
+    """A compiled graph, loaded from its artifact: `run(leaves)` -> list of output arrays;
+    `as_text()` is the LLVM module; `graph` the optimized graph with each fused group as
+    one `fusion` node."""
     backend = "llvm"
 
-    def __init__(self, graph, shown, mb, slots, steps, outs):
-        self.graph = shown
-        with phase("codegen"):
-            self._text = mb.text()
-        self._errors = list(mb.errors)
+    def __init__(self, art):
+        self.graph = graph = art.graph
+        self._text, self._errors = art.text, art.errors
         self.loaded = target.load(self._text)
         self._in = [(v.aval.shape, v.aval.dtype) for v in graph.invars]
         self._consts = [np.require(c, v.aval.dtype, ["C", "A"])
                         for v, c in zip(graph.constvars, graph.consts)]
-        self._alloc = slots.specs
-        self._outs = outs
-        self._copied = _copied(outs, len(self._in) + len(self._consts))
-        self.steps = [s[0] for s in steps]        # "segment" | "python" | "parallel"
-        if all(s[0] == "segment" for s in steps):
+        self._alloc = art.specs
+        self._outs = art.outs
+        self._copied = _copied(art.outs, len(self._in) + len(self._consts))
+        self.steps = [s[0] for s in art.steps]    # "segment" | "python" | "parallel"
+        if all(s[0] == "segment" for s in art.steps):
             self.run = self._fast_run([(self._function(name), objects)
-                                       for _, name, objects in steps])
+                                       for _, name, objects in art.steps])
         else:
-            self._steps = [self._step(*s) for s in steps]
+            self._steps = [self._step(*s) for s in art.steps]
 
     def as_text(self):
         return self._text

@@ -80,12 +80,17 @@ class KernelEmitter:
     of independent work items; `scratch` -> bytes of a per-call scratch buffer (`ctx.scratch`);
     `work` -> estimated nanoseconds per call (decides whether to split across threads).
     `prepare(ctx, ins, outs, **attrs)`, if given, is emitted as its own function that runs
-    once per call before the work items (e.g. packing an operand into the scratch)."""
+    once per call before the work items (e.g. packing an operand into the scratch).
+    `epilogue=True` declares that the kernel has one output whose row i (out.reshape(-1,
+    C)[i]) is work item i, written only by that item: the elementwise loops after it (bias,
+    activation) may then run in its group, on each chunk of rows it has just written
+    (lowering.llvm.epilogues)."""
     kind = "kernel"
 
     def __init__(self, body, fuse_inputs=True, parallel=None, scratch=None, work=None,
-                 prepare=None):
+                 prepare=None, epilogue=False):
         self.body, self.fuse_inputs, self.prepare = body, fuse_inputs, prepare
+        self.epilogue = epilogue
         self._hooks = {"parallel": parallel, "scratch": scratch, "work": work}
 
     def hook(self, name, in_avals, out_avals, attrs, default):

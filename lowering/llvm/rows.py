@@ -7,13 +7,11 @@ instead of full arrays.
 
 Valid when each member reads the values made earlier in the run only at its own row:
 through elementwise kernels at the same element, or through the reshape to S[:-1]+(1,)
-and broadcast to S that keepdims produces. Work items are rows.
+and broadcast to S that keepdims produces. Work items are rows (schedule.launch).
 """
-import numpy as np
-
 from ir import Var
 from lowering.llvm import irutil
-from lowering.llvm.codegen import Operand, Values, _function, estimate_ns
+from lowering.llvm.codegen import Operand, Values, _function
 from lowering.llvm.fusion import Group
 from lowering.llvm.irutil import i64
 from lowering.llvm.protocol import Index
@@ -142,10 +140,6 @@ def emit_rows(mb, part, grp, name):
         rowwise[id(v)] = "row" if full else "one"
     # a member reads the buffers of the leaves and of the members before it
     values = Values(ctx, part, {id(x): a for x, a in zip(grp.leaves, fn.args)}, rowwise)
-    nrows = int(np.prod(rows, dtype=np.int64))
-    grp.parallel = nrows
-    grp.work = estimate_ns(nrows * shape[-1],
-                           1 + sum(getattr(part.impls[id(m)], "cost", 1) for m in grp.nodes))
 
     def put(v, index, value):
         local = rowwise.get(id(v))

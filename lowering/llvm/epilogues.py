@@ -1,0 +1,159 @@
+"""Epilogue fusion: a whole kernel that takes epilogues (KernelEmitter(epilogue=True):
+conv, matmul; work item i is row i of its one output, out.reshape(-1, C)[i]) and the
+elementwise loops right after it over its output's elements (its shape, or a reshape of
+it) that read what the group made only at their own element (a bias add, an activation;
+a bias broadcast per channel reads a leaf, which is fine) become one group. Per chunk of
+rows the kernel runs, then the loops, while those rows are still in cache:
+`relu(conv(x, w) + b)` is one parallel step instead of two, and the loops do not read
+the kernel's output back from memory.
+
+The kernel's output stays a buffer (a root, also when nothing else reads it); the loops
+run as one loop whose values pass in registers, so those needed only inside the group
+are never stored.
+"""
+import contextlib
+import math
+
+from ir import Var
+from lowering.llvm import irutil
+from lowering.llvm.codegen import Values, _emit_kernel, _function, inline_into_caller
+from lowering.llvm.fusion import MAX_LOOP_NODES, Group
+from lowering.llvm.irutil import i64
+from lowering.llvm.protocol import Index
+
+CHUNK_BYTES = 64 * 1024   # kernel output per chunk: the loops read it back from L2
+ROW_MULTIPLE = 42         # chunks are whole matmul register tiles (6 rows on AVX2, 14 on AVX-512)
+
+
+def merge_epilogues(part, groups):
+    """`groups` with each kernel that takes epilogues merged with the loops after it."""
+    out, k = [], 0
+    while k < len(groups):
+        run = _run(part, groups, k)
+        if run:
+            out.append(_epilogue_group(part, groups[k], run, groups[k + 1 + len(run):]))
+            k += 1 + len(run)
+        else:
+            out.append(groups[k])
+            k += 1
+    return out
+
+
+def _output_shape(part, g):
+    """The output shape of kernel group g if it takes epilogues and is not empty."""
+    n = g.node
+    if g.kind != "kernel" or not getattr(part.impls[id(n)], "epilogue", False) \
+            or len(n.outputs) != 1 or not n.outputs[0].aval.size:
+        return None
+    out = n.outputs[0].aval
+    items = part.impls[id(n)].hook("parallel", [x.aval for x in n.inputs], [out], n.attrs, 1)
+    return out.shape if items * out.shape[-1] == out.size else None
+
+
+def _run(part, groups, k):
+    """The loops after groups[k] that become its epilogue (none if it takes none)."""
+    shape, run = _output_shape(part, groups[k]), []
+    if shape is None:
+        return run
+    produced, size = {id(o) for o in groups[k].roots}, 0
+    for g in groups[k + 1:]:
+        size += len(g.nodes)
+        if g.kind != "loop" or math.prod(g.shape) != math.prod(shape) \
+                or run and size > MAX_LOOP_NODES \
+                or not _reads_own_element(part, g, produced):
+            break
+        run.append(g)
+        produced.update(id(v) for v in g.roots)
+    return run
+
+
+def _reads_own_element(part, g, produced):
+    """True if loop g reads values in `produced`, and only at its own element: through
+    scalar kernels and reshapes (which keep the flat index; other index maps move)."""
+    def inputs(n, own):
+        keep = own and (part.kind[id(n)] == "scalar" or n.kernel == "reshape")
+        return [(y, keep) for y in n.inputs]
+    reads, seen = False, set()
+    stack = [e for r in g.computed for e in inputs(part.producer[id(r)], True)]
+    while stack:
+        x, own = stack.pop()
+        if not isinstance(x, Var) or (id(x), own) in seen:
+            continue
+        seen.add((id(x), own))
+        if id(x) in produced:
+            if not own:
+                return False
+            reads = True
+        elif id(x) not in part.materialized and part.fusable(x):
+            stack.extend(inputs(part.producer[id(x)], own))
+    return reads
+
+
+def _epilogue_group(part, kernel, run, after):
+    """One group: the kernel's roots, then the loops' values needed after the run."""
+    needed = {id(v) for v in part.graph.outvars} | {id(x) for g in after for x in g.leaves}
+    grp = Group("epilogue", kernel.roots + [v for g in run for v in g.roots if id(v) in needed],
+                node=kernel.node, shape=kernel.node.outputs[0].aval.shape)
+    grp.members, grp.flat = run, all(g.flat for g in run)
+    made = {id(v) for g in [kernel] + run for v in g.roots}
+    order = {id(n): i for i, n in enumerate(part.graph.nodes)}
+    grp.nodes = sorted({id(n): n for g in [kernel] + run for n in g.nodes}.values(),
+                       key=lambda n: order[id(n)])
+    for g in [kernel] + run:
+        grp.leaves += [x for x in g.leaves if id(x) not in made]
+        made.update(id(x) for x in g.leaves)
+    return grp
+
+
+def emit_epilogue(mb, part, grp, launch, name):
+    """Define `name`: per chunk of rows in [start, end), the kernel (its own function
+    `name`.k, inlined) then the loops; `name`.prep runs the kernel's prepare step."""
+    kname = name + ".k"
+    _emit_kernel(mb, part, grp, launch, kname)      # the kernel alone: `name`.k(.prep)
+    for f in [kname + ".prep"] * launch.prepare + [kname]:
+        irutil.fold_range_checks(mb.module, f, mb.range_checks.pop(f, ()))
+        inline_into_caller(mb.module.globals[f])
+    if launch.prepare:
+        fn, ctx = _function(mb, name + ".prep", grp, launch.scratch, name)
+        ctx.b.ret(ctx.b.call(mb.module.globals[kname + ".prep"], fn.args))
+    kernel = mb.module.globals[kname]
+    fn, ctx = _function(mb, name, grp, launch.scratch, name)
+    shape, out = grp.shape, grp.node.outputs[0]
+    cols = shape[-1]
+    b, nbuf = ctx.b, len(fn.args) - 2
+    chunk = -(-max(1, CHUNK_BYTES // (cols * out.aval.dtype.itemsize)) // ROW_MULTIPLE) \
+        * ROW_MULTIPLE
+    count = b.sdiv(b.add(b.sub(ctx.end, ctx.start), i64(chunk - 1)), i64(chunk))
+    values = Values(ctx, part, {id(x): a for x, a in zip(grp.leaves + [out], fn.args)})
+    dest = {id(r): a for r, a in zip(grp.roots, fn.args[len(grp.leaves):])}
+    with ctx.loop(0, count, "chunk") as q:
+        lo = b.add(ctx.start, b.mul(q, i64(chunk)))
+        hi = b.add(lo, i64(chunk))
+        hi = b.select(b.icmp_signed("<", hi, ctx.end), hi, ctx.end)
+        rc = b.call(kernel, list(fn.args[:nbuf]) + [lo, hi])
+        with b.if_then(b.icmp_unsigned("!=", rc, i64(0)), likely=False):
+            b.ret(rc)
+        with _rows(ctx, shape, lo, hi, grp.flat) as index:
+            memo = {}
+            for g in grp.members:
+                at = index if g.shape == shape else Index(b, g.shape, flat=index.flat)
+                for r in g.computed:
+                    v = values.value(r, at, memo)
+                    if id(r) in dest:
+                        irutil.store(b, dest[id(r)], at.flat, v, r.aval.dtype)
+    b.ret(b.load(ctx._err))
+
+
+@contextlib.contextmanager
+def _rows(ctx, shape, lo, hi, flat):
+    """The elements of rows [lo, hi): one flat loop, or per row a loop over its columns
+    (the row's coordinates computed once, for index maps such as a bias broadcast)."""
+    b, cols = ctx.b, shape[-1]
+    if flat:
+        with ctx.loop(b.mul(lo, i64(cols)), b.mul(hi, i64(cols))) as i:
+            yield Index(b, shape, flat=i)
+        return
+    with ctx.loop(lo, hi, "row") as row:
+        at_row, base = Index(b, shape[:-1], flat=row).multi, b.mul(row, i64(cols))
+        with ctx.loop(0, cols, "j") as j:
+            yield Index(b, shape, flat=b.add(base, j), multi=at_row + [j])
