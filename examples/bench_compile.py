@@ -1,6 +1,7 @@
 """The benchmark's compile-time workloads: trace + compile + first run of structures no
 cache has seen (W7, W10, W11), the warm disk cache in a fresh process, and the
-`--profile-compile` phase table."""
+`--profile-compile` phase table. Run alone, `python examples/bench_compile.py [rounds]`
+prints W10's and W11's times beside jax.jit's with tracer's compile phases."""
 import contextlib
 import os
 import statistics
@@ -70,7 +71,8 @@ def compile_latency(rounds):
 
 JAX_MAX_OPS = 1000      # jax.jit of a 2,000-op chain ran out of memory (24 GB) here
 COMPILE_SIZES = (64, 250, 1000, 2000)
-PHASES = ["trace", "passes", "partition", "codegen", "llvm-optimize", "llvm-emit", "load"]
+PHASES = ["trace", "passes", "partition", "schedule", "codegen", "llvm-optimize", "llvm-emit",
+          "load"]
 # issue 13's targets: (ops, mode) -> (label, check(tracer s, jax s or None, {row: s}) ->
 # True, False, or None when a time it needs is missing)
 CHAIN_TARGETS = {
@@ -122,12 +124,12 @@ def profile_compile(sizes=COMPILE_SIZES, rounds=3):
               f"{' | '.join(cells)} | {label} | {verdict} | {first * 1e3:.1f} |", flush=True)
 
 
-def _first_call(f, x):
-    """(seconds, {phase: seconds}) of f(x), the call that traces and compiles."""
+def _first_call(f, *args):
+    """(seconds, {phase: seconds}) of f(*args), the call that traces and compiles."""
     from lowering.profile import recording
     t0 = time.perf_counter()
     with recording() as phases:
-        block(f(x))
+        block(f(*args))
     return time.perf_counter() - t0, phases
 
 
@@ -148,7 +150,8 @@ def _first_result(f, x):
 @fresh_compiles()
 def loop_compile(rounds):
     """W10: trace + compile + first run of W9's loop; W11: the same for jit(grad) of a
-    1,000-step scan. Each round is a structure no cache has seen."""
+    1,000-step scan. Each round is a structure no cache has seen. Each row also holds
+    "phases", tracer's compile phases of its median round."""
     x, w = np.ones(64, np.float32), np.eye(64, dtype=np.float32) * 0.5
     out = {}
     for key, make in (("W10", lambda lib, lax, s: fori(lib, lax, s)),
@@ -157,13 +160,27 @@ def loop_compile(rounds):
         for name, jit, lib, lax, grad in [("tracer llvm", tracer.jit, tnp, tracer.lax,
                                            tracer.grad)] + (
                 [("jax.jit", jax.jit, jnp, jax.lax, jax.grad)] if jax else []):
-            times = []
+            rows = []
             for r in range(rounds):
                 f = make(lib, lax, 1 + r + 1000 * (key == "W11"))
-                g = jit(grad(f) if key == "W11" else f)
-                t0 = time.perf_counter()
-                block(g(x, w))
-                times.append(time.perf_counter() - t0)
-            res[name] = statistics.median(times)
+                rows.append(_first_call(jit(grad(f) if key == "W11" else f), x, w))
+            res[name], phases = sorted(rows, key=lambda row: row[0])[len(rows) // 2]
+            if name == "tracer llvm":
+                res["phases"] = phases
         out[key] = res
     return out
+
+
+def phase_table(rows):
+    """Markdown lines: loop_compile's rows with tracer's compile phases (ms)."""
+    lines = [f"| row | tracer | jax.jit | {' | '.join(PHASES)} |",
+             "|" + " --- |" * (len(PHASES) + 3)]
+    for key, t in rows.items():
+        theirs = f"{t['jax.jit'] * 1e3:.1f}" if "jax.jit" in t else "-"
+        cells = " | ".join(f"{t['phases'].get(p, 0) * 1e3:.1f}" for p in PHASES)
+        lines.append(f"| {key} | {t['tracer llvm'] * 1e3:.1f} | {theirs} | {cells} |")
+    return lines
+
+
+if __name__ == "__main__":      # python examples/bench_compile.py [rounds]: W10/W11 phases
+    print("\n".join(phase_table(loop_compile(int(sys.argv[1]) if sys.argv[1:] else 5))))

@@ -1,7 +1,7 @@
 """The math library as shared functions: a module calling math functions more than
-SHARE_AT times calls one precompiled copy of each, instead of inlining a copy per call
-(lowering.llvm.mathlib's `declare`), because every inlined copy is optimized and
-vectorized anew by LLVM.
+SHARE_AT times, or any inside a loop body, calls one precompiled copy of each instead of
+inlining a copy per call (lowering.llvm.mathlib's `declare`), because every inlined copy
+is optimized and vectorized anew by LLVM.
 """
 import functools
 import hashlib
@@ -19,7 +19,11 @@ from lowering.llvm import mathlib
 # and vectorizes anew (a 64-op chain with 16 tanh: ~80 ms of LLVM time; calling the
 # library, 12 ms, the library itself ~15 ms once), but a call costs 6-11% of run time
 # against inlined code (9 tanh, or 3 each of sin, exp, tanh, over 4M floats), so small
-# modules keep inlining.
+# modules keep inlining. Except inside a loop body, whose compile time is what a loop's
+# user waits for: its groups run on the carry's small static shape, which LLVM unrolls
+# fully, so one call there can be several vectorized copies. W10's loop (one tanh on 64
+# floats, 4 copies for AVX-512) compiles in 24 instead of 29 ms of CPU calling the
+# library (AVX2: 26 instead of 30), and runs 6% slower on AVX-512, 13% faster on AVX2.
 SHARE_AT = 8
 _LANES = {"avx512": (16, 8, 4), "avx2": (8, 4), "sse": (4,)}   # float32 lanes per ISA
 _SYMBOLS = {f"tracer.{name}.{suffix}": (name, np.dtype(dtype)) for name in mathlib.FUNCTIONS
@@ -37,14 +41,18 @@ def _source_digest():
 
 _SOURCE = _source_digest()
 _DECLARED = re.compile(r'^declare [^\n]*@"?(tracer\.\w+\.f(?:32|64))"?\(', re.M)
+# a function's name and body; lowering.llvm.control names the body of a loop (or of a
+# checkpoint) `<kernel>.body` and the groups inside it `<kernel>.body.g<k>`
+_FUNCTION = re.compile(r'^define [^\n]*?@"?([\w.]+)"?\((.*?)^}$', re.S | re.M)
 
 
 def module_texts(texts, module_text, isa):
     """`texts` (symbol -> IR text pasted into a module) with the math functions declared
     instead, to be called in their library, if `module_text` calls them more than
-    SHARE_AT times; `isa` (cpu.Cpu.isa) decides the widths of their vector variants."""
+    SHARE_AT times or any inside a loop body; `isa` (cpu.Cpu.isa) decides the widths of
+    their vector variants."""
     math = [sym for sym in texts if sym in _SYMBOLS]
-    if sum(module_text.count(f'@"{sym}"(') - 1 for sym in math) <= SHARE_AT:
+    if not math or not _shares(module_text, [f'@"{sym}"(' for sym in math]):
         return texts
     shared = [_shared(*_SYMBOLS[sym], isa) for sym in math]
     variants = [f"ptr @{v}" for _, symbols, _ in shared for v in symbols[1:]]
@@ -52,6 +60,15 @@ def module_texts(texts, module_text, isa):
     used = (f"@llvm.compiler.used = appending global [{len(variants)} x ptr] "
             f"[{', '.join(variants)}], section \"llvm.metadata\"\n")
     return {**texts, **{sym: d for sym, (d, _, _) in zip(math, shared)}, "llvm.compiler.used": used}
+
+
+def _shares(module_text, calls):
+    """Whether `module_text` makes more than SHARE_AT of `calls` (each is also declared
+    once), or any inside a loop body."""
+    if sum(module_text.count(call) - 1 for call in calls) > SHARE_AT:
+        return True
+    return any(call in m.group(2) for m in _FUNCTION.finditer(module_text)
+               if ".body" in m.group(1) for call in calls)
 
 
 def libraries(module_text):
