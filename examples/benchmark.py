@@ -8,13 +8,15 @@ Ratios are times (tracer llvm / peer: 0.5x means twice as fast), each row ends w
 target's verdict, and a second table shows tracer llvm's time per thread count.
 
 The header names the ISA the llvm backend compiled for. TRACER_CPU=avx2 generates AVX2
-code on any x86 host (see lowering/llvm/cpu.py), while NumPy and jax.jit always use the
-host's own ISA: on an AVX-512 host that AVX2 table is conservative for tracer.
+code on any x86 host (see lowering/llvm/cpu.py); when that is below the host's ISA the
+script re-executes itself with NumPy, OpenBLAS, XLA and glibc capped at it too (see
+bench_isa.py; the header lists the caps and what was checked), unless --peers-on-host.
 
 The rows live in examples/bench_workloads.py (ROWS; add a workload there), the compile-time
 rows in bench_compile.py, the timing harness in bench_timing.py.
 
 Run:  [TRACER_CPU=avx2] python examples/benchmark.py [--rounds 15] [--only W1,W3,compile]
+      [--peers-on-host]
 """
 import os
 
@@ -27,6 +29,7 @@ import numpy as np  # noqa: E402
 
 import tracer  # noqa: E402
 from bench_compile import compile_latency, loop_compile, profile_compile  # noqa: E402
+from bench_isa import check_peers, restrict_peers  # noqa: E402
 from bench_timing import (copy_bandwidth, thread_column, thread_counts,  # noqa: E402
                           time_interleaved, with_threads)
 from bench_workloads import COMPILE_TARGETS, ROWS, _ratio, jax  # noqa: E402
@@ -62,13 +65,12 @@ def fmt(seconds):
     return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
 
 
-def isa_line():
+def isa_lines(host):
     line = f"tracer llvm compiled for {cpu.CURRENT.name} ({cpu.CURRENT.isa})"
-    host = cpu.Cpu("host")
     if os.environ.get("TRACER_CPU"):
-        line += (f" via TRACER_CPU={os.environ['TRACER_CPU']} on a {host.name} ({host.isa}) "
-                 f"host; numpy and jax.jit use the host's {host.isa}")
-    return line
+        line += f" via TRACER_CPU={os.environ['TRACER_CPU']} on a {host.name} ({host.isa}) host"
+    peers = check_peers()
+    return "\n".join([line] + (peers or [f"peers use the host's {host.isa}"]))
 
 
 def main():
@@ -78,9 +80,15 @@ def main():
     ap.add_argument("--profile-compile", default="64,250,1000,2000", metavar="SIZES",
                     help="chain sizes of the compile table (printed unless --only leaves "
                          "out 'compile')")
+    ap.add_argument("--peers-on-host", action="store_true",
+                    help="keep NumPy, OpenBLAS, XLA and glibc on the host's ISA when "
+                         "TRACER_CPU asks for a lower one")
     opts = ap.parse_args()
+    host = cpu.Cpu("host")
+    if not opts.peers_on_host:
+        restrict_peers(cpu.CURRENT.isa, host.isa)
     only = set(filter(None, opts.only.split(",")))
-    print(f"{isa_line()}\nnumpy {np.__version__}, "
+    print(f"{isa_lines(host)}\nnumpy {np.__version__}, "
           f"jax {jax.__version__ if jax else 'not installed'}, {os.cpu_count()} cpus, "
           f"median of {opts.rounds} interleaved rounds; ratios are time / peer's time; "
           f"load average {os.getloadavg()[0]:.1f} at the start")

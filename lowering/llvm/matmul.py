@@ -9,7 +9,8 @@ each kk, B[b, kk, p*NR : p*NR+NR], zero-padded past n. The row function computes
 MR x NR register tiles (MR * NV vector accumulators, one fused multiply-add each per kk).
 Loop order, GotoBLAS-style: batch -> K block of KC_BYTES (so a tile's B slice stays in
 L1/L2) -> row tile, whose MR x KC slice of A is first copied to a stack buffer with rows
-one cache line more than KC apart (A rows 4 KB apart would all share an L1 set) -> panel.
+one cache line more than KC apart (A rows 4 KB apart would all share an L1 set; with one
+panel, which reads each A element once, A is read in place) -> panel.
 The first K block stores C, later ones add to it. Leftover rows use 4- and 1-row tiles;
 the last, narrower panel uses fewer vectors and masked loads/stores for a partial one, so
 nothing is read or written outside A, B, C and the scratch buffer.
@@ -216,7 +217,7 @@ def _splat(width, value):
 def _tile(name, elems, vl, nr, rows, cols, lda, n, k):
     """`void name(ptr a, ptr b, ptr c, i64 kc, i1 add, i64 panels)`: for each of `panels`
     panels, C[rows x cols] = (C if add else 0) + A @ B over kc steps of k, where a is a
-    copied A sliver (rows x kc, row stride lda), b the first packed B panel (kc x NR, the
+    sliver of A (rows x kc, row stride lda), b the first packed B panel (kc x NR, the
     next one k * NR further) and c the tile's first element (row stride n). The panel loop
     is here rather than in the caller so that LLVM does not unroll it into many calls."""
     (elem, mem), nv = elems, -(-cols // vl)
@@ -309,7 +310,8 @@ def _pack(symbol, elems, nr, batch, k, n):
 
 def _rows(symbol, elems, nr, sizes, kc_max, lda, batch, m, k, n):
     """The row function: batches -> K blocks -> row tiles (each size in `sizes` in turn;
-    the tile's A sliver is copied to the stack, rows lda apart) -> panels."""
+    the tile's A sliver is copied to the stack, rows lda apart, or read in place if lda is
+    None) -> panels."""
     f, npan, abuf = _Body(*elems), -(-n // nr), "%abuf"
     elem = f.elem
 
@@ -329,14 +331,17 @@ def _rows(symbol, elems, nr, sizes, kc_max, lda, batch, m, k, n):
 
             def row_tile(size, row):
                 src = f.mgep(a, f.add(f.mul(row, k), k0))
-                f.loop(0, size, lambda r: f.loop(0, kc, lambda kk: f.store(elem, f.mload(
-                    None, f.mgep(src, f.add(f.mul(r, k), kk))), f.gep(abuf, f.add(f.mul(r, lda), kk)))))
-                call_tiles(f, f"{symbol}.{size}", abuf, f.gep(s, f.mul(k0, nr)), k,
-                           f.mgep(c, f.mul(row, n)), n, nr, kc, add)
+                if lda is not None:
+                    f.loop(0, size, lambda r: f.loop(0, kc, lambda kk: f.store(elem, f.mload(
+                        None, f.mgep(src, f.add(f.mul(r, k), kk))),
+                        f.gep(abuf, f.add(f.mul(r, lda), kk)))))
+                call_tiles(f, f"{symbol}.{size}", src if lda is None else abuf,
+                           f.gep(s, f.mul(k0, nr)), k, f.mgep(c, f.mul(row, n)), n, nr, kc, add)
             over_rows(f, lo, hi, sizes, row_tile)
         f.loop(0, max(1, -(-k // kc_max)), k_block)
     if m and n:
-        f.emit(f"{abuf} = alloca {elem}, i64 {sizes[0] * lda}, align 64")
+        if lda is not None:
+            f.emit(f"{abuf} = alloca {elem}, i64 {sizes[0] * lda}, align 64")
         start, end = (clamp("smin", clamp("smax", x, 0), batch * m) for x in ("%start", "%end"))
         f.emit(f"br i1 {f(f'icmp slt i64 {start}, {end}')}, label %rows, label %exit")
         f.label("%rows")
@@ -365,8 +370,12 @@ def matmul_ir(symbol: str, batch: int, m: int, k: int, n: int, dtype) -> str:
     sizes = sorted({min(mr, m), min(4, m), 1}, reverse=True) if m else []
     widths = [nr] * (n >= nr) + [n % nr] * (n % nr > 0)
     kc = max(1, min(k, KC_BYTES // size))
+    # With one panel each A element is read once: a copy of A would cost as much as the
+    # tiles' reads, so A is read in place (unless it must be widened from half floats).
+    in_place = n <= nr and elem[0] == elem[1]
     lda = kc + 64 // size  # +1 cache line: A rows 4 KB apart share L1 sets
-    tiles = [_tile(f"{symbol}.{r}x{w}", elem, vl, nr, r, w, lda, n, k)
+    tiles = [_tile(f"{symbol}.{r}x{w}", elem, vl, nr, r, w, k if in_place else lda, n, k)
              for w in widths for r in sizes]
     return "\n".join([_pack(symbol, elem, nr, batch, k, n),
-                      _rows(symbol, elem, nr, sizes, kc, lda, batch, m, k, n), *tiles])
+                      _rows(symbol, elem, nr, sizes, kc, None if in_place else lda, batch, m,
+                            k, n), *tiles])

@@ -163,11 +163,13 @@ class _Guarded:
         return out.reshape(like.shape)
 
 
+@pytest.mark.parametrize("panels", [1, 2])    # one panel reads A in place, two copy it
 @pytest.mark.parametrize("at_end", [True, False], ids=["guard-after", "guard-before"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_no_access_outside_buffers(jit, dtype, at_end):
+def test_no_access_outside_buffers(jit, dtype, at_end, panels):
     mr, nr, kc = _tile_sizes(dtype)
-    batch, m, k, n = 2, mr + 3, kc + 5, nr + 3  # two K blocks: the second one reads C too
+    # two K blocks: the second one reads C too
+    batch, m, k, n = 2, mr + 3, kc + 5, (3, nr + 3)[panels - 1]
     pack, rows = jit.build(batch, m, k, n, dtype)
     a0, b0 = _operands(batch, m, k, n, dtype)
     c0 = np.zeros((batch, m, n), dtype)
@@ -178,6 +180,15 @@ def test_no_access_outside_buffers(jit, dtype, at_end):
     rows(bufs[0].addr, scratch.addr, bufs[2].addr, 0, 3)
     rows(bufs[0].addr, scratch.addr, bufs[2].addr, 3, batch * m)
     _check(c, a, b)
+
+
+def test_single_panel_reads_a_in_place():
+    """With one panel of B each element of A is read once, so copying A to the stack
+    first would only double its reads; half floats are still copied (widened)."""
+    _, nr, _ = _tile_sizes(np.float32)
+    assert "alloca" not in matmul.matmul_ir("x", 2, 50, 300, nr, np.float32)
+    assert "alloca" in matmul.matmul_ir("x", 2, 50, 300, nr + 1, np.float32)
+    assert "alloca" in matmul.matmul_ir("x", 2, 50, 300, 3, np.float16)
 
 
 def test_rejects_bad_dtype_and_shape():
