@@ -112,3 +112,20 @@ def test_float32_sum_is_as_accurate_as_numpy(n):
     got = llvm(lambda x: tnp.sum(x, axis=1))(x).astype(np.float64)
     err_np = np.abs(x.sum(axis=1).astype(np.float64) - exact).max()
     assert np.abs(got - exact).max() <= max(2 * err_np, 1e-7 * exact.max())
+
+
+@pytest.mark.parametrize("n", [64, 4096, 5000, 100_003])
+def test_float32_column_sums_are_as_accurate_as_numpy(n):
+    """Up to BLOCK rows accumulate in float32 registers, longer sums in float64."""
+    x = np.random.default_rng(2).uniform(0, 1, (n, 24)).astype(np.float32)
+    exact = x.astype(np.float64).sum(axis=0)
+    got = llvm(lambda x: tnp.sum(x, axis=0))(x).astype(np.float64)
+    err_np = np.abs(x.sum(axis=0).astype(np.float64) - exact).max()
+    assert np.abs(got - exact).max() <= max(2 * err_np, 2e-7 * exact.max())
+
+
+def test_short_float32_column_sums_keep_their_accumulators_in_float32():
+    text = tracer.jit(lambda x: tnp.sum(x, axis=0)).lower(np.ones((64, 64), np.float32)).as_text()
+    assert "double" not in text
+    text = tracer.jit(lambda x: tnp.sum(x, axis=0)).lower(np.ones((5000, 64), np.float32)).as_text()
+    assert "double" in text
