@@ -12,8 +12,9 @@ most recently used) and, next to the object files, as <key>.g files
 
 What a kernel's llvm impl emits is part of the code, so a graph is cached only when every
 kernel in it has its built-in llvm impl: a user-registered impl is a Python object that
-nothing stable across processes identifies. The generator's identity is the size and
-mtime of every lowering/llvm and ir source file (as Python's own .pyc check), the
+nothing stable across processes identifies. The built-in impls are this package's
+kernels and those tracer.lax defines with its ops (`register_builtin`). The generator's
+identity is the size and mtime of every lowering/llvm, ir and tracer/lax source file (as Python's own .pyc check), the
 llvmlite, NumPy and Python versions, the host CPU, and the settings that steer code
 generation (thread count, fusion and tiling limits, matmul vector width).
 """
@@ -28,7 +29,7 @@ import numpy as np
 from ir import Graph, Var
 from lowering.llvm import (artifact, caches, codegen, control, fusion, linalg, mathlib_shared,
                            matmul, reductions, scalars, shapes, target)
-from registry.tables import _kernels
+from registry.tables import _kernels, register_kernel
 
 FORMAT = 3
 # Every built-in llvm impl: the package registers exactly these, and only graphs whose
@@ -36,6 +37,16 @@ FORMAT = 3
 BUILTIN = {name: impl for table in (scalars.KERNELS, shapes.KERNELS, reductions.KERNELS,
                                     linalg.KERNELS, control.KERNELS)
            for name, impl in table.items()}
+SOURCES = ("lowering/llvm", "ir", "tracer/lax")      # where built-in impls are defined
+
+
+def register_builtin(name, impl):
+    """Register `impl` as kernel `name`'s llvm impl, graph-cached like the package's own:
+    for impls defined in SOURCES next to their op (tracer.lax's convolution, windows)."""
+    BUILTIN[name] = impl
+    register_kernel(name, "llvm", impl)
+
+
 _memory = caches.Lru(caches.env_size("TRACER_CODE_CACHE_SIZE", 256))
 stats = {"memory_hits": 0, "disk_hits": 0, "stored": 0}
 
@@ -48,7 +59,7 @@ def _source_identity():
     """Taken at import, so that it describes the code this process runs."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     files = []
-    for sub in ("lowering/llvm", "ir"):
+    for sub in SOURCES:
         with os.scandir(os.path.join(root, sub)) as it:
             files += [(sub, e.name, e.stat().st_size, e.stat().st_mtime_ns)
                       for e in it if e.name.endswith(".py")]

@@ -21,6 +21,7 @@ from llvmlite import ir
 from ir import ShapedArray
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.types import dtype_kind
+from lowering.llvm.graph_cache import register_builtin
 from lowering.llvm.irutil import i64
 from lowering.llvm.protocol import IndexMap
 from lowering.llvm.scalars import arith
@@ -277,11 +278,11 @@ def _batch(inputs, dims, attrs):
 
 register_shape_rule("reduce_window", _rule)
 register_kernel("reduce_window", "numpy", _numpy)
-register_kernel("reduce_window", "llvm", _WindowMap(_llvm))
+register_builtin("reduce_window", _WindowMap(_llvm))
 register_gradient("reduce_window", _grad)
 register_batching_rule("reduce_window", _batch)
 register_shape_rule("tile_scatter", _tile_rule)
 register_kernel("tile_scatter", "numpy", _tile_numpy)
-register_kernel("tile_scatter", "llvm", IndexMap(_tile_llvm))
+register_builtin("tile_scatter", IndexMap(_tile_llvm))
 register_gradient("tile_scatter", _tile_grad)
 register_batching_rule("tile_scatter", _tile_batch)
