@@ -7,6 +7,7 @@ argument is a Python float promotes exactly like the same function run eagerly.
 from ir.errors import ArgumentError
 from tracer import numpy as tnp
 from tracer.core import Tracer
+from tracer.lax import bitcast
 from tracer.numpy._base import mark_weak
 from tracer.numpy.advanced import At
 
@@ -44,7 +45,7 @@ _OPERATORS = {
     "argmax": tnp.argmax, "argmin": tnp.argmin, "reshape": tnp.reshape,
     "astype": tnp.astype, "transpose": lambda x, *axes: tnp.transpose(
         x, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes or None),
-    "squeeze": tnp.squeeze, "ravel": tnp.ravel, "flatten": tnp.ravel,
+    "squeeze": tnp.squeeze, "ravel": tnp.ravel, "flatten": tnp.ravel, "view": bitcast.view,
 }
 
 for _name, _fn in _OPERATORS.items():

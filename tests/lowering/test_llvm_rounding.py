@@ -3,8 +3,9 @@
 Each + - * / of a graph is one IEEE operation rounded once, as NumPy's ufuncs round it:
 no fast-math flag may let LLVM fuse a*b+c into an fma (rounded once where NumPy rounds
 twice), fold x + 0.0 into x (wrong for -0.0) or approximate a square root. That is what
-makes a jitted program's numbers NumPy's, bit for bit, and `tracer.random.normal` give
-the same bits eagerly and under jit on both backends. The math library keeps its own
+makes a jitted program's numbers NumPy's, bit for bit, and `tracer.random.normal` and
+`categorical` (their log1p and log are written with + - * /) give the same bits eagerly
+and under jit on both backends. The math library keeps its own
 flags and fmas (its functions are ulp-tested against libm in test_mathlib.py).
 
 Each ISA gets one fresh process (TRACER_CPU is read at import).
@@ -44,10 +45,12 @@ def bits(x):
 def same(x, y):
     return x.dtype == y.dtype and x.shape == y.shape and np.array_equal(bits(x), bits(y))
 
-def normals(dt):
+def samplers(dt):
     key = tr.PRNGKey(7)
     cases = {f"normal{s}": (lambda s: lambda k: tr.normal(k, s, dt))(s)
              for s in [(), (0,), (1,), (7,), (1001,), (3, 37)]}
+    cases["categorical"] = lambda k: tr.categorical(k, np.linspace(-3, 2, 9).astype(dt),
+                                                    shape=(2001,))
     cases["vmap"] = lambda k: tracer.vmap(lambda k: tr.normal(k, (13,), dt))(tr.split(k, 5))
     cases["fori_loop"] = lambda k: lax.fori_loop(
         0, 3, lambda i, a: a * 0.5 + tr.normal(tr.fold_in(k, i), (67,), dt),
@@ -69,7 +72,7 @@ for dt in (np.float32, np.float64):
         want = f(tnp.asarray(a), tnp.asarray(b), tnp.asarray(c))
         if not same(got, np.asarray(want)) or not same(got, f(a, b, c)):
             out.setdefault("arith", []).append(f"{np.dtype(dt).name} {name}")
-    out.setdefault("normal", []).extend(f"{np.dtype(dt).name} {n}" for n in normals(dt))
+    out.setdefault("random", []).extend(f"{np.dtype(dt).name} {n}" for n in samplers(dt))
 print(json.dumps(out))
 """
 X86 = platform.machine().lower() in ("x86_64", "amd64")
@@ -80,7 +83,7 @@ ISAS = [pytest.param(isa, marks=pytest.mark.skipif(
 
 @pytest.fixture(scope="module", params=ISAS)
 def mismatches(request, tmp_path_factory):
-    """{'arith': [...], 'normal': [...]}: what differed from NumPy / eager on this ISA."""
+    """{'arith': [...], 'random': [...]}: what differed from NumPy / eager on this ISA."""
     d = tmp_path_factory.mktemp(request.param)
     return json.loads(run_script(PROBE, cache=d, TRACER_CPU=request.param))
 
@@ -89,5 +92,5 @@ def test_arithmetic_rounds_as_numpy(mismatches):
     assert mismatches.get("arith", []) == []
 
 
-def test_normal_is_bit_identical_eagerly_and_jitted_on_both_backends(mismatches):
-    assert mismatches.get("normal", []) == []
+def test_samplers_are_bit_identical_eagerly_and_jitted_on_both_backends(mismatches):
+    assert mismatches.get("random", []) == []

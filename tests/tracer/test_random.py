@@ -159,6 +159,9 @@ EVERYWHERE = {
     "bernoulli": lambda k: tr.bernoulli(k, 0.3, (300,)),
     "permutation": lambda k: tr.permutation(k, 100),
     "categorical": lambda k: tr.categorical(k, np.zeros((3, 5), F32), shape=(7, 3)),
+    "categorical_dtypes": lambda k: [tr.categorical(k, np.linspace(-2, 1, 6).astype(dt),
+                                                    shape=(500,))
+                                     for dt in (np.float16, tnp.bfloat16, F32, np.float64)],
     "normal": lambda k: tr.normal(k, (3000,)),
     "normal_f64": lambda k: tr.normal(k, (3000,), np.float64),
     "normal_shapes": lambda k: [tr.normal(k, s, dt) for s in [(), (0,), (3, 37)]

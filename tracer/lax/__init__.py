@@ -6,6 +6,7 @@ reverse mode too).
     tracer.lax.fori_loop(0, 100, lambda i, x: x * 0.9 + i, x0)
     tracer.lax.scan(lambda h, x: (tnp.tanh(h @ W + x), h), h0, xs)
 """
+from tracer.lax.bitcast import bitcast_convert_type
 from tracer.lax.cond import cond, switch
 from tracer.lax.conv import conv_general_dilated
 from tracer.lax.indexing import dynamic_index, dynamic_update_index, stop_gradient
@@ -17,4 +18,4 @@ from tracer.lax import batching  # noqa: F401  (registers the batching rules)
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "stop_gradient",
            "dynamic_index", "dynamic_update_index", "conv_general_dilated", "reduce_window",
-           "add", "max", "min"]
+           "add", "max", "min", "bitcast_convert_type"]
