@@ -13,13 +13,12 @@ threads is one native call.
 Inputs are checked against the graph's types before any native code runs: arrays of the
 right shape and dtype are used as they are if C-contiguous and aligned, else copied;
 Python scalars are converted; anything else raises ShapeError/DTypeError naming the input.
-Each call allocates its own outputs; its temporaries come from the Program's free list
-(see _Temps), one set per running call, so concurrent calls are safe.
+Temporaries and large outputs are kept between calls (lowering.llvm.buffers: fresh memory
+page-faults); each running call has buffers of its own, so concurrent calls are safe.
 """
 import ctypes
 import os
 import threading
-import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -28,7 +27,7 @@ from ir import Literal
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.passes import cse, dce, fold_constants, inline_calls
 from lowering.interpreter import own, run_node
-from lowering.llvm import artifact, codegen, graph_cache, irutil, schedule, target
+from lowering.llvm import artifact, buffers, codegen, graph_cache, irutil, schedule, target
 from lowering.llvm.fusion import check_kernels
 from lowering.llvm.rewrites import thin_matmuls
 from lowering.profile import note, phase
@@ -37,10 +36,7 @@ from registry.tables import _kernels
 PARALLEL_NS = 500_000
 SEGMENT_SIZE = 512      # bound on a segment's nodes + buffers: its groups are inlined into
                         # its entry, whose length LLVM's time then grows faster than
-KEEP_SETS = 2           # temporaries sets a Program keeps between calls (see _Temps)
-KEEP_BYTES = 1 << 30    # bytes all live Programs may keep between calls (see _Temps)
 _pools, _pool_lock = {}, threading.Lock()
-_kept, _kept_lock = [0], threading.Lock()       # bytes kept by all live Programs
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _CARRAY = 0x0101           # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
 
@@ -56,9 +52,10 @@ def num_threads():
 def _after_fork():
     """A forked child inherits the pools but not their threads, and locks maybe held by
     threads it does not have: start afresh (kept temporaries are copied and stay kept)."""
-    global _pool_lock, _kept_lock
+    global _pool_lock
     _pools.clear()
-    _pool_lock, _kept_lock = threading.Lock(), threading.Lock()
+    _pool_lock = threading.Lock()
+    buffers.after_fork()
 
 
 os.register_at_fork(after_in_child=_after_fork)
@@ -122,7 +119,11 @@ class Program:
         self._copied = _copied(art.outs, nfixed)
         self._pooled = [d is not None and nfixed + j not in art.outs
                         for j, (_, d) in enumerate(art.specs)]
-        self._temps = _Temps([s for s, p in zip(art.specs, self._pooled) if p])
+        self._temps = buffers.Temps([s for s, p in zip(art.specs, self._pooled) if p])
+        fresh = [k for k, c in zip(art.outs, self._copied) if type(k) is int and not c]
+        self._recycled = {k: j for j, k in enumerate(
+            k for k in fresh if buffers.RECYCLE_MIN <= _size(art.specs[k - nfixed]))}
+        self._outputs = buffers.Outputs([art.specs[k - nfixed] for k in self._recycled])
         self.steps = [s[0] for s in art.steps]    # "segment" | "python" | "parallel"
         if all(s[0] == "segment" for s in art.steps):
             self.run = self._fast_run([(self._function(name), objects)
@@ -142,12 +143,17 @@ class Program:
         """The outputs of the graph on `leaves` (a list of arrays or scalars)."""
         bufs = self._inputs(leaves)
         bufs.extend(self._consts)
-        temps = self._temps.take()
+        temps, nfixed, recycled = self._temps.take(), len(bufs), self._recycled
         it = iter(temps)
-        bufs.extend([next(it) if p else np.empty(s, d) if d is not None else None
-                     for (s, d), p in zip(self._alloc, self._pooled)])
-        for step in self._steps:
-            step(bufs)
+        bufs.extend([next(it) if p else self._outputs.take(recycled[k]) if k in recycled
+                     else np.empty(s, d) if d is not None else None
+                     for k, ((s, d), p) in enumerate(zip(self._alloc, self._pooled), nfixed)])
+        try:
+            for step in self._steps:
+                step(bufs)
+        except BaseException:
+            self._outputs.forget()      # an interrupted split step may still write them
+            raise
         result = [np.array(k.value) if type(k) is Literal else bufs[k].copy() if c else bufs[k]
                   for k, c in zip(self._outs, self._copied)]
         self._temps.give(temps)
@@ -163,12 +169,12 @@ class Program:
     def _fast_run(self, segments):
         """`run` as straight-line Python for a program of native segments only: the hot
         path of every jitted call, so no loops, lists of buffers or attribute lookups
-        (_Temps.take and give inlined)."""
+        (Temps.take and give inlined)."""
         nin, ncon, temps = len(self._in), len(self._consts), self._temps
         env = {"ndarray": np.ndarray, "empty": np.empty, "array": np.array, "id": id,
                "convert": _convert, "fail": self._fail, "inputs": self._inputs,
                "pop": temps.free.pop, "push": temps.free.append, "free": temps.free,
-               "kept": temps.kept, "fresh": temps.fresh}
+               "kept": temps.kept, "fresh": temps.fresh, "take": self._outputs.take}
         lines = ["def run(leaves):", f"    if len(leaves) != {nin}:", "        inputs(leaves)"]
         if nin:
             lines.append(f"    {''.join(f'b{k}, ' for k in range(nin))}= leaves")
@@ -184,7 +190,9 @@ class Program:
             lines += ["    try:", "        temps = pop()", "    except IndexError:",
                       "        temps = fresh()", f"    {''.join(f'b{k}, ' for k in pooled)}= temps"]
         for k, (shape, dtype) in enumerate(self._alloc, nin + ncon):
-            if k not in pooled:
+            if k in self._recycled:
+                lines.append(f"    b{k} = take({self._recycled[k]})")
+            elif k not in pooled:
                 env[f"S{k}"], env[f"D{k}"] = shape, dtype
                 lines.append(f"    b{k} = empty(S{k}, D{k})")
         for i, (fn, objects) in enumerate(segments):
@@ -253,50 +261,6 @@ class Program:
                 if rc:
                     fail(rc)
         return step
-
-
-class _Temps:
-    """A Program's temporaries (buffers no output is) kept between its calls. A fresh
-    np.empty of a few MB is mmapped and page-faults on every first touch, every call:
-    conv1 then *2 took 1536 faults and 2.5 ms of CPU per call around 0.56 ms of compute.
-
-    A call takes a set from `free` and gives it back after its outputs are made; a call
-    finding `free` empty (the first, or one overlapping another) makes one, so each
-    running call has a set of its own. A call that raises drops its set: a split step
-    interrupted mid-way may still have threads writing into it. Outputs stay np.empty
-    per call: the caller owns them. Memory: a set is kept while its Program lives, at
-    most KEEP_SETS of them (2: more only helps more threads calling one function at
-    once), and only while all live Programs keep at most KEEP_BYTES in total (a jitted
-    function caches up to 128 signatures; one whose sets do not fit allocates per call,
-    as before). `kept[0]`: how many sets this Program may keep (charged to _kept)."""
-
-    def __init__(self, specs):
-        self.specs, self.free, self.kept = specs, [], [0]
-        self.nbytes = sum(int(np.prod(s)) * d.itemsize for s, d in specs)
-        weakref.finalize(self, _release, self.kept, self.nbytes)
-
-    def fresh(self):
-        """A new set, kept after its call if this Program and the process have room."""
-        with _kept_lock:
-            if self.kept[0] < KEEP_SETS and _kept[0] + self.nbytes <= KEEP_BYTES:
-                _kept[0] += self.nbytes
-                self.kept[0] += 1
-        return tuple([np.empty(s, d) for s, d in self.specs])
-
-    def take(self):
-        try:
-            return self.free.pop()
-        except IndexError:
-            return self.fresh()
-
-    def give(self, temps):
-        if len(self.free) < self.kept[0]:
-            self.free.append(temps)
-
-
-def _release(kept, nbytes):
-    with _kept_lock:
-        _kept[0] -= kept[0] * nbytes
 
 
 CHUNKS = 2      # pieces per thread of a split call
@@ -371,3 +335,8 @@ def _copied(outs, nfixed):
         if type(k) is int:
             seen.add(k)
     return copied
+
+
+def _size(spec):
+    shape, dtype = spec
+    return 0 if dtype is None else int(np.prod(shape, dtype=np.int64)) * dtype.itemsize

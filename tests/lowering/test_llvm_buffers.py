@@ -1,7 +1,8 @@
-"""A Program keeps its temporaries (buffers no output is) between calls instead of
-allocating them per call (fresh memory page-faults on every first touch): outputs stay
-arrays the caller owns, each running call has a set of its own, a failed call drops its
-set, no kernel may rely on what a reused set holds, and the kept memory is bounded."""
+"""A Program keeps its temporaries (buffers no output is) and its large outputs between
+calls instead of allocating them per call (fresh memory page-faults on every first
+touch): each running call has a set of temporaries of its own, a failed call drops its
+set, no kernel may rely on what a reused buffer holds, an output is reused only once
+nothing the caller can reach refers to it, and the kept memory is bounded."""
 import gc
 import threading
 
@@ -12,7 +13,7 @@ import registry
 import tracer
 import tracer.numpy as tnp
 from fresh import run_script
-from lowering.llvm import compile_graph, program
+from lowering.llvm import buffers, compile_graph, program
 from tracer import lax
 
 pytestmark = pytest.mark.filterwarnings("ignore:kernel 'test_temps_checked' has no llvm impl")
@@ -112,16 +113,16 @@ def test_concurrent_calls_each_get_their_own_set():
     for t in threads:
         t.join()
     assert not failures
-    assert 1 <= len(p._temps.free) <= p._temps.kept[0] <= program.KEEP_SETS
+    assert 1 <= len(p._temps.free) <= p._temps.kept[0] <= buffers.KEEP_SETS
 
 
 def test_a_program_keeps_at_most_keep_sets():
     temps = compiled(mlp, X, W)._temps
-    sets = [temps.take() for _ in range(program.KEEP_SETS + 2)]    # overlapping calls
+    sets = [temps.take() for _ in range(buffers.KEEP_SETS + 2)]    # overlapping calls
     assert len({id(s) for s in sets}) == len(sets)
     for s in sets:
         temps.give(s)
-    assert len(temps.free) == temps.kept[0] == program.KEEP_SETS
+    assert len(temps.free) == temps.kept[0] == buffers.KEEP_SETS
 
 
 def test_a_native_error_drops_the_set_and_the_next_call_works():
@@ -152,7 +153,7 @@ def test_kept_memory_is_bounded_across_programs_and_freed_with_them(monkeypatch)
     first = compiled(mlp, X, W)
     first.run([X, W])
     gc.collect()                # programs of earlier tests release their bytes now
-    monkeypatch.setattr(program, "KEEP_BYTES", program._kept[0])   # no room for more
+    monkeypatch.setattr(buffers, "KEEP_BYTES", buffers._kept[0])   # no room for more
     second = compiled(mlp, X, W)
     for _ in range(2):
         np.testing.assert_allclose(second.run([X, W])[0], np.tanh(X @ W) @ W.T, rtol=1e-12)
@@ -167,14 +168,14 @@ FORK = """
 import os, sys, threading, time
 import numpy as np
 import tracer, tracer.numpy as tnp
-from lowering.llvm import compile_graph, program
+from lowering.llvm import buffers, compile_graph
 
 x, w = np.linspace(-1, 1, 32).reshape(8, 4), np.linspace(0, 1, 12).reshape(4, 3)
 f = lambda x, w: tnp.tanh(x @ w) @ w.T
 held, done = threading.Event(), threading.Event()
 
-def hold():                     # another thread in _Temps.fresh while the process forks
-    with program._kept_lock:
+def hold():                     # another thread in Temps.fresh while the process forks
+    with buffers._kept_lock:
         held.set()
         done.wait()
 threading.Thread(target=hold).start()
@@ -197,3 +198,67 @@ print("ok" if os.waitstatus_to_exitcode(done[1]) == 0 else f"child: {done[1]}")
 
 def test_a_child_forked_while_the_budget_lock_is_held_keeps_temporaries(tmp_path):
     assert run_script(FORK, cache=tmp_path, timeout=60).startswith("ok")
+
+
+# ---- recycled outputs -------------------------------------------------------------------
+BIG = np.linspace(-1, 1, 1 << 16)           # 512 KiB: a recycled output
+
+
+def test_a_dropped_output_is_reused_and_a_held_one_never():
+    p = compile_graph(tracer.make_graph(lambda x: tnp.tanh(x) * 2.0)(BIG))
+    assert p._recycled, "the test needs a recycled output"
+    first = p.run([BIG])[0]
+    want, address = first.copy(), first.ctypes.data
+    del first
+    again = p.run([BIG])[0]
+    assert again.ctypes.data == address                     # dropped: reused
+    np.testing.assert_array_equal(again, want)
+    holders = [again, again[10:], memoryview(again), [again]]
+    for held in holders:
+        ref = again.copy()
+        others = [p.run([BIG])[0] for _ in range(2)]
+        for o in others:
+            assert not np.shares_memory(o, again)           # held: never handed out
+        np.testing.assert_array_equal(again, ref)
+        del others
+    del holders
+
+
+def test_feeding_a_result_back_never_aliases_input_and_output():
+    p = compile_graph(tracer.make_graph(lambda x: x * 0.5 + 1.0)(BIG))
+    x, want = BIG.copy(), BIG.copy()
+    for _ in range(5):
+        y = p.run([x])[0]
+        assert not np.shares_memory(x, y)
+        want = want * 0.5 + 1.0
+        np.testing.assert_array_equal(y, want)
+        x = y
+
+
+def test_recycled_outputs_are_right_from_many_threads():
+    p = compile_graph(tracer.make_graph(lambda x, s: tnp.sin(x) * s)(BIG, 1.0))
+    errors, want = [], {s: p.run([BIG, float(s)])[0] for s in range(1, 5)}
+
+    def work(s):
+        for _ in range(30):
+            out = p.run([BIG, s])[0]
+            if not np.array_equal(out, want[s]):
+                errors.append(s)
+    threads = [threading.Thread(target=work, args=(float(s),)) for s in range(1, 5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_small_outputs_and_programs_without_room_are_not_recycled(monkeypatch):
+    assert not compile_graph(tracer.make_graph(lambda x: x + 1.0)(X))._recycled
+    gc.collect()
+    monkeypatch.setattr(buffers, "KEEP_BYTES", buffers._kept[0])   # no room for more
+    p = compile_graph(tracer.make_graph(lambda x: tnp.cos(x) + 3.0)(BIG))
+    first = p.run([BIG])[0]
+    address = first.ctypes.data
+    del first
+    kept = p._outputs.last[0]
+    assert kept is None or kept.ctypes.data != address
