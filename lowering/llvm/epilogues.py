@@ -17,7 +17,7 @@ import math
 from ir import Var
 from lowering.llvm import irutil
 from lowering.llvm.codegen import Values, _emit_kernel, _function, inline_into_caller
-from lowering.llvm.fusion import MAX_LOOP_NODES, Group
+from lowering.llvm.fusion import MAX_LOOP_NODES, Group, merge_runs
 from lowering.llvm.irutil import i64
 from lowering.llvm.protocol import Index
 
@@ -27,16 +27,11 @@ ROW_MULTIPLE = 42         # chunks are whole matmul register tiles (6 rows on AV
 
 def merge_epilogues(part, groups):
     """`groups` with each kernel that takes epilogues merged with the loops after it."""
-    out, k = [], 0
-    while k < len(groups):
+    def merged_at(k):
         run = _run(part, groups, k)
-        if run:
-            out.append(_epilogue_group(part, groups[k], run, groups[k + 1 + len(run):]))
-            k += 1 + len(run)
-        else:
-            out.append(groups[k])
-            k += 1
-    return out
+        return run and (1 + len(run),
+                        _epilogue_group(part, groups[k], run, groups[k + 1 + len(run):]))
+    return merge_runs(groups, merged_at)
 
 
 def _output_shape(part, g):

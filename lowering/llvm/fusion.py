@@ -225,6 +225,18 @@ class Partition:
                 stack.extend((y, False) for y in n.inputs)
 
 
+def merge_runs(groups, merged_at):
+    """`groups` with runs made one group: merged_at(k) is (n, group) when groups[k:k + n]
+    become `group` (row fusion, epilogue fusion), or None."""
+    out, k = [], 0
+    while k < len(groups):
+        hit = merged_at(k)
+        n, grp = hit or (1, groups[k])
+        out.append(grp)
+        k += n
+    return out
+
+
 def display_graph(graph, groups):
     """The graph with each fused group shown as one `fusion` node whose `body` attr is
     its sub-graph (the printer prints it nested); single-node groups stay as they are."""

@@ -12,7 +12,7 @@ and broadcast to S that keepdims produces. Work items are rows (schedule.launch)
 from ir import Var
 from lowering.llvm import irutil
 from lowering.llvm.codegen import Operand, Values, _function
-from lowering.llvm.fusion import Group
+from lowering.llvm.fusion import Group, merge_runs
 from lowering.llvm.irutil import i64
 from lowering.llvm.protocol import Index
 from lowering.llvm.reductions import KERNELS as REDUCTIONS, reduce_at
@@ -24,16 +24,10 @@ MIN_COLUMNS = 8
 
 def merge_rows(part, groups):
     """`groups` with each valid run (>= 2 members, one a reduction) made one rows group."""
-    out, k = [], 0
-    while k < len(groups):
+    def merged_at(k):
         shape, run = _run(part, groups, k)
-        if run:
-            out.append(_rows_group(part, shape, run, groups[k + len(run):]))
-            k += len(run)
-        else:
-            out.append(groups[k])
-            k += 1
-    return out
+        return run and (len(run), _rows_group(part, shape, run, groups[k + len(run):]))
+    return merge_runs(groups, merged_at)
 
 
 def _reduces_last(part, g):
