@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from bench_workloads import jax
-from lowering.llvm import program
+from lowering.llvm import schedule
 
 
 def block(x):
@@ -60,7 +60,7 @@ def thread_counts():
 
 
 def thread_column(n):
-    return "tracer llvm" if n == program.num_threads() else f"{n} thread{'s' * (n > 1)}"
+    return "tracer llvm" if n == schedule.num_threads() else f"{n} thread{'s' * (n > 1)}"
 
 
 def with_threads(make, args):

@@ -5,8 +5,8 @@ and schedule (lowering.llvm.schedule), codegen (lowering.llvm.codegen), the arti
 (lowering.llvm.artifact: what the graph cache stores) and the Program, which loads an
 artifact and runs it. Steps are native segments (one ctypes call each, taking the array
 objects themselves; a long run of groups is cut into segments of bounded size, see
-SEGMENT_SIZE), Python calls of numpy kernels for nodes the llvm backend lacks, and
-native groups big enough (> PARALLEL_NS of estimated work) to split across
+schedule.SEGMENT_SIZE), Python calls of numpy kernels for nodes the llvm backend lacks, and
+native groups big enough (> schedule.PARALLEL_NS of estimated work) to split across
 TRACER_NUM_THREADS threads. A graph the llvm backend fully covers and that needs no
 threads is one native call.
 
@@ -35,20 +35,9 @@ from lowering.llvm.rewrites import thin_matmuls
 from lowering.profile import note, phase
 from registry.tables import _kernels
 
-PARALLEL_NS = 500_000
-SEGMENT_SIZE = 512      # bound on a segment's nodes + buffers: its groups are inlined into
-                        # its entry, whose length LLVM's time then grows faster than
 _pools, _pool_lock = {}, threading.Lock()
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _CARRAY = 0x0101           # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
-
-
-def num_threads():
-    value = os.environ.get("TRACER_NUM_THREADS") or str(os.cpu_count() or 1)
-    try:
-        return max(1, int(value))
-    except ValueError:
-        raise ArgumentError(f"TRACER_NUM_THREADS must be an integer, got {value!r}") from None
 
 
 def _after_fork():
@@ -95,7 +84,8 @@ def compile_graph(graph):
     with phase("partition"):
         part = schedule.partition(g)
     with phase("schedule"):
-        sched = schedule.Schedule(part, num_threads(), PARALLEL_NS, SEGMENT_SIZE)
+        sched = schedule.Schedule(part, schedule.num_threads(), schedule.PARALLEL_NS,
+                                  schedule.SEGMENT_SIZE)
     with phase("codegen"):
         art = artifact.build(sched, codegen.emit_program(sched))
     graph_cache.store(key, g, art)

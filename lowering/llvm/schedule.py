@@ -16,17 +16,30 @@ Launch facts (`Launch`) come from the partition and the kernels' hooks, here and
 here.
 """
 import math
+import os
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ir import Literal, Var
+from ir.errors import ArgumentError
 from lowering.llvm import fusion
 from lowering.llvm.epilogues import merge_epilogues
 from lowering.llvm.rows import merge_rows
 from registry.tables import version
 
 ALIGN = 64          # byte alignment of each buffer in a region's scratch
+PARALLEL_NS = 500_000   # a group estimated to take longer is split across threads
+SEGMENT_SIZE = 512      # bound on a segment's nodes + buffers: its groups are inlined into
+                        # its entry, whose length LLVM's time then grows faster than
+
+
+def num_threads():
+    value = os.environ.get("TRACER_NUM_THREADS") or str(os.cpu_count() or 1)
+    try:
+        return max(1, int(value))
+    except ValueError:
+        raise ArgumentError(f"TRACER_NUM_THREADS must be an integer, got {value!r}") from None
 
 
 def nbytes(aval):

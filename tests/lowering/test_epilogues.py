@@ -10,7 +10,7 @@ import registry
 import tracer
 import tracer.numpy as tnp
 from ir import ShapedArray
-from lowering.llvm import KernelEmitter, program
+from lowering.llvm import KernelEmitter, schedule
 from tracer import lax, nn
 from tracer.tree_util import tree_leaves
 
@@ -61,7 +61,7 @@ def check(f, *args):
 def threads(request, monkeypatch):
     """Compile for 1 or 2 threads; with 2, every group that can be split is."""
     monkeypatch.setenv("TRACER_NUM_THREADS", str(request.param))
-    monkeypatch.setattr(program, "PARALLEL_NS", 0)
+    monkeypatch.setattr(schedule, "PARALLEL_NS", 0)
     return request.param
 
 

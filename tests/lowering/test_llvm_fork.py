@@ -8,7 +8,7 @@ SCRIPT = """
 import os, sys, threading, time, traceback
 import numpy as np
 import tracer, tracer.numpy as tnp
-from lowering.llvm import compile_graph, program
+from lowering.llvm import compile_graph, schedule
 
 x = np.linspace(-1, 1, 64)
 stop, compiled = threading.Event(), [0]
@@ -23,7 +23,7 @@ def compile_forever():          # distinct literals: every module is a real comp
 
 def child(i, parallel):
     if parallel:                # also run a step split across the thread pool
-        program.PARALLEL_NS = 0
+        schedule.PARALLEL_NS = 0
         os.environ["TRACER_NUM_THREADS"] = "2"
     f = tracer.jit(lambda x: tnp.sin(x) * (1000.0 + i) + tnp.sum(x))
     ok = np.allclose(f(x), np.sin(x) * (1000.0 + i) + x.sum())
@@ -35,9 +35,9 @@ worker = threading.Thread(target=compile_forever, daemon=True)
 worker.start()
 while not compiled[0]:
     time.sleep(0.001)
-program.PARALLEL_NS, os.environ["TRACER_NUM_THREADS"] = 0, "2"
+schedule.PARALLEL_NS, os.environ["TRACER_NUM_THREADS"] = 0, "2"
 compile_graph(tracer.make_graph(lambda x: tnp.exp(x) * 3.0)(x)).run([x])   # pools exist
-program.PARALLEL_NS, os.environ["TRACER_NUM_THREADS"] = 500_000, "1"
+schedule.PARALLEL_NS, os.environ["TRACER_NUM_THREADS"] = 500_000, "1"
 for i in range(6):
     time.sleep(0.003 * i)       # fork at different points of the worker's compile
     pid = os.fork()
@@ -82,9 +82,9 @@ POOLS = """
 import os, threading
 import numpy as np
 import tracer, tracer.numpy as tnp
-from lowering.llvm import program
+from lowering.llvm import program, schedule
 
-program.PARALLEL_NS, os.environ["TRACER_NUM_THREADS"] = 0, "2"
+schedule.PARALLEL_NS, os.environ["TRACER_NUM_THREADS"] = 0, "2"
 f = tracer.jit(lambda x: tnp.exp(x) * 3.0)
 x = np.linspace(0, 1, 4096)
 assert "parallel" in f.lower(x).steps

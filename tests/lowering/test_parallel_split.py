@@ -29,7 +29,7 @@ def test_pieces_start_on_the_grain_and_are_near_equal(n, threads, grain):
 
 def _launch(a, b):
     g = program.optimize(tracer.make_graph(lambda a, b: a @ b)(a, b))
-    sched = schedule.Schedule(schedule.partition(g), 2, 0, program.SEGMENT_SIZE)
+    sched = schedule.Schedule(schedule.partition(g), 2, 0, schedule.SEGMENT_SIZE)
     step, = sched.steps
     return step
 
