@@ -57,9 +57,10 @@ def _release(charged):
         _kept[0] -= charged[0]
 
 
-def _nbytes(spec):
+def nbytes(spec):
+    """Bytes of a buffer spec (shape, dtype); 0 for a slot a Python step fills (dtype None)."""
     shape, dtype = spec
-    return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    return 0 if dtype is None else int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
 
 
 class Temps:
@@ -67,7 +68,7 @@ class Temps:
 
     def __init__(self, specs):
         self.specs, self.free, self.kept, self.charged = specs, [], [0], [0]
-        self.nbytes = sum(_nbytes(s) for s in specs)
+        self.nbytes = sum(nbytes(s) for s in specs)
         weakref.finalize(self, _release, self.charged)
 
     def fresh(self):
@@ -123,8 +124,8 @@ class Outputs:
         if sys.getrefcount(o) == FREE:
             return o
         o = np.empty(*self.specs[j])
-        if not self.keep[j] and FREE is not None and _charge(_nbytes(self.specs[j])):
-            self.charged[0] += _nbytes(self.specs[j])
+        if not self.keep[j] and FREE is not None and _charge(nbytes(self.specs[j])):
+            self.charged[0] += nbytes(self.specs[j])
             self.keep[j] = True
         if self.keep[j]:
             self.last[j] = o

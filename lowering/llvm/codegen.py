@@ -407,6 +407,5 @@ def emit_segment(mb, name, calls, objects):
     ptrs = _array_data(b, fn.args[0], len(objects))
     for callee, positions, items in calls:
         rc = b.call(mb.module.globals[callee], [ptrs[p] for p in positions] + [i64(0), i64(items)])
-        with b.if_then(b.icmp_unsigned("!=", rc, i64(0)), likely=False):
-            b.ret(rc)
+        irutil.return_if_failed(b, rc)
     b.ret(i64(0))

@@ -46,12 +46,6 @@ def _const_global(mb, array, stem):
     return gv
 
 
-def _check(b, rc):
-    """Return rc from the current function if it is a failure code."""
-    with b.if_then(b.icmp_unsigned("!=", rc, i64(0)), likely=False):
-        b.ret(rc)
-
-
 def emit_region(mb, reg, name):
     """Define `i64 name(ptr in..., ptr out..., ptr scratch)` running region `reg` (a
     schedule.Region)."""
@@ -76,7 +70,7 @@ def emit_region(mb, reg, name):
         for f, items in call.launch.functions(gname):
             callee = mb.module.globals[f]
             codegen.inline_into_caller(callee)
-            _check(b, b.call(callee, args + [i64(0), i64(items)]))
+            irutil.return_if_failed(b, b.call(callee, args + [i64(0), i64(items)]))
     for j, v in enumerate(g.outvars):
         if type(v) is Literal:
             irutil.store(b, outs[j], i64(0), irutil.const(v.value, v.aval.dtype), v.aval.dtype)
@@ -206,7 +200,7 @@ def _scan(ctx, ins, outs, *, body, n_consts, n_carry, length, reverse, unroll):
         cur, nxt, upd = carry.at(b.trunc(t, I1))
         xk = [_at(b, p, b.mul(k, i64(s))) for p, s in zip(xs, x_step)]
         yk = [_at(b, o.ptr, b.mul(k, i64(s))) for o, s in zip(outs[n_carry:], y_step)]
-        _check(b, b.call(fn, consts + cur + xk + nxt + yk + upd + [rscratch]))
+        irutil.return_if_failed(b, b.call(fn, consts + cur + xk + nxt + yk + upd + [rscratch]))
         carry.update(ctx, graph)
     carry.drain([o.ptr for o in outs[:n_carry]], ir.Constant(I1, length % 2))
 
@@ -235,10 +229,10 @@ def _while(ctx, ins, outs, *, cond, body, n_cond, n_body, count=False):
     b.branch(test)
     b.position_at_end(test)
     cur, nxt, upd = carry.at(b.trunc(b.load(trips), I1))
-    _check(b, b.call(fc, cc + cur + [flag, rscratch]))
+    irutil.return_if_failed(b, b.call(fc, cc + cur + [flag, rscratch]))
     b.cbranch(irutil.load(b, flag, i64(0), np.bool_), step, done)
     b.position_at_end(step)
-    _check(b, b.call(fb, bc + cur + nxt + upd + [rscratch]))
+    irutil.return_if_failed(b, b.call(fb, bc + cur + nxt + upd + [rscratch]))
     carry.update(ctx, graph)
     b.store(b.add(b.load(trips), i64(1)), trips)
     b.branch(test)
@@ -268,14 +262,14 @@ def _cond(ctx, ins, outs, *, branches):
         if k < len(fns) - 1:
             switch.add_case(ir.Constant(I32, k), block)
         b.position_at_end(block)
-        _check(b, b.call(fn, ptrs[1:] + [o.ptr for o in outs] + [ctx.scratch]))
+        irutil.return_if_failed(b, b.call(fn, ptrs[1:] + [o.ptr for o in outs] + [ctx.scratch]))
         b.branch(done)
     b.position_at_end(done)
 
 
 def _remat(ctx, ins, outs, *, body):
     fn = emit_region(ctx.mb, region(body), ctx.unique("body"))
-    _check(ctx.b, ctx.b.call(fn, _pointers(ctx, ins) + [o.ptr for o in outs] + [ctx.scratch]))
+    irutil.return_if_failed(ctx.b, ctx.b.call(fn, _pointers(ctx, ins) + [o.ptr for o in outs] + [ctx.scratch]))
 
 
 class ControlEmitter(KernelEmitter):

@@ -126,8 +126,7 @@ def emit_epilogue(mb, part, grp, launch, name):
         hi = b.add(lo, i64(chunk))
         hi = b.select(b.icmp_signed("<", hi, ctx.end), hi, ctx.end)
         rc = b.call(kernel, list(fn.args[:nbuf]) + [lo, hi])
-        with b.if_then(b.icmp_unsigned("!=", rc, i64(0)), likely=False):
-            b.ret(rc)
+        irutil.return_if_failed(b, rc)
         with _rows(ctx, shape, lo, hi, grp.flat) as index:
             memo = {}
             for g in grp.members:

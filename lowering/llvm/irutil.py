@@ -122,10 +122,9 @@ def fold_range_checks(module, name, checks):
         ret.replace_usage(ret.return_value, rc)
 
 
-def load(b, ptr, flat, dtype):
-    """Element `flat` of a buffer of `dtype`, as a register value."""
-    dt, mt = np.dtype(dtype), memtype(dtype)
-    v = b.load(b.gep(ptr, [flat], inbounds=True, source_etype=mt), typ=mt)
+def from_memory(b, v, dtype):
+    """The register value of `v`, a value of dtype's memory type (memtype)."""
+    dt = np.dtype(dtype)
     if dt.kind == "b":
         return b.icmp_unsigned("!=", v, ir.Constant(I8, 0))
     if dt == HALF:
@@ -135,15 +134,34 @@ def load(b, ptr, flat, dtype):
     return v
 
 
-def store(b, ptr, flat, value, dtype):
-    dt, mt = np.dtype(dtype), memtype(dtype)
+def to_memory(b, value, dtype):
+    """Register value `value` of `dtype` as its memory type (memtype) holds it."""
+    dt = np.dtype(dtype)
     if dt.kind == "b":
-        value = b.zext(value, I8)
-    elif dt == HALF:
-        value = b.fptrunc(value, F16)
-    elif dt == BF16:
-        value = b.trunc(b.lshr(_bf16_bits(b, value), ir.Constant(I32, 16)), I16)
-    b.store(value, b.gep(ptr, [flat], inbounds=True, source_etype=mt))
+        return b.zext(value, I8)
+    if dt == HALF:
+        return b.fptrunc(value, F16)
+    if dt == BF16:
+        return b.trunc(b.lshr(_bf16_bits(b, value), ir.Constant(I32, 16)), I16)
+    return value
+
+
+def load(b, ptr, flat, dtype):
+    """Element `flat` of a buffer of `dtype`, as a register value."""
+    mt = memtype(dtype)
+    return from_memory(b, b.load(b.gep(ptr, [flat], inbounds=True, source_etype=mt), typ=mt),
+                       dtype)
+
+
+def store(b, ptr, flat, value, dtype):
+    b.store(to_memory(b, value, dtype),
+            b.gep(ptr, [flat], inbounds=True, source_etype=memtype(dtype)))
+
+
+def return_if_failed(b, rc):
+    """Return failure code rc (nonzero) from the current function."""
+    with b.if_then(b.icmp_unsigned("!=", rc, i64(0)), likely=False):
+        b.ret(rc)
 
 
 def intrinsic(module, name, ret, args):

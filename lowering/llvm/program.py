@@ -114,7 +114,7 @@ class Program:
         self._temps = buffers.Temps([s for s, p in zip(art.specs, self._pooled) if p])
         fresh = [k for k, c in zip(art.outs, self._copied) if type(k) is int and not c]
         self._recycled = {k: j for j, k in enumerate(
-            k for k in fresh if buffers.RECYCLE_MIN <= _size(art.specs[k - nfixed]))}
+            k for k in fresh if buffers.RECYCLE_MIN <= buffers.nbytes(art.specs[k - nfixed]))}
         self._outputs = buffers.Outputs([art.specs[k - nfixed] for k in self._recycled])
         self.steps = [s[0] for s in art.steps]    # "segment" | "python" | "parallel"
         if all(s[0] == "segment" for s in art.steps):
@@ -378,7 +378,3 @@ def _copied(outs, nfixed):
             seen.add(k)
     return copied
 
-
-def _size(spec):
-    shape, dtype = spec
-    return 0 if dtype is None else int(np.prod(shape, dtype=np.int64)) * dtype.itemsize

@@ -13,8 +13,8 @@ import numpy as np
 from llvmlite import ir
 
 from ir.errors import CodegenError, KernelError
-from lowering.llvm.irutil import (BF16, F16, F32, F64, FAST, HALF, I1, I16, I32, kind, lltype,
-                                  round_to, typed_intrinsic)
+from lowering.llvm.irutil import (BF16, F32, F64, FAST, HALF, I1, I32, from_memory, kind,
+                                  lltype, memtype, round_to, to_memory, typed_intrinsic)
 from lowering.llvm.protocol import ScalarKernel
 
 TRANSCENDENTAL = ("exp", "log", "log1p", "expm1", "sin", "cos", "tanh", "erf")
@@ -279,32 +279,20 @@ def _convert(ctx, x, *, dtype):
     return convert_value(ctx.b, x, ctx.in_dtypes[0], dtype)
 
 
-def _to_bits(b, x, dt):
-    """The register value x of float dtype dt as an integer of its width (float16 and
-    bfloat16, held in float32 registers, as their stored 16 bits)."""
-    if dt == HALF:
-        return b.bitcast(b.fptrunc(x, F16), I16)
-    if dt == BF16:
-        return b.trunc(b.lshr(b.bitcast(x, I32), ir.Constant(I32, 16)), I16)
-    return b.bitcast(x, ir.IntType(8 * dt.itemsize))
-
-
-def _from_bits(b, bits, dt):
-    if dt == HALF:
-        return b.fpext(b.bitcast(bits, F16), F32)
-    if dt == BF16:
-        return b.bitcast(b.shl(b.zext(bits, I32), ir.Constant(I32, 16)), F32)
-    return b.bitcast(bits, lltype(dt))
-
-
 def _bitcast(ctx, x, *, dtype):
     """x's bits as dtype (equal item sizes; tracer.lax.bitcast): integers of one width
     share a register type."""
     src, dst = ctx.in_dtypes[0], np.dtype(dtype)
     if src == dst:
         return x
-    bits = _to_bits(ctx.b, x, src) if kind(src) == "f" else x
-    return _from_bits(ctx.b, bits, dst) if kind(dst) == "f" else bits
+    b = ctx.b
+    if src == BF16:     # its float32 register holds its 16 bits, exactly: no rounding
+        x = b.trunc(b.lshr(b.bitcast(x, I32), ir.Constant(I32, 16)), ir.IntType(16))
+    elif kind(src) == "f":
+        x = b.bitcast(to_memory(b, x, src), ir.IntType(8 * src.itemsize))
+    if kind(dst) == "f":
+        x = from_memory(ctx.b, ctx.b.bitcast(x, memtype(dst)), dst)
+    return x
 
 
 KERNELS = {name: ScalarKernel(_by_kind(ops, name), cost)
