@@ -24,7 +24,7 @@ from llvmlite import ir
 
 from ir import Literal
 from ir.errors import CodegenError, KernelError
-from lowering.llvm import irutil, mathlib, mathlib_shared, target
+from lowering.llvm import irutil, mathlib, mathlib_shared, target, transpose
 from lowering.llvm.fusion import parallel_extent
 from lowering.llvm.irutil import FAST, I64, PTR, const, i64, lltype
 from lowering.llvm.protocol import Index
@@ -355,6 +355,9 @@ def _emit_loop(ctx, values, grp, outs):
     b, shape = ctx.b, grp.shape
     if math.prod(shape) == 0:
         return
+    if transpose.applies(grp):
+        x = grp.nodes[0].inputs[0]
+        return transpose.emit(ctx, values.buffers[id(x)], outs[0], shape, x.aval.dtype)
     walk = _flat if grp.flat else _tiled if grp.tiled else _nested
     out = {id(r): ptr for r, ptr in zip(grp.roots, outs)}
     with walk(ctx, shape) as index:
