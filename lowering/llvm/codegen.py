@@ -157,8 +157,8 @@ class Ctx:
         b.store(b.call(irutil.typed_intrinsic(b, "smax", I64, 2), [b.load(hi), value]), hi)
         self._range_checks.append((lo, hi, n, code))
 
-    def loop(self, start, end, name="i"):
-        return irutil.loop(self.b, start, end, name)
+    def loop(self, start, end, name="i", hints=()):
+        return irutil.loop(self.b, start, end, name, hints)
 
     @contextlib.contextmanager
     def nest(self, shape, parallel=False):
@@ -224,6 +224,7 @@ class Values:
     def __init__(self, ctx, part, buffers, rowwise=None):
         self.ctx, self.part, self.buffers = ctx, part, buffers
         self.rowwise = rowwise or {}    # id -> "row" | "one": row-local buffers (rows.py)
+        self.tiles = {}     # id -> (index key, stack tile, offset): a tiled loop's staged reads
 
     def value(self, x, index, memo):
         if isinstance(x, Literal):
@@ -231,6 +232,10 @@ class Values:
         key = (id(x), index.key)
         v = memo.get(key)
         if v is not None:
+            return v
+        tile = self.tiles.get(id(x))
+        if tile is not None and tile[0] == index.key:
+            v = memo[key] = irutil.load(self.ctx.b, tile[1], tile[2], x.aval.dtype)
             return v
         ptr = self.buffers.get(id(x))
         if ptr is not None:
@@ -348,6 +353,9 @@ def _emit_kernel(mb, part, grp, launch, name):
 
 
 TILE = 32
+# a tile's row loop stays a loop: fully unrolled, LLVM vectorized the column loop around it,
+# with gathers and scatters
+NOT_UNROLLED = ("llvm.loop.unroll.disable",)
 
 
 def _emit_loop(ctx, values, grp, outs):
@@ -358,9 +366,10 @@ def _emit_loop(ctx, values, grp, outs):
     if transpose.applies(grp):
         x = grp.nodes[0].inputs[0]
         return transpose.emit(ctx, values.buffers[id(x)], outs[0], shape, x.aval.dtype)
-    walk = _flat if grp.flat else _tiled if grp.tiled else _nested
     out = {id(r): ptr for r, ptr in zip(grp.roots, outs)}
-    with walk(ctx, shape) as index:
+    walk = (_flat(ctx, shape) if grp.flat else _nested(ctx, shape) if not grp.tiled else
+            _tiled(ctx, shape, values, transpose.staged(grp, values.buffers)))
+    with walk as index:
         memo = {}
         for r in grp.computed:      # in order: a later root reuses earlier ones' registers
             v = values.value(r, index, memo)
@@ -381,9 +390,10 @@ def _nested(ctx, shape):
 
 
 @contextlib.contextmanager
-def _tiled(ctx, shape):
+def _tiled(ctx, shape, values, staged):
     """The last two axes in TILE x TILE blocks, so that transposed reads stay in cache;
-    work items are the outer axes' first, or else the rows."""
+    work items are the outer axes' first, or else the rows. The `staged` transposes are
+    copied per tile into stack tiles (transpose.stage_tiles), which `values` then reads."""
     b, rows, cols = ctx.b, shape[-2], shape[-1]
     split_outer = parallel_extent(shape[:-2]) > 1
     with ctx.nest(shape[:-2], parallel=split_outer) as outer:
@@ -397,8 +407,12 @@ def _tiled(ctx, shape):
                 c0 = b.mul(tj, i64(TILE))
                 c1 = b.add(c0, i64(TILE))
                 c1 = b.select(b.icmp_signed("<", c1, i64(cols)), c1, i64(cols))
-                with ctx.loop(r0, r1) as i, ctx.loop(c0, c1, "j") as j:
-                    yield Index(b, shape, multi=list(outer) + [i, j])
+                tiles = transpose.stage_tiles(ctx, staged, shape, outer, TILE, r0, r1, c0, c1)
+                with ctx.loop(r0, r1) as i, ctx.loop(c0, c1, "j", NOT_UNROLLED) as j:
+                    index = Index(b, shape, multi=list(outer) + [i, j])
+                    at = b.add(b.mul(b.sub(i, r0), i64(TILE)), b.sub(j, c0))
+                    values.tiles = {k: (index.key, ptr, at) for k, ptr in tiles.items()}
+                    yield index
 
 
 def emit_segment(mb, name, calls, objects):

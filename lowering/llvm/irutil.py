@@ -180,9 +180,10 @@ def typed_intrinsic(b, base, value_type, nargs):
 
 
 @contextlib.contextmanager
-def loop(b, start, end, name="i"):
+def loop(b, start, end, name="i", hints=()):
     """`for (i = start; i < end; i++)`: yields i with the builder inside the body; on exit
-    the builder sits after the loop. Trip counts of zero are handled (guarded)."""
+    the builder sits after the loop. Trip counts of zero are handled (guarded). `hints`
+    are names of LLVM loop metadata flags (e.g. "llvm.loop.unroll.disable")."""
     start = start if isinstance(start, ir.Value) else i64(start)
     end = end if isinstance(end, ir.Value) else i64(end)
     pre = b.block
@@ -195,7 +196,12 @@ def loop(b, start, end, name="i"):
     yield i
     nxt = b.add(i, i64(1), name=f"{name}.next", flags=("nuw", "nsw"))
     i.add_incoming(nxt, b.block)
-    b.cbranch(b.icmp_signed("<", nxt, end), body, exit_)
+    latch = b.cbranch(b.icmp_signed("<", nxt, end), body, exit_)
+    if hints:
+        m = b.module
+        loop_id = m.add_metadata([None] + [m.add_metadata([ir.MetaDataString(m, h)]) for h in hints])
+        loop_id.operands = (loop_id,) + loop_id.operands[1:]   # a loop id names itself
+        latch.set_metadata("llvm.loop", loop_id)
     b.position_at_end(exit_)
 
 

@@ -18,7 +18,7 @@ from llvmlite import ir
 
 from lowering.llvm.cpu import CURRENT
 from lowering.llvm.fusion import parallel_extent
-from lowering.llvm.irutil import I32, i64
+from lowering.llvm.irutil import I32, PTR, i64
 
 LINE = 64    # bytes of a cache line: a block spans one of the source's
 
@@ -29,16 +29,29 @@ def lanes(dtype):
     return (64 if CURRENT.has("avx512f") else 32) // size if size in (4, 8) else 0
 
 
+def _swaps_last_two(node):
+    perm = node.attrs.get("perm") if node.kernel == "transpose" else None
+    rank = len(perm or ())
+    return rank >= 2 and tuple(perm) == (*range(rank - 2), rank - 1, rank - 2)
+
+
 def applies(grp):
     """The group is one transpose of the last two axes of a materialized value."""
     if grp.kind != "loop" or not grp.tiled or len(grp.nodes) != 1 or len(grp.roots) != 1:
         return False
     node = grp.nodes[0]
-    perm = node.attrs.get("perm") if node.kernel == "transpose" else None
-    rank = len(perm or ())
-    return (rank >= 2 and tuple(perm) == (*range(rank - 2), rank - 1, rank - 2)
-            and any(x is node.inputs[0] for x in grp.leaves)
+    return (_swaps_last_two(node) and any(x is node.inputs[0] for x in grp.leaves)
             and lanes(node.inputs[0].aval.dtype) > 0)
+
+
+def staged(grp, buffers):
+    """[(transposed value, its source's buffer)] for a tiled loop group's transposes of
+    the last two axes of materialized values, read at the loop's own position: the loop
+    copies each tile of them through registers into a stack tile, then reads that in
+    order (x.T * 2 over 1024x1024 float32: see tests/lowering/test_llvm_transpose.py)."""
+    return [(n.outputs[0], buffers[id(n.inputs[0])]) for n in grp.nodes
+            if _swaps_last_two(n) and id(n.inputs[0]) in buffers
+            and n.outputs[0].aval.shape == tuple(grp.shape) and lanes(n.outputs[0].aval.dtype)]
 
 
 def _mask(indices):
@@ -57,6 +70,16 @@ def _swap_round(b, vectors, bit, v):
         out[r] = b.shuffle_vector(vectors[r], vectors[r + s], _mask(lo))
         out[r + s] = b.shuffle_vector(vectors[r], vectors[r + s], _mask(hi))
     return out
+
+
+def _move_block(b, vec, size, src_row, dst_row):
+    """One v x v block: dst_row(c)[r] = src_row(r)[c], each row a pointer to v items."""
+    v = vec.count
+    rows = [b.load(src_row(r), typ=vec, align=size) for r in range(v)]
+    for bit in range(v.bit_length() - 1):
+        rows = _swap_round(b, rows, bit, v)
+    for c, x in enumerate(rows):
+        b.store(x, dst_row(c), align=size)
 
 
 def emit(ctx, src, dst, shape, dtype):
@@ -83,13 +106,55 @@ def emit(ctx, src, dst, shape, dtype):
             j0 = b.mul(bj, i64(v))
             for part in range(0, line, v):      # the v x v pieces of one src line
                 i0 = b.add(lo, b.add(b.mul(bi, i64(line)), i64(part)))
-                rows_in = [b.load(at(src, base, b.add(j0, i64(r)), i0, rows), typ=vec,
-                                  align=size) for r in range(v)]
-                for bit in range(v.bit_length() - 1):
-                    rows_in = _swap_round(b, rows_in, bit, v)
-                for c, x in enumerate(rows_in):
-                    b.store(x, at(dst, base, b.add(i0, i64(c)), j0, cols), align=size)
+                _move_block(b, vec, size, lambda r: at(src, base, b.add(j0, i64(r)), i0, rows),
+                            lambda c: at(dst, base, b.add(i0, i64(c)), j0, cols))
         # the rest one by one: columns past the last block, then rows past the last block
         for r0, r1, c0 in ((lo, whole, cols // v * v), (whole, hi, 0)):
             with ctx.loop(r0, r1, "ri") as i, ctx.loop(c0, cols, "rj") as j:
                 b.store(b.load(at(src, base, j, i, rows), typ=elem), at(dst, base, i, j, cols))
+
+
+def stage_tiles(ctx, staged, shape, outer, tile, r0, r1, c0, c1):
+    """Copy each staged value's tile [r0, r1) x [c0, c1) (at the leading index `outer`)
+    into a stack tile of `tile` x `tile` items: whole tiles by register blocks, the edge
+    ones item by item. Returns {id(value): stack tile}."""
+    b, rows, cols = ctx.b, shape[-2], shape[-1]
+    outer_flat = i64(0)
+    for k, d in zip(outer, shape[:-2]):
+        outer_flat = b.add(b.mul(outer_flat, i64(d)), k)
+    base = b.mul(outer_flat, i64(rows * cols))
+    whole = b.and_(b.icmp_signed("==", b.sub(r1, r0), i64(tile)),
+                   b.icmp_signed("==", b.sub(c1, c0), i64(tile)))
+    tiles = {}
+    for x, src in staged:
+        size = x.aval.dtype.itemsize
+        elem = ir.IntType(8 * size)
+        vec = ir.VectorType(elem, lanes(x.aval.dtype))
+        with b.goto_entry_block():
+            buf = b.alloca(ir.ArrayType(elem, tile * tile))
+        buf.type = PTR      # llvmlite types an alloca's pointer; address it as the others
+
+        def src_at(j, i):       # the value's item (i, j) is src's (j, i)
+            return b.gep(src, [b.add(base, b.add(b.mul(j, i64(rows)), i))], inbounds=True,
+                         source_etype=elem)
+
+        def buf_at(i, j):
+            return b.gep(buf, [b.add(b.mul(i, i64(tile)), j)], inbounds=True, source_etype=elem)
+
+        with b.if_else(whole) as (blocks, items):
+            with blocks:
+                v = vec.count
+                for bi in range(0, tile, v):
+                    for bj in range(0, tile, v):
+                        i0, j0 = b.add(r0, i64(bi)), b.add(c0, i64(bj))
+                        _move_block(b, vec, size, lambda r: src_at(b.add(j0, i64(r)), i0),
+                                    lambda c: buf_at(i64(bi + c), i64(bj)))
+            with items:
+                with ctx.loop(r0, r1, "si") as i, ctx.loop(c0, c1, "sj") as j:
+                    b.store(b.load(src_at(j, i), typ=elem), buf_at(b.sub(i, r0), b.sub(j, c0)))
+        # an empty asm that may read the tile: without it LLVM forwards the tile's
+        # stores to the loop's loads and rebuilds the strided reads (gathers, scatters)
+        b.call(ir.InlineAsm(ir.FunctionType(ir.VoidType(), [PTR]), "", "r,~{memory}",
+                            side_effect=True), [buf])
+        tiles[id(x)] = buf
+    return tiles

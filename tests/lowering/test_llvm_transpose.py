@@ -44,10 +44,35 @@ def test_split_across_threads(monkeypatch, threads):
         np.testing.assert_array_equal(tracer.jit(_swap)(x), np.swapaxes(x, -1, -2))
 
 
-def test_only_a_lone_transpose_of_a_value_in_memory_takes_blocks():
+FUSED = {
+    "x.T * 2": (lambda x, y: _swap(x) * 2, lambda x, y: np.swapaxes(x, -1, -2) * 2),
+    "x.T + y": (lambda x, y: _swap(x) + y, lambda x, y: np.swapaxes(x, -1, -2) + y),
+    "x.T - y.T": (lambda x, y: _swap(x) - _swap(y), lambda x, y: np.swapaxes(x - y, -1, -2)),
+    "x.T + x[0]": (lambda x, y: _swap(x) + _swap(x)[..., :1, :],     # a read elsewhere
+                   lambda x, y: np.swapaxes(x, -1, -2) + np.swapaxes(x, -1, -2)[..., :1, :]),
+}
+
+
+@pytest.mark.parametrize("shape", [(64, 64), (67, 131), (3, 96, 70), (1, 130, 64)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16, np.int8],
+                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name", FUSED)
+def test_fused_transposes_match_numpy(name, dtype, shape):
+    """Fused with other work, transposed reads come from per-tile copies (whole tiles)
+    or straight from memory (edge tiles, and reads elsewhere than the loop's position)."""
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(shape) * 50).astype(dtype)
+    y = (rng.standard_normal(shape[:-2] + shape[:-3:-1]) * 50).astype(dtype)
+    if name == "x.T - y.T":
+        y = (rng.standard_normal(shape) * 50).astype(dtype)
+    f, want = FUSED[name]
+    np.testing.assert_array_equal(tracer.jit(f)(x, y), want(x, y))
+
+
+def test_which_transposes_take_register_blocks():
     x = np.ones((96, 80), np.float32)
-    assert "shufflevector" in tracer.jit(_swap).lower(x).as_text()
-    fused = tracer.jit(lambda x: _swap(x) * 2.0)
-    assert "shufflevector" not in fused.lower(x).as_text()
-    np.testing.assert_array_equal(fused(x), x.T * 2)
+    assert "shufflevector" in tracer.jit(_swap).lower(x).as_text()            # alone
+    assert "shufflevector" in tracer.jit(lambda x: _swap(x) * 2).lower(x).as_text()  # fused
+    halves = x.astype(np.float16)                                             # 2-byte items
+    assert "shufflevector" not in tracer.jit(lambda x: _swap(x) * 2).lower(halves).as_text()
     assert transpose.lanes(np.float16) == transpose.lanes(np.bool_) == 0
