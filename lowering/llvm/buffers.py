@@ -7,16 +7,13 @@ So a Program keeps two kinds of buffers between its calls:
 
 - `Temps`: its temporaries (buffers no output is), as whole sets. A call takes a set
   and gives it back after its outputs are made; a call finding none (the first, or one
-  overlapping another) makes one, so each running call has a set of its own. A call
-  that raises drops its set: a split step interrupted mid-way may still have threads
-  writing into it.
+  overlapping another) makes one, so each running call has a set of its own.
 - `Outputs`: its large outputs, each recycled once the caller has dropped it. A call
   takes the buffer its slot gave out last only if nothing but the slot refers to it
   (its reference count, calibrated below); else it allocates. Whoever still holds a
   result -- a variable, a list, a view, a memoryview, the next call's own argument --
   holds a reference, so a result the caller can reach is never handed out again:
-  `params = step(params)` alternates between two buffers. A call that raises makes
-  its Program forget the buffers it took.
+  `params = step(params)` alternates between two buffers.
 
 Memory: kept buffers live as long as their Program, at most KEEP_SETS sets of
 temporaries each (more only helps more threads calling one function at once), and only
@@ -130,7 +127,3 @@ class Outputs:
         if self.keep[j]:
             self.last[j] = o
         return o
-
-    def forget(self):
-        """Recycle none of the buffers given out so far (a call failed while using them)."""
-        self.last = [None] * len(self.specs)

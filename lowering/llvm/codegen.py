@@ -7,6 +7,8 @@ buffers, then its outputs', then the slice [start, end) of its parallel work ite
 segment entry `i64 s<k>(ptr %tuple)` takes a tuple of NumPy array objects, reads their
 data pointers, and calls its groups in order; a jitted call is one ctypes call per
 segment, with one argument however many arrays there are (ctypes passes at most 1024).
+A parallel step's functions are called by the thread pool (lowering.llvm.pool) through
+entries `<g>.a(ptr %argv, i64 start, i64 end)`, %argv an array of the data pointers.
 Static shapes are constants, so loops have constant trip counts.
 
 Every function returns 0 or a failure code (irutil.failure decodes it): the error table
@@ -47,7 +49,6 @@ DATA_OFFSET = _probe("the data pointer in numpy array objects",
                      [(_a, [_a.ctypes.data]), (_b, [_b.ctypes.data])])
 ITEMS_OFFSET = _probe("the items of a tuple object", [((_a, _b), [id(_a), id(_b)])])
 del _a, _b
-MAX_CALL_ARGS = 1024        # ctypes' limit on the arguments of a foreign function
 
 
 @functools.lru_cache(maxsize=None)
@@ -288,6 +289,9 @@ def emit_program(sched):
             for f, _, _ in entries:
                 inline_into_caller(mb.module.globals[f])
             emit_segment(mb, step.name, entries, step.objects)
+        for call in step.calls if step.kind == "parallel" else ():
+            for f, _ in call.launch.functions(call.name):
+                _argv_entry(mb, mb.module.globals[f])
     return mb
 
 
@@ -310,9 +314,6 @@ def emit_group(mb, part, call, name):
         ctx.b.ret(ctx.b.load(ctx._err))
     for fname in (name, name + ".prep"):
         irutil.fold_range_checks(mb.module, fname, mb.range_checks.pop(fname, ()))
-        fn = mb.module.globals.get(fname)
-        if fn is not None and len(fn.args) > MAX_CALL_ARGS:
-            _tuple_entry(mb, fn)
 
 
 def inline_into_caller(fn):
@@ -323,12 +324,17 @@ def inline_into_caller(fn):
     fn.attributes.add("alwaysinline")
 
 
-def _tuple_entry(mb, fn):
-    """`<fn>.t(ptr %tuple, i64 start, i64 end)` calling `fn` on the data of the arrays in
-    %tuple: how Python calls a function with more arguments than ctypes can pass."""
-    entry = ir.Function(mb.module, ir.FunctionType(I64, [PTR, I64, I64]), fn.name + ".t")
+def _argv_entry(mb, fn):
+    """`<fn>.a(ptr %argv, i64 start, i64 end)` calling `fn` on the data pointers in the
+    array %argv: how the thread pool (lowering.llvm.pool) calls a parallel step's
+    functions, one signature for any number of buffers. `fn` is inlined into it."""
+    entry = ir.Function(mb.module, ir.FunctionType(I64, [PTR, I64, I64]), fn.name + ".a")
     b = ir.IRBuilder(entry.append_basic_block("entry"))
-    b.ret(b.call(fn, _array_data(b, entry.args[0], len(fn.args) - 2) + list(entry.args[1:])))
+    argv = entry.args[0]
+    ptrs = [b.load(b.gep(argv, [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
+            for k in range(len(fn.args) - 2)]
+    b.ret(b.call(fn, ptrs + list(entry.args[1:])))
+    inline_into_caller(fn)
 
 
 def _array_data(b, arrays, count):

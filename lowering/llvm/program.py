@@ -5,10 +5,10 @@ and schedule (lowering.llvm.schedule), codegen (lowering.llvm.codegen), the arti
 (lowering.llvm.artifact: what the graph cache stores) and the Program, which loads an
 artifact and runs it. Steps are native segments (one ctypes call each, taking the array
 objects themselves; a long run of groups is cut into segments of bounded size, see
-schedule.SEGMENT_SIZE), Python calls of numpy kernels for nodes the llvm backend lacks, and
-native groups big enough (> schedule.PARALLEL_NS of estimated work) to split across
-TRACER_NUM_THREADS threads. A graph the llvm backend fully covers and that needs no
-threads is one native call.
+schedule.SEGMENT_SIZE), Python calls of numpy kernels for nodes the llvm backend lacks,
+and native groups big enough (> schedule.PARALLEL_NS of estimated work) to split across
+TRACER_NUM_THREADS threads (lowering.llvm.pool: one native call per step). A graph the
+llvm backend fully covers and that needs no threads is one native call.
 
 Inputs are checked against the graph's types before any native code runs: arrays of the
 right shape and dtype are used as they are if C-contiguous and aligned, else copied;
@@ -17,11 +17,7 @@ Temporaries and large outputs are kept between calls (lowering.llvm.buffers: fre
 page-faults); each running call has buffers of its own, so concurrent calls are safe.
 """
 import ctypes
-import functools
 import os
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -29,34 +25,17 @@ from ir import Literal
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.passes import cse, dce, fold_constants, inline_calls
 from lowering.interpreter import own, run_node
-from lowering.llvm import artifact, buffers, codegen, graph_cache, irutil, schedule, target
+from lowering.llvm import artifact, buffers, codegen, graph_cache, irutil, pool, schedule, target
 from lowering.llvm.fusion import check_kernels
 from lowering.llvm.rewrites import thin_matmuls
 from lowering.profile import note, phase
 from registry.tables import _kernels
 
-_pools, _pool_lock = {}, threading.Lock()
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _CARRAY = 0x0101           # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
 
 
-def _after_fork():
-    """A forked child inherits the pools but not their threads, and locks maybe held by
-    threads it does not have: start afresh (kept temporaries are copied and stay kept)."""
-    global _pool_lock
-    _pools.clear()
-    _pool_lock = threading.Lock()
-    buffers.after_fork()
-
-
-os.register_at_fork(after_in_child=_after_fork)
-
-
-def _pool(n):
-    with _pool_lock:
-        if n not in _pools:
-            _pools[n] = ThreadPoolExecutor(max_workers=n, thread_name_prefix="tracer-llvm")
-        return _pools[n]
+os.register_at_fork(after_in_child=buffers.after_fork)   # kept temporaries stay kept
 
 
 def _evaluate(node, values):
@@ -140,12 +119,8 @@ class Program:
         bufs.extend([next(it) if p else self._outputs.take(recycled[k]) if k in recycled
                      else np.empty(s, d) if d is not None else None
                      for k, ((s, d), p) in enumerate(zip(self._alloc, self._pooled), nfixed)])
-        try:
-            for step in self._steps:
-                step(bufs)
-        except BaseException:
-            self._outputs.forget()      # an interrupted split step may still write them
-            raise
+        for step in self._steps:    # (a parallel step is one native call: no thread
+            step(bufs)              # writes the buffers once it returns or raises)
         result = [np.array(k.value) if type(k) is Literal else bufs[k].copy() if c else bufs[k]
                   for k, c in zip(self._outs, self._copied)]
         self._temps.give(temps)
@@ -218,6 +193,9 @@ class Program:
         """Segment entry `name`: its arrays are passed as one tuple."""
         return self.loaded.function(name, _I64, _P)
 
+    def _address(self, name):
+        return ctypes.cast(self.loaded.function(name, _I64, _P, _I64, _I64), _P).value
+
     def _segment(self, name, objects):
         fn = self._function(name)
         objects, fail = tuple(objects), self._fail
@@ -237,63 +215,17 @@ class Program:
         return step
 
     def _parallel(self, calls, threads):
-        """Split calls (a kernel's prepare step, then its work items), as the phases of one
-        _Split. A function with more buffers than ctypes passes is called through its `.t`
-        entry, which takes the arrays as one tuple."""
-        fns = [(self.loaded.function(name + ".t", _I64, _P, _I64, _I64), pos, True,
-                _pieces(n, threads, grain or GRAIN))
-               if len(pos) + 2 > codegen.MAX_CALL_ARGS else
-               (self.loaded.function(name, _I64, *[_P] * len(pos), _I64, _I64), pos, False,
-                _pieces(n, threads, grain or GRAIN))
-               for name, pos, n, grain in calls]
-        helpers = min(threads, max(len(b) - 1 for *_, b in fns)) - 1
-        pool, fail, spin = _pool(threads - 1), self._fail, _spinner()
+        """Split calls (a kernel's prepare step, then its work items) as the phases of one
+        pool.Step, each called through its `.a` entry (codegen: any number of buffers)."""
+        step = pool.Step([(self._address(name + ".a"), pos, _pieces(n, threads, grain or GRAIN))
+                          for name, pos, n, grain in calls], threads)
+        objects, run, fail = step.objects, step.run, self._fail
 
-        def step(bufs):
-            arrays = [tuple([bufs[k] for k in pos]) for _, pos, _, _ in fns]  # alive till done
-            rc = _Split([(fn, [id(a)] if packed else [x.ctypes.data for x in a], bounds)
-                         for a, (fn, _, packed, bounds) in zip(arrays, fns)], spin).run(
-                pool, helpers)
+        def go(bufs):
+            rc = run(tuple([bufs[k] for k in objects]))
             if rc:
                 fail(rc)
-        return step
-
-
-SPIN_NS = 200_000   # how long a thread that waits for other threads' pieces spins before it
-                    # sleeps: a sleeping thread wakes 15-30 us after the notify (measured in a
-                    # 2-vCPU VM), a piece lasts ~20-200 us
-_SPIN = """define i64 @spin(ptr %word, i64 %iters) nounwind {{
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %next, %wait ]
-  %v = load atomic i64, ptr %word acquire, align 8
-  %zero = icmp eq i64 %v, 0
-  br i1 %zero, label %yes, label %wait
-wait:
-  {pause}
-  %next = add i64 %i, 1
-  %more = icmp ult i64 %next, %iters
-  br i1 %more, label %loop, label %no
-yes:
-  ret i64 1
-no:
-  ret i64 0
-}}
-"""
-
-
-@functools.lru_cache(maxsize=None)
-def _spinner():
-    """spin(address) -> whether the int64 at address became 0 within ~SPIN_NS, watched in
-    native code (no GIL held)."""
-    pause = "call void @llvm.x86.sse2.pause()" if target.TRIPLE.startswith("x86") else ""
-    loaded = target.load(_SPIN.format(pause=pause))
-    fn, one = loaded.function("spin", _I64, _P, _I64), np.ones(1, np.int64)
-    t = time.perf_counter()
-    fn(one.ctypes.data, 10_000)
-    iters = max(1, int(SPIN_NS * 1e-9 * 10_000 / (time.perf_counter() - t)))
-    return lambda address, keep=loaded: fn(address, iters)
+        return go
 
 
 CHUNKS = 2      # pieces per thread of a split call
@@ -307,41 +239,6 @@ def _pieces(n, threads, grain=GRAIN):
     k -= k % threads if k > threads else 0
     return sorted({0, n} | {(2 * n * c + k * grain) // (2 * k * grain) * grain
                             for c in range(1, k)})
-
-
-class _Split:
-    """One split call: its phases [(function, arguments, piece boundaries)] run in order,
-    each phase's pieces going to whichever thread asks next; a thread starts on the next
-    phase once every piece of this one is done (waiting only for pieces other threads
-    took), and the caller waits only for the pieces taken. A worker that starts late
-    (its core busy: right after a jax.jit call the 2-thread W1 took as long as 1 thread)
-    finds nothing left instead of being waited for. After a failure (nonzero code) the
-    remaining pieces are skipped."""
-
-    def __init__(self, phases, spin):
-        self.phases = [(fn, ptrs, bounds, iter(range(len(bounds) - 1)))  # next() is atomic
-                       for fn, ptrs, bounds in phases]                  # under the GIL
-        self.left = np.array([len(bounds) - 1 for _, _, bounds in phases], np.int64)
-        self.rc, self.cv, self.spin = 0, threading.Condition(), spin
-
-    def work(self):
-        left = self.left
-        for p, (fn, ptrs, bounds, todo) in enumerate(self.phases):
-            for c in todo:
-                rc = self.rc or fn(*ptrs, bounds[c], bounds[c + 1])
-                with self.cv:
-                    self.rc, left[p] = self.rc or rc, left[p] - 1
-                    if not left[p]:
-                        self.cv.notify_all()
-            if left[p] and not self.spin(left.ctypes.data + 8 * p):
-                with self.cv:
-                    self.cv.wait_for(lambda: not left[p])
-
-    def run(self, pool, helpers):
-        for _ in range(helpers):
-            pool.submit(self.work)
-        self.work()
-        return self.rc
 
 
 def _convert(k, x, shape, dtype):

@@ -29,7 +29,9 @@ from lowering.llvm.rows import merge_rows
 from registry.tables import version
 
 ALIGN = 64          # byte alignment of each buffer in a region's scratch
-PARALLEL_NS = 500_000   # a group estimated to take longer is split across threads
+PARALLEL_NS = 100_000   # a group estimated to take longer is split across threads (the native
+                        # hand-off of lowering.llvm.pool costs ~2-5 us: W8's 50 us loop splits
+                        # to 28 us, W15 -10%; W5's 50 us small matmuls measured no faster)
 SEGMENT_SIZE = 512      # bound on a segment's nodes + buffers: its groups are inlined into
                         # its entry, whose length LLVM's time then grows faster than
 

@@ -1,12 +1,7 @@
 """How a parallel step is split (lowering/llvm/program.py, schedule.py): pieces start on
-the call's grain (a matmul's register tile rows, on either ISA), a kernel's prepare step
-and its work items run as phases of one split (every prepare piece done before any work
-piece starts), a failing piece's code is returned and the pieces after it skipped, and
-threads wait for each other's pieces in native code."""
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
-
+the call's grain (a matmul's register tile rows, on either ISA), and a kernel's prepare
+step and its work items are phases of one step (how the pool runs phases:
+test_pool.py)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -48,50 +43,3 @@ def test_matmul_rows_split_on_whole_register_tiles(monkeypatch, vector_bytes):
     assert odd.calls[0].launch.grain is None
     whole = _launch(np.ones((4, 2 * mr, 8), np.float32), np.ones((4, 8, 8), np.float32))
     assert whole.calls[0].launch.grain == mr
-
-
-def _recorder(log, phase, delay=0.0, fail_at=None):
-    def fn(lo, hi):
-        log.append((phase, "start", lo, time.perf_counter()))
-        time.sleep(delay)
-        log.append((phase, "end", lo, time.perf_counter()))
-        return 7 if lo == fail_at else 0
-    return fn
-
-
-def _spin(address):     # a Python stand-in: never spins, so the Condition path runs too
-    return False
-
-
-@pytest.mark.parametrize("spin", [_spin, None], ids=["condition", "native-spin"])
-def test_phases_run_in_order_across_threads(spin):
-    spin = spin or program._spinner()
-    log = []
-    phases = [(_recorder(log, 0, 0.002), [], [0, 10, 20, 30, 40]),
-              (_recorder(log, 1, 0.001), [], [0, 5, 10, 15])]
-    with ThreadPoolExecutor(1) as pool:
-        assert program._Split(phases, spin).run(pool, 1) == 0
-    ends0 = [t for p, what, _, t in log if p == 0 and what == "end"]
-    starts1 = [t for p, what, _, t in log if p == 1 and what == "start"]
-    assert len(ends0) == 4 and len(starts1) == 3 and max(ends0) <= min(starts1)
-
-
-def test_a_failing_piece_skips_the_rest():
-    log = []
-    phases = [(_recorder(log, 0, fail_at=0), [], [0, 1]), (_recorder(log, 1), [], [0, 5, 10])]
-    with ThreadPoolExecutor(1) as pool:
-        assert program._Split(phases, program._spinner()).run(pool, 1) == 7
-    assert [p for p, what, _, _ in log if what == "start"] == [0]
-
-
-def test_native_spin_sees_the_word_change():
-    spin = program._spinner()
-    word = np.ones(1, np.int64)
-    t = time.perf_counter()
-    assert not spin(word.ctypes.data)                 # gives up after about SPIN_NS
-    assert time.perf_counter() - t < 50 * program.SPIN_NS * 1e-9
-    threading.Timer(0.00005, lambda: word.__setitem__(0, 0)).start()
-    for _ in range(2000):       # the timer thread needs the GIL, which spin() releases
-        if spin(word.ctypes.data):
-            break
-    assert word[0] == 0 and spin(word.ctypes.data)
