@@ -11,6 +11,8 @@ Loop order, GotoBLAS-style: batch -> K block of KC_BYTES (so a tile's B slice st
 L1/L2) -> row tile, whose MR x KC slice of A is first copied to a stack buffer with rows
 one cache line more than KC apart (A rows 4 KB apart would all share an L1 set; with one
 panel, which reads each A element once, A is read in place) -> panel.
+Either operand may be given stored transposed (the llvm rewrites fold a transpose into
+the matmul): the pack and the A copy read it in place, so no pass makes the transpose.
 The first K block stores C, later ones add to it. Leftover rows use 4- and 1-row tiles;
 the last, narrower panel uses fewer vectors and masked loads/stores for a partial one, so
 nothing is read or written outside A, B, C and the scratch buffer.
@@ -38,6 +40,7 @@ _SHORT = {"float": "f32", "double": "f64", "half": "f16"}    # intrinsic name su
 _BYTES = {"half": 2, "bf16": 2, "float": 4, "double": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
 _ATTRS = 'nounwind "no-trapping-math"="true"'
 KC_BYTES = 4096  # K block: one A row slice; measured best of 1-16 KB (f32 and f64)
+PACK_BYTES = 32768  # B packed in blocks of rows this long: measured best of 4-64 KB
 
 
 @lru_cache(maxsize=None)
@@ -220,12 +223,13 @@ def _splat(width, value):
     return f"{value}" if width is None else f"splat (i32 {value})"
 
 
-def _tile(name, elems, vl, nr, rows, cols, lda, n, k):
+def _tile(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1):
     """`void name(ptr a, ptr b, ptr c, i64 kc, i1 add, i64 panels)`: for each of `panels`
     panels, C[rows x cols] = (C if add else 0) + A @ B over kc steps of k, where a is a
-    sliver of A (rows x kc, row stride lda), b the first packed B panel (kc x NR, the
-    next one k * NR further) and c the tile's first element (row stride n). The panel loop
-    is here rather than in the caller so that LLVM does not unroll it into many calls."""
+    sliver of A (rows x kc; A[r, kk] at a + r * lda + kk * ldk), b the first packed B
+    panel (kc x NR, the next one k * NR further) and c the tile's first element (row
+    stride n). The panel loop is here rather than in the caller so that LLVM does not
+    unroll it into many calls."""
     (elem, mem), nv = elems, -(-cols // vl)
     f, vec = _Body(elem, mem), f"<{vl} x {elem}>"
     is_float = elem in ("float", "double")
@@ -243,7 +247,7 @@ def _tile(name, elems, vl, nr, rows, cols, lda, n, k):
                 f.emit(f"{phis[r][v]} = phi {vec} [ zeroinitializer, {pre} ], [ {nexts[r][v]}, {loop} ]")
         bvec = [f.load(vec, f.gep(b, f.add(f.mul(kk, nr), v * vl))) for v in range(nv)]
         for r in range(rows):
-            x = f.load(elem, f.gep("%a", f.add(kk, r * lda)))
+            x = f.load(elem, f.gep("%a", f.add(f.mul(kk, ldk), r * lda)))
             one = f(f"insertelement {vec} poison, {elem} {x}, i64 0")
             av = f(f"shufflevector {vec} {one}, {vec} poison, <{vl} x i32> zeroinitializer")
             for v in range(nv):
@@ -294,30 +298,44 @@ def over_rows(f, lo, hi, sizes, tile):
         i = f.add(i, f.mul(count, size))
 
 
-def _pack(symbol, elems, nr, batch, k, n):
-    """Copy B into zero-padded panels (of the compute type), reading B row by row."""
+def _pack(symbol, elems, nr, batch, k, n, trans_b):
+    """Copy B into zero-padded panels (of the compute type): per block of rows of B
+    (PACK_BYTES, kept in L1) panel by panel, so that the writes go in order (row by row
+    of B took 7x longer at 1024 x 1024 on AVX2). B stored transposed (n x k) is not
+    blocked: NR loads per panel row, one from each of its rows of B^T, read in order."""
     f, npan, edge = _Body(*elems), -(-n // nr), n % nr
     vec = f"<{nr} x {f.elem}>"
 
-    def row(b, kk):
-        src = f.mgep("%b", f.mul(f.add(f.mul(b, k), kk), n))
-        dst = f.gep("%scratch", f.add(f.mul(b, npan * k * nr), f.mul(kk, nr)))
+    def panel_row(b, p, kk, cols):
+        if trans_b:
+            src = f.mgep("%b", f.add(f.mul(f.add(f.mul(b, n), f.mul(p, nr)), k), kk))
+            x = "zeroinitializer"
+            for j in range(cols):
+                x = f(f"insertelement {vec} {x}, {f.elem} {f.mload(None, f.mgep(src, j * k))}, "
+                      f"i64 {j}")
+        else:
+            src = f.mgep("%b", f.add(f.mul(f.add(f.mul(b, k), kk), n), f.mul(p, nr)))
+            x = f.mload(nr, src, None if cols == nr else cols)
+        f.store(vec, x, f.gep("%scratch", f.mul(f.add(f.mul(f.add(f.mul(b, npan), p), k), kk),
+                                                nr)))
 
-        def panel(p):
-            f.store(vec, f.mload(nr, f.mgep(src, f.mul(p, nr))), f.gep(dst, f.mul(p, k * nr)))
-        f.loop(0, n // nr, panel)
+    rows = k if trans_b else max(1, PACK_BYTES // (max(n, 1) * _BYTES[f.mty]))
+
+    def block(b, k0):
+        k1 = f(f"call i64 @llvm.smin.i64(i64 {f.add(k0, rows)}, i64 {k})")
+        f.loop(0, n // nr, lambda p: f.loop(k0, k1, lambda kk: panel_row(b, p, kk, nr)))
         if edge:
-            f.store(vec, f.mload(nr, f.mgep(src, (npan - 1) * nr), edge),
-                    f.gep(dst, (npan - 1) * k * nr))
+            f.loop(k0, k1, lambda kk: panel_row(b, npan - 1, kk, edge))
     if n and k:
-        f.loop(0, batch, lambda b: f.loop(0, k, lambda kk: row(b, kk)))
+        f.loop(0, batch, lambda b: f.loop(0, -(-k // rows), lambda j: block(b, f.mul(j, rows))))
     return f.text(f"void @\"{symbol}_pack\"(ptr noalias %b, ptr noalias %scratch)")
 
 
-def _rows(symbol, elems, nr, sizes, kc_max, lda, batch, m, k, n):
+def _rows(symbol, elems, nr, sizes, kc_max, lda, batch, m, k, n, trans_a):
     """The row function: batches -> K blocks -> row tiles (each size in `sizes` in turn;
     the tile's A sliver is copied to the stack, rows lda apart, or read in place if lda is
-    None) -> panels."""
+    None) -> panels. With A stored transposed (k x m), the sliver's k steps are rows of
+    A^T: the copy lays them out one after another, size elements each."""
     f, npan, abuf = _Body(*elems), -(-n // nr), "%abuf"
     elem = f.elem
 
@@ -336,11 +354,16 @@ def _rows(symbol, elems, nr, sizes, kc_max, lda, batch, m, k, n):
             kc, add = clamp("smin", f(f"sub nsw i64 {k}, {k0}"), kc_max), f(f"icmp ne i64 {kb}, 0")
 
             def row_tile(size, row):
-                src = f.mgep(a, f.add(f.mul(row, k), k0))
-                if lda is not None:
-                    f.loop(0, size, lambda r: f.loop(0, kc, lambda kk: f.store(elem, f.mload(
-                        None, f.mgep(src, f.add(f.mul(r, k), kk))),
-                        f.gep(abuf, f.add(f.mul(r, lda), kk)))))
+                src = f.mgep(a, f.add(f.mul(k0, m), row) if trans_a else f.add(f.mul(row, k), k0))
+
+                def copy(r, kk):
+                    at = f.add(f.mul(kk, m), r) if trans_a else f.add(f.mul(r, k), kk)
+                    to = f.add(f.mul(kk, size), r) if trans_a else f.add(f.mul(r, lda), kk)
+                    f.store(elem, f.mload(None, f.mgep(src, at)), f.gep(abuf, to))
+                if lda is not None and trans_a:
+                    f.loop(0, kc, lambda kk: f.loop(0, size, lambda r: copy(r, kk)))
+                elif lda is not None:
+                    f.loop(0, size, lambda r: f.loop(0, kc, lambda kk: copy(r, kk)))
                 call_tiles(f, f"{symbol}.{size}", src if lda is None else abuf,
                            f.gep(s, f.mul(k0, nr)), k, f.mgep(c, f.mul(row, n)), n, nr, kc, add)
             over_rows(f, lo, hi, sizes, row_tile)
@@ -359,14 +382,17 @@ def _rows(symbol, elems, nr, sizes, kc_max, lda, batch, m, k, n):
                   "i64 %start, i64 %end)")
 
 
-def matmul_ir(symbol: str, batch: int, m: int, k: int, n: int, dtype) -> str:
+def matmul_ir(symbol: str, batch: int, m: int, k: int, n: int, dtype,
+              transpose_a: bool = False, transpose_b: bool = False) -> str:
     """LLVM IR text defining two functions:
       define void @<symbol>_pack(ptr noalias %b, ptr noalias %scratch)
-          packs B (batch x k x n, row-major contiguous) into scratch (scratch_bytes long);
+          packs B (batch x k x n, row-major contiguous; batch x n x k if transpose_b, B being
+          its transpose) into scratch (scratch_bytes long);
       define void @<symbol>(ptr noalias %a, ptr noalias %scratch, ptr noalias %c,
                             i64 %start, i64 %end)
           computes rows [start, end) of the flattened (batch*m) x n output C = A @ B
-          (A: batch x m x k row-major contiguous), reading packed B from scratch.
+          (A: batch x m x k row-major contiguous; batch x k x m if transpose_a), reading
+          packed B from scratch.
     The pack function is called once per call, then the row function once (or once per
     thread chunk, with disjoint row ranges, possibly concurrently). Out-of-range parts of
     [start, end) are clipped to [0, batch*m). Internal helpers are named <symbol>.<r>x<c>."""
@@ -380,8 +406,13 @@ def matmul_ir(symbol: str, batch: int, m: int, k: int, n: int, dtype) -> str:
     # tiles' reads, so A is read in place (unless it must be widened from half floats).
     in_place = n <= nr and elem[0] == elem[1]
     lda = kc + 64 // size  # +1 cache line: A rows 4 KB apart share L1 sets
-    tiles = [_tile(f"{symbol}.{r}x{w}", elem, vl, nr, r, w, k if in_place else lda, n, k)
+
+    def strides(rows):      # (row, k step) strides of the A sliver a tile reads
+        if transpose_a:
+            return (1, m) if in_place else (1, rows)
+        return (k, 1) if in_place else (lda, 1)
+    tiles = [_tile(f"{symbol}.{r}x{w}", elem, vl, nr, r, w, strides(r)[0], n, k, strides(r)[1])
              for w in widths for r in sizes]
-    return "\n".join([_pack(symbol, elem, nr, batch, k, n),
+    return "\n".join([_pack(symbol, elem, nr, batch, k, n, transpose_b),
                       _rows(symbol, elem, nr, sizes, kc, None if in_place else lda, batch, m,
-                            k, n), *tiles])
+                            k, n, transpose_a), *tiles])

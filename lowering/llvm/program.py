@@ -27,7 +27,7 @@ from ir.passes import cse, dce, fold_constants, inline_calls
 from lowering.interpreter import own, run_node
 from lowering.llvm import artifact, buffers, codegen, graph_cache, irutil, pool, schedule, target
 from lowering.llvm.fusion import check_kernels
-from lowering.llvm.rewrites import thin_matmuls
+from lowering.llvm.rewrites import rewrite_matmuls
 from lowering.profile import note, phase
 from registry.tables import _kernels
 
@@ -46,7 +46,7 @@ def _evaluate(node, values):
 def optimize(graph):
     """The graph the llvm backend partitions: calls inlined, constants folded, common
     subexpressions merged, dead nodes dropped, thin matmuls rewritten."""
-    return thin_matmuls(dce(cse(fold_constants(inline_calls(graph), _evaluate))))
+    return rewrite_matmuls(dce(cse(fold_constants(inline_calls(graph), _evaluate))))
 
 
 def compile_graph(graph):

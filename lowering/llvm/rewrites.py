@@ -9,36 +9,64 @@ Measured against the packed kernel: v @ W 98 -> 61 us at 1000 x 1000 and 410 -> 
 at 256 x 4096, compile time 28 -> 21 ms at 64 x 64 (most of W10's loop body); A @ v was
 10x faster at 1000 x 1000 and 300x on 1-d operands when it was rewritten in
 tracer.numpy (which now leaves matmul to the backends: NumPy's BLAS does it best there).
+
+A wider matmul whose operand is a transpose of the last two axes (what the gradient of
+`x @ W` has: x.T @ dy and dy @ W.T) reads the transpose's input instead, the matmul
+node saying so in its attrs (`transpose_a`/`transpose_b`, read only by the llvm impl in
+lowering.llvm.linalg): the packed kernel copies A's row slivers and packs B anyway, and
+now does it from the stored layout, so the transpose is no longer a pass over memory of
+its own, and the node goes when nothing else reads it.
 """
 from ir import Graph, Node, Var
 from ir.types import ShapedArray, dtype_kind
 from lowering.llvm.linalg import KERNELS
+from lowering.llvm.transpose import swaps_last_two
 from registry.tables import _kernels
 
 
-def thin_matmuls(graph):
-    """`graph` (and its regions) with each one-row or one-column matmul a multiply-reduce,
-    unless the matmul kernel's llvm impl is a user's."""
+def rewrite_matmuls(graph):
+    """`graph` (and its regions) with each one-row or one-column matmul a multiply-reduce
+    and the other matmuls reading transposed operands in place, unless the matmul
+    kernel's llvm impl is a user's."""
     if _kernels.get(("matmul", "llvm")) is not KERNELS["matmul"]:
         return graph
+    producer = {id(o): n for n in graph.nodes for o in n.outputs}
     nodes, changed = [], False
     for n in graph.nodes:
-        m = n.with_regions(thin_matmuls)
-        changed |= m is not n
+        m = n.with_regions(rewrite_matmuls)
         if m.kernel == "matmul" and _thin(m):
             nodes.extend(_multiply_reduce(m))
             changed = True
-        else:
-            nodes.append(m)
-    return (Graph(graph.invars, graph.outvars, nodes, graph.constvars, graph.consts)
-            if changed else graph)
+            continue
+        if m.kernel == "matmul":
+            m = _fold_transposes(m, producer)
+        changed |= m is not n
+        nodes.append(m)
+    if not changed:
+        return graph
+    used = {id(x) for n in nodes for x in n.inputs} | {id(x) for x in graph.outvars}
+    nodes = [n for n in nodes if not swaps_last_two(n) or id(n.outputs[0]) in used]
+    return Graph(graph.invars, graph.outvars, nodes, graph.constvars, graph.consts)
+
+
+def _fold_transposes(node, producer):
+    """The matmul reading the input of each operand that is a transpose of the last two
+    axes (its flag toggles, should the matmul already read that operand transposed)."""
+    ins, attrs = list(node.inputs), node.attrs
+    for i, flag in enumerate(("transpose_a", "transpose_b")):
+        t = producer.get(id(ins[i]))
+        if t is not None and swaps_last_two(t):
+            ins[i], attrs[flag] = t.inputs[0], not attrs.get(flag, False)
+    return node if ins == list(node.inputs) else Node("matmul", ins, node.outputs, attrs,
+                                                      node.source)
 
 
 def _thin(node):
     """One row or one column, not empty, not half floats (whose products the matmul
-    kernel keeps in float32)."""
+    kernel keeps in float32), operands not transposed (by an earlier pass)."""
     a, b = (x.aval for x in node.inputs)
-    return ((a.shape[-2] == 1 or b.shape[-1] == 1) and a.size > 0 and b.size > 0
+    return (not node.attr_items and (a.shape[-2] == 1 or b.shape[-1] == 1)
+            and a.size > 0 and b.size > 0
             and not (dtype_kind(a.dtype) == "f" and a.dtype.itemsize < 4))
 
 

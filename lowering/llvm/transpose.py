@@ -29,7 +29,9 @@ def lanes(dtype):
     return (64 if CURRENT.has("avx512f") else 32) // size if size in (4, 8) else 0
 
 
-def _swaps_last_two(node):
+def swaps_last_two(node):
+    """Whether `node` transposes the last two axes only (x.T of a matrix, mT of a stack):
+    the transposes this module and the matmul rewrite (lowering.llvm.rewrites) handle."""
     perm = node.attrs.get("perm") if node.kernel == "transpose" else None
     rank = len(perm or ())
     return rank >= 2 and tuple(perm) == (*range(rank - 2), rank - 1, rank - 2)
@@ -40,7 +42,7 @@ def applies(grp):
     if grp.kind != "loop" or not grp.tiled or len(grp.nodes) != 1 or len(grp.roots) != 1:
         return False
     node = grp.nodes[0]
-    return (_swaps_last_two(node) and any(x is node.inputs[0] for x in grp.leaves)
+    return (swaps_last_two(node) and any(x is node.inputs[0] for x in grp.leaves)
             and lanes(node.inputs[0].aval.dtype) > 0)
 
 
@@ -50,7 +52,7 @@ def staged(grp, buffers):
     copies each tile of them through registers into a stack tile, then reads that in
     order (x.T * 2 over 1024x1024 float32: see tests/lowering/test_llvm_transpose.py)."""
     return [(n.outputs[0], buffers[id(n.inputs[0])]) for n in grp.nodes
-            if _swaps_last_two(n) and id(n.inputs[0]) in buffers
+            if swaps_last_two(n) and id(n.inputs[0]) in buffers
             and n.outputs[0].aval.shape == tuple(grp.shape) and lanes(n.outputs[0].aval.dtype)]
 
 

@@ -35,11 +35,11 @@ class _Jit:
         self.ee = llvm.create_mcjit_compiler(backing, self.tm)
         self.count = itertools.count()
 
-    def build_many(self, shapes, dtype):
+    def build_many(self, shapes, dtype, **transposed):
         """[(pack, rows)] ctypes functions, one pair per (batch, m, k, n), from one module
         (which also checks that several matmul_ir texts can share a module)."""
         syms = [f"mm{next(self.count)}" for _ in shapes]
-        mod = llvm.parse_assembly("\n".join(matmul.matmul_ir(sym, *shape, dtype)
+        mod = llvm.parse_assembly("\n".join(matmul.matmul_ir(sym, *shape, dtype, **transposed)
                                             for sym, shape in zip(syms, shapes)))
         mod.triple, mod.data_layout = self.tm.triple, str(self.tm.target_data)
         mod.verify()
@@ -77,15 +77,18 @@ def _check(c, a, b):
     assert np.all(np.abs(c - ref) <= 4 * eps * bound + 1e-300), np.abs(c - ref).max()
 
 
-def _run(fns, batch, m, k, n, dtype, cuts=()):
-    """C via pack + the row function over consecutive ranges split at `cuts`."""
+def _run(fns, batch, m, k, n, dtype, cuts=(), transpose_a=False, transpose_b=False):
+    """C via pack + the row function over consecutive ranges split at `cuts`; A and B
+    are passed stored transposed as the flags say."""
     (pack, rows), (a, b) = fns, _operands(batch, m, k, n, dtype)
+    stored_a, stored_b = (np.ascontiguousarray(x.swapaxes(1, 2)) if t else x
+                          for x, t in ((a, transpose_a), (b, transpose_b)))
     c = np.full((batch, m, n), 7, dtype)  # garbage that must be overwritten, also when k == 0
     scratch = np.empty(matmul.scratch_bytes(batch, m, k, n, dtype), np.uint8)
-    pack(b.ctypes.data, scratch.ctypes.data)
+    pack(stored_b.ctypes.data, scratch.ctypes.data)
     bounds = [0, *cuts, batch * m]
     for lo, hi in zip(bounds, bounds[1:]):
-        rows(a.ctypes.data, scratch.ctypes.data, c.ctypes.data, lo, hi)
+        rows(stored_a.ctypes.data, scratch.ctypes.data, c.ctypes.data, lo, hi)
     _check(c, a, b)
 
 
@@ -94,18 +97,24 @@ def _tile_sizes(dtype):
     return mr, vl * nv, matmul.KC_BYTES // np.dtype(dtype).itemsize
 
 
+@pytest.mark.parametrize("dtype, transposed", [
+    *((d, {}) for d in DTYPES),
+    # A and B stored transposed (the flags act independently): A read in place (one
+    # panel) or copied, B packed from its columns
+    *((d, {"transpose_a": True, "transpose_b": True}) for d in (np.float32, np.float64))],
+    ids=lambda x: np.dtype(x).name if not isinstance(x, dict) else "AtBt" if x else "")
 @pytest.mark.parametrize("vector_bytes", [32, 64], ids=["avx2-tiles", "avx512-tiles"])
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_edge_shapes(jit, dtype, vector_bytes, monkeypatch):
+def test_edge_shapes(jit, dtype, vector_bytes, transposed, monkeypatch):
     # both tile geometries run on any x86-64 host (LLVM splits vectors wider than the CPU's)
     monkeypatch.setattr(matmul, "_vector_bytes", lambda: vector_bytes)
     mr, nr, kc = _tile_sizes(dtype)
     shapes = [(1, 0, 3, 5), (1, 3, 0, 5), (1, 3, 5, 0), (2, 0, 0, 0), (1, 1, 1, 1), (3, 1, 7, 1),
               (1, mr, 3, nr), (2, mr + 1, 5, nr + 1), (1, mr - 1, 2, nr - 1),
               (2, 2 * mr + 5, 9, 2 * nr + 3), (1, 5, kc + 1, 3), (2, 3, 2 * kc + 3, nr + 5)]
-    for shape, fns in zip(shapes, jit.build_many(shapes, dtype)):
-        _run(fns, *shape, dtype)
-        _run(fns, *shape, dtype, cuts=(shape[0] * shape[1] // 2 + 1,))  # two chunks, cut inside a tile
+    for shape, fns in zip(shapes, jit.build_many(shapes, dtype, **transposed)):
+        _run(fns, *shape, dtype, **transposed)
+        # two chunks, cut inside a tile
+        _run(fns, *shape, dtype, cuts=(shape[0] * shape[1] // 2 + 1,), **transposed)
 
 
 @settings(max_examples=15, deadline=None)
@@ -165,13 +174,19 @@ class _Guarded:
 
 @pytest.mark.parametrize("panels", [1, 2])    # one panel reads A in place, two copy it
 @pytest.mark.parametrize("at_end", [True, False], ids=["guard-after", "guard-before"])
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_no_access_outside_buffers(jit, dtype, at_end, panels):
+@pytest.mark.parametrize("dtype, transposed", [*((d, False) for d in DTYPES),
+                                               (np.float32, True), (np.int64, True)],
+                         ids=lambda x: np.dtype(x).name if x not in (False, True)
+                         else "AtBt" if x else "")
+def test_no_access_outside_buffers(jit, dtype, at_end, panels, transposed):
     mr, nr, kc = _tile_sizes(dtype)
     # two K blocks: the second one reads C too
     batch, m, k, n = 2, mr + 3, kc + 5, (3, nr + 3)[panels - 1]
-    pack, rows = jit.build(batch, m, k, n, dtype)
+    pack, rows = jit.build_many([(batch, m, k, n)], dtype, transpose_a=transposed,
+                                transpose_b=transposed)[0]
     a0, b0 = _operands(batch, m, k, n, dtype)
+    if transposed:      # stored transposed; _check below multiplies the stored arrays back
+        a0, b0 = (np.ascontiguousarray(x.swapaxes(1, 2)) for x in (a0, b0))
     c0 = np.zeros((batch, m, n), dtype)
     bufs = [_Guarded(x.nbytes, at_end) for x in (a0, b0, c0)]
     a, b, c = (g.array(x) for g, x in zip(bufs, (a0, b0, c0)))
@@ -179,7 +194,7 @@ def test_no_access_outside_buffers(jit, dtype, at_end, panels):
     pack(bufs[1].addr, scratch.addr)
     rows(bufs[0].addr, scratch.addr, bufs[2].addr, 0, 3)
     rows(bufs[0].addr, scratch.addr, bufs[2].addr, 3, batch * m)
-    _check(c, a, b)
+    _check(c, *((x.swapaxes(1, 2) for x in (a, b)) if transposed else (a, b)))
 
 
 def test_single_panel_reads_a_in_place():
