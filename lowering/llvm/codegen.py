@@ -27,7 +27,6 @@ from llvmlite import ir
 from ir import Literal
 from ir.errors import CodegenError, KernelError
 from lowering.llvm import irutil, mathlib, mathlib_shared, target, transpose
-from lowering.llvm.fusion import parallel_extent
 from lowering.llvm.irutil import FAST, I64, PTR, const, i64, lltype
 from lowering.llvm.protocol import Index
 from lowering.llvm.scalars import convert_value
@@ -358,12 +357,6 @@ def _emit_kernel(mb, part, grp, launch, name):
         ctx.b.ret(ctx.b.load(ctx._err))
 
 
-TILE = 32
-# a tile's row loop stays a loop: fully unrolled, LLVM vectorized the column loop around it,
-# with gathers and scatters
-NOT_UNROLLED = ("llvm.loop.unroll.disable",)
-
-
 def _emit_loop(ctx, values, grp, outs):
     """A loop group over its work items (schedule.launch counts them the same way)."""
     b, shape = ctx.b, grp.shape
@@ -374,7 +367,7 @@ def _emit_loop(ctx, values, grp, outs):
         return transpose.emit(ctx, values.buffers[id(x)], outs[0], shape, x.aval.dtype)
     out = {id(r): ptr for r, ptr in zip(grp.roots, outs)}
     walk = (_flat(ctx, shape) if grp.flat else _nested(ctx, shape) if not grp.tiled else
-            _tiled(ctx, shape, values, transpose.staged(grp, values.buffers)))
+            transpose.tiled(ctx, grp, values))
     with walk as index:
         memo = {}
         for r in grp.computed:      # in order: a later root reuses earlier ones' registers
@@ -393,32 +386,6 @@ def _flat(ctx, shape):
 def _nested(ctx, shape):
     with ctx.nest(shape, parallel=True) as multi:
         yield Index(ctx.b, shape, multi=multi)
-
-
-@contextlib.contextmanager
-def _tiled(ctx, shape, values, staged):
-    """The last two axes in TILE x TILE blocks, so that transposed reads stay in cache;
-    work items are the outer axes' first, or else the rows. The `staged` transposes are
-    copied per tile into stack tiles (transpose.stage_tiles), which `values` then reads."""
-    b, rows, cols = ctx.b, shape[-2], shape[-1]
-    split_outer = parallel_extent(shape[:-2]) > 1
-    with ctx.nest(shape[:-2], parallel=split_outer) as outer:
-        lo, hi = (i64(0), i64(rows)) if split_outer else (ctx.start, ctx.end)
-        ntiles = b.udiv(b.add(b.sub(hi, lo), i64(TILE - 1)), i64(TILE))
-        with ctx.loop(0, ntiles, "ti") as ti:
-            r0 = b.add(lo, b.mul(ti, i64(TILE)))
-            r1 = b.add(r0, i64(TILE))
-            r1 = b.select(b.icmp_signed("<", r1, hi), r1, hi)
-            with ctx.loop(0, -(-cols // TILE), "tj") as tj:
-                c0 = b.mul(tj, i64(TILE))
-                c1 = b.add(c0, i64(TILE))
-                c1 = b.select(b.icmp_signed("<", c1, i64(cols)), c1, i64(cols))
-                tiles = transpose.stage_tiles(ctx, staged, shape, outer, TILE, r0, r1, c0, c1)
-                with ctx.loop(r0, r1) as i, ctx.loop(c0, c1, "j", NOT_UNROLLED) as j:
-                    index = Index(b, shape, multi=list(outer) + [i, j])
-                    at = b.add(b.mul(b.sub(i, r0), i64(TILE)), b.sub(j, c0))
-                    values.tiles = {k: (index.key, ptr, at) for k, ptr in tiles.items()}
-                    yield index
 
 
 def emit_segment(mb, name, calls, objects):

@@ -28,7 +28,7 @@ import numpy as np
 
 from ir import Graph, Var
 from lowering.llvm import (artifact, caches, codegen, control, fusion, linalg, mathlib_shared,
-                           matmul, reductions, scalars, schedule, shapes, target)
+                           matmul, reductions, scalars, schedule, shapes, target, transpose)
 from registry.tables import _kernels, register_kernel
 
 FORMAT = 4
@@ -74,7 +74,7 @@ def _settings(kernels):
     """The run-time settings code generation depends on (tests monkeypatch them): a new
     module-level knob of the code generator belongs here, or stale code would be reused."""
     return (target.TRIPLE, target.CPU, target.FEATURES, codegen.DATA_OFFSET,
-            codegen.ITEMS_OFFSET, codegen.TILE, schedule.PARALLEL_NS, schedule.SEGMENT_SIZE,
+            codegen.ITEMS_OFFSET, transpose.TILE, schedule.PARALLEL_NS, schedule.SEGMENT_SIZE,
             schedule.num_threads(), fusion.SHARED_COST,
             fusion.MAX_COST, fusion.MAX_DEPTH, fusion.MAX_LOOP_NODES, fusion.TILED_MIN,
             mathlib_shared.SHARE_AT,

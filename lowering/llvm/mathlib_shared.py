@@ -33,7 +33,7 @@ _SYMBOLS = {f"tracer.{name}.{suffix}": (name, np.dtype(dtype)) for name in mathl
 def _source_digest():
     """Of the code that generates the libraries: part of their identity."""
     digest = hashlib.sha256()
-    for name in ("mathlib.py", "mathir.py", "mathlib_shared.py"):
+    for name in ("mathlib.py", "trig.py", "mathir.py", "mathlib_shared.py"):
         with open(os.path.join(os.path.dirname(__file__), name), "rb") as f:
             digest.update(f.read())
     return digest.hexdigest()

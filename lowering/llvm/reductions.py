@@ -15,7 +15,8 @@ import numpy as np
 from llvmlite import ir
 
 from ir import ShapedArray
-from lowering.llvm.codegen import Buffer, parallel_extent
+from lowering.llvm.codegen import Buffer
+from lowering.llvm.fusion import parallel_extent
 from lowering.llvm.irutil import F32, F64, REDUCE_FAST, const, i64, kind, lltype, typed_intrinsic
 from lowering.llvm.protocol import KernelEmitter
 from lowering.llvm.scalars import arith
