@@ -106,7 +106,7 @@ def profile_compile(sizes=COMPILE_SIZES, rounds=3):
     rows, salt = {}, 20_000       # salts no other row of the benchmark uses
     for n, mode in ((n, m) for n in sizes for m in ("plain", "grad")):
         ours, theirs = [], []
-        for _ in range(rounds if n <= 1000 else 1):
+        for _ in range(rounds):
             salt += 1
             ours.append(_first_call(tracer.jit(_chain(tnp, tracer.grad, n, mode, salt)), x))
             if jax and n <= JAX_MAX_OPS:
