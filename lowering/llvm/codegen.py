@@ -197,6 +197,23 @@ class Operand:
         return self._values.value(self._x, Index(self._values.ctx.b, self.aval.shape,
                                                  flat=flat), {})
 
+    def read_profile(self):
+        """(per-element cost of a read: the fused producers' protocol costs, an add 1, a
+        transcendental ~20, plus 1 per load; whether it loads from a buffer in memory
+        rather than only from row-local ones, rows.py's, which stay in L1)."""
+        values, todo, cost, memory = self._values, [self._x], 0, False
+        while todo:
+            x = todo.pop()
+            if isinstance(x, Literal):
+                continue
+            n = values.part.producer.get(id(x)) if id(x) not in values.buffers else None
+            if n is None:
+                cost, memory = cost + 1, memory or id(x) not in values.rowwise
+            else:
+                cost += values.part.impls[id(n)].cost
+                todo.extend(n.inputs)
+        return cost, memory
+
 
 class Buffer:
     """An output buffer of a whole kernel (contiguous, row-major)."""

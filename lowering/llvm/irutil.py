@@ -183,7 +183,8 @@ def typed_intrinsic(b, base, value_type, nargs):
 def loop(b, start, end, name="i", hints=()):
     """`for (i = start; i < end; i++)`: yields i with the builder inside the body; on exit
     the builder sits after the loop. Trip counts of zero are handled (guarded). `hints`
-    are names of LLVM loop metadata flags (e.g. "llvm.loop.unroll.disable")."""
+    are LLVM loop metadata: flag names (e.g. "llvm.loop.unroll.disable") or (name, i32
+    value) pairs (e.g. ("llvm.loop.interleave.count", 1))."""
     start = start if isinstance(start, ir.Value) else i64(start)
     end = end if isinstance(end, ir.Value) else i64(end)
     pre = b.block
@@ -199,7 +200,9 @@ def loop(b, start, end, name="i", hints=()):
     latch = b.cbranch(b.icmp_signed("<", nxt, end), body, exit_)
     if hints:
         m = b.module
-        loop_id = m.add_metadata([None] + [m.add_metadata([ir.MetaDataString(m, h)]) for h in hints])
+        loop_id = m.add_metadata([None] + [m.add_metadata(
+            [ir.MetaDataString(m, h)] if isinstance(h, str) else
+            [ir.MetaDataString(m, h[0]), ir.Constant(ir.IntType(32), h[1])]) for h in hints])
         loop_id.operands = (loop_id,) + loop_id.operands[1:]   # a loop id names itself
         latch.set_metadata("llvm.loop", loop_id)
     b.position_at_end(exit_)

@@ -1,0 +1,42 @@
+"""Which float32 sums count as bound by memory (lowering/llvm/reductions.py: their loop
+keeps two accumulators), and that those sums stay exact to NumPy's accuracy on every
+block layout."""
+import numpy as np
+import pytest
+
+import tracer
+import tracer.numpy as tnp
+
+HINT = '!"llvm.loop.interleave.count", i32 2'
+
+
+def _hinted(f, *args):
+    return HINT in tracer.jit(f).lower(*args).as_text()
+
+
+def test_cheap_sums_of_memory_keep_two_accumulators():
+    x = np.ones(1 << 16, np.float32)
+    assert _hinted(lambda x: tnp.sum(x), x)
+    assert _hinted(lambda x: tnp.sum(x * x), x)
+    assert _hinted(lambda x: tnp.mean(x.reshape(64, -1) ** 2, axis=-1), x)
+
+
+def test_costly_elements_and_row_local_inputs_keep_llvms_choice():
+    x = np.ones((64, 1024), np.float32)
+    assert not _hinted(lambda x: tnp.sum(tnp.exp(x)), x)
+
+    def softmax(x):     # the sum reads exp's row-local buffer (rows.py), in L1
+        e = tnp.exp(x - tnp.max(x, axis=-1, keepdims=True))
+        return e / tnp.sum(e, axis=-1, keepdims=True)
+    assert not _hinted(softmax, x)
+    assert not _hinted(lambda x: tnp.sum(x), x.astype(np.float64))   # not the float32 loop
+
+
+@pytest.mark.parametrize("n", [1, 31, 4096, 4097, 3 * 4096 + 5])
+def test_memory_bound_sums_match_numpy(n):
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    got = tracer.jit(lambda x: (tnp.sum(x * x), tnp.sum(x.reshape(1, -1), axis=-1)))(x)
+    exact = x.astype(np.float64)
+    np.testing.assert_allclose(got[0], np.sum(exact ** 2), rtol=2e-6)
+    # a sum that cancels: its error is relative to the sum of magnitudes
+    np.testing.assert_allclose(got[1], [np.sum(exact)], rtol=0, atol=1e-6 * np.abs(exact).sum())
