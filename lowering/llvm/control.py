@@ -18,7 +18,7 @@ import numpy as np
 from llvmlite import ir
 
 from ir import Graph, Literal
-from lowering.llvm import codegen, irutil
+from lowering.llvm import codegen, entries, irutil
 from lowering.llvm.irutil import I1, I8, I32, I64, PTR, i64
 from lowering.llvm.protocol import Index, IndexMap, KernelEmitter, ScalarKernel
 from lowering.llvm.schedule import ALIGN, aligned, memo, nbytes, region
@@ -52,7 +52,7 @@ def emit_region(mb, reg, name):
     g = reg.graph
     nin, nout = len(g.invars), len(g.outvars)
     fn = ir.Function(mb.module, ir.FunctionType(I64, [PTR] * (nin + nout + 1)), name)
-    codegen.inline_into_caller(fn)
+    entries.inline_into_caller(fn)
     fn.attributes.add("nounwind")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     outs, scratch = fn.args[nin:nin + nout], fn.args[-1]
@@ -69,7 +69,7 @@ def emit_region(mb, reg, name):
         args += [shared] * (call.launch.scratch is not None)
         for f, items in call.launch.functions(gname):
             callee = mb.module.globals[f]
-            codegen.inline_into_caller(callee)
+            entries.inline_into_caller(callee)
             irutil.return_if_failed(b, b.call(callee, args + [i64(0), i64(items)]))
     for j, v in enumerate(g.outvars):
         if type(v) is Literal:

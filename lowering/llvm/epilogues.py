@@ -16,7 +16,8 @@ import math
 
 from ir import Var
 from lowering.llvm import irutil
-from lowering.llvm.codegen import Values, _emit_kernel, _function, inline_into_caller
+from lowering.llvm.codegen import Values, _emit_kernel, _function
+from lowering.llvm.entries import inline_into_caller
 from lowering.llvm.fusion import MAX_LOOP_NODES, Group, merge_runs
 from lowering.llvm.irutil import i64
 from lowering.llvm.protocol import Index

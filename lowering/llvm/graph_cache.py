@@ -27,7 +27,7 @@ import llvmlite
 import numpy as np
 
 from ir import Graph, Var
-from lowering.llvm import (artifact, caches, codegen, control, fusion, linalg, mathlib_shared,
+from lowering.llvm import (artifact, caches, control, entries, fusion, linalg, mathlib_shared,
                            matmul, reductions, scalars, schedule, shapes, target, transpose)
 from registry.tables import _kernels, register_kernel
 
@@ -73,8 +73,8 @@ _SOURCES = _source_identity()
 def _settings(kernels):
     """The run-time settings code generation depends on (tests monkeypatch them): a new
     module-level knob of the code generator belongs here, or stale code would be reused."""
-    return (target.TRIPLE, target.CPU, target.FEATURES, codegen.DATA_OFFSET,
-            codegen.ITEMS_OFFSET, transpose.TILE, schedule.PARALLEL_NS, schedule.SEGMENT_SIZE,
+    return (target.TRIPLE, target.CPU, target.FEATURES, entries.DATA_OFFSET,
+            entries.ITEMS_OFFSET, transpose.TILE, schedule.PARALLEL_NS, schedule.SEGMENT_SIZE,
             schedule.num_threads(), fusion.SHARED_COST,
             fusion.MAX_COST, fusion.MAX_DEPTH, fusion.MAX_LOOP_NODES, fusion.TILED_MIN,
             mathlib_shared.SHARE_AT,

@@ -38,7 +38,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from lowering.llvm import codegen, target
+from lowering.llvm import entries, target
 
 SPIN_NS = 200_000   # how long an idle worker spins before it sleeps: a sleeping thread
                     # wakes 15-30 us after the notify (measured in a 2-vCPU VM)
@@ -319,7 +319,7 @@ def _library():
         declare=("declare void @llvm.x86.sse2.pause()\n" if x86 else "") +
         ("" if futex else "declare i32 @usleep(i32)"),
         pause="call void @llvm.x86.sse2.pause()" if x86 else "",
-        items=codegen.ITEMS_OFFSET, data=codegen.DATA_OFFSET,
+        items=entries.ITEMS_OFFSET, data=entries.DATA_OFFSET,
         wake=f"%r = call i64 (i64, ...) @syscall(i64 {futex}, ptr %hi, i64 129, i64 {2**31 - 1})"
         if futex else "",
         block=f"%r = call i64 (i64, ...) @syscall(i64 {futex}, ptr %hi, i64 128, i64 %v, ptr null)"
