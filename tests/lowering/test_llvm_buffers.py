@@ -4,7 +4,6 @@ touch): each running call has a set of temporaries of its own, a failed call dro
 set, no kernel may rely on what a reused buffer holds, an output is reused only once
 nothing the caller can reach refers to it, and the kept memory is bounded."""
 import gc
-import threading
 
 import numpy as np
 import pytest
@@ -12,6 +11,7 @@ import pytest
 import registry
 import tracer
 import tracer.numpy as tnp
+from concurrency import run_threads
 from fresh import run_script
 from lowering.llvm import buffers, compile_graph, schedule
 from tracer import lax
@@ -99,20 +99,12 @@ def test_results_do_not_depend_on_what_reused_temporaries_hold(
 
 def test_concurrent_calls_each_get_their_own_set():
     p = compiled(mlp, X, W)
-    failures = []
 
     def worker(k):
         x = X * (k + 1)
         for _ in range(40):
-            out = p.run([x, W])[0]
-            if not np.allclose(out, np.tanh(x @ W) @ W.T, rtol=1e-12):
-                failures.append(k)
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not failures
+            assert np.allclose(p.run([x, W])[0], np.tanh(x @ W) @ W.T, rtol=1e-12)
+    run_threads(worker, 4)
     assert 1 <= len(p._temps.free) <= p._temps.kept[0] <= buffers.KEEP_SETS
 
 
@@ -237,19 +229,12 @@ def test_feeding_a_result_back_never_aliases_input_and_output():
 
 def test_recycled_outputs_are_right_from_many_threads():
     p = compile_graph(tracer.make_graph(lambda x, s: tnp.sin(x) * s)(BIG, 1.0))
-    errors, want = [], {s: p.run([BIG, float(s)])[0] for s in range(1, 5)}
+    want = {s: p.run([BIG, float(s)])[0] for s in range(1, 5)}
 
-    def work(s):
+    def work(k):
         for _ in range(30):
-            out = p.run([BIG, s])[0]
-            if not np.array_equal(out, want[s]):
-                errors.append(s)
-    threads = [threading.Thread(target=work, args=(float(s),)) for s in range(1, 5)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+            np.testing.assert_array_equal(p.run([BIG, float(k + 1)])[0], want[k + 1])
+    run_threads(work, 4)
 
 
 def test_small_outputs_and_programs_without_room_are_not_recycled(monkeypatch):

@@ -15,6 +15,7 @@ import pytest
 
 import tracer
 import tracer.numpy as tnp
+from concurrency import run_threads
 from fresh import run_script
 from lowering.llvm import pool, schedule
 
@@ -109,24 +110,14 @@ def test_sleeping_workers_wake_for_a_step():
 
 
 def test_concurrent_callers_each_get_all_their_pieces():
-    errors = []
-
     def caller(k):
-        try:
-            for _ in range(20):
-                log = []
-                b = list(range(0, 8 * (k + 1) + 1, k + 1))
-                step = pool.Step([(_phase(log, 0), (), [0, 1]), (_phase(log, 1), (), b)], 3)
-                assert step.run(()) == 0
-                assert sorted(e[2] for e in _starts(log, 1)) == b[:-1]
-        except BaseException as e:
-            errors.append(e)
-    threads = [threading.Thread(target=caller, args=(k,)) for k in range(5)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[0]
+        for _ in range(20):
+            log = []
+            b = list(range(0, 8 * (k + 1) + 1, k + 1))
+            step = pool.Step([(_phase(log, 0), (), [0, 1]), (_phase(log, 1), (), b)], 3)
+            assert step.run(()) == 0
+            assert sorted(e[2] for e in _starts(log, 1)) == b[:-1]
+    run_threads(caller, 5)
 
 
 def test_jitted_parallel_steps_from_six_threads(monkeypatch):
@@ -141,21 +132,12 @@ def test_jitted_parallel_steps_from_six_threads(monkeypatch):
     jf = tracer.jit(f)
     assert jf.lower(xs[0], w).steps.count("parallel") >= 2
     want = [jf(x, w) for x in xs]
-    errors = []
 
     def caller(k):
-        try:
-            for _ in range(200):
-                for g, e in zip(jf(xs[k], w), want[k]):
-                    np.testing.assert_array_equal(g, e)
-        except BaseException as e:
-            errors.append(e)
-    threads = [threading.Thread(target=caller, args=(k,)) for k in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[0]
+        for _ in range(200):
+            for g, e in zip(jf(xs[k], w), want[k]):
+                np.testing.assert_array_equal(g, e)
+    run_threads(caller, 6)
 
 
 EXIT = """

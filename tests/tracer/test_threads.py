@@ -10,6 +10,7 @@ import pytest
 import registry
 import tracer
 import tracer.numpy as tnp
+from concurrency import in_thread, run_threads
 
 N_THREADS = 8
 
@@ -20,33 +21,6 @@ def fast_switching():
     sys.setswitchinterval(1e-6)
     yield
     sys.setswitchinterval(old)
-
-
-def in_thread(fun):
-    """Start fun in a thread; returns join(), which re-raises its failure."""
-    errors = []
-
-    def body():
-        try:
-            fun()
-        except BaseException as e:     # noqa: B036 (re-raised by join)
-            errors.append(e)
-    thread = threading.Thread(target=body)
-    thread.start()
-
-    def join():
-        thread.join()
-        if errors:
-            raise errors[0]
-    return join
-
-
-def run_threads(work):
-    """Run work(i) in N_THREADS threads started together; re-raise the first failure."""
-    start = threading.Barrier(N_THREADS)
-    joins = [in_thread(lambda i=i: (start.wait(), work(i))) for i in range(N_THREADS)]
-    for join in joins:
-        join()
 
 
 def loss(x):
@@ -88,7 +62,7 @@ def test_mixed_transformations_from_eight_threads(fast_switching):
         rng = np.random.default_rng(i)
         for k in range(8):              # 8 threads x 8 rounds x 10 calls
             one_round(rng, k)
-    run_threads(work)
+    run_threads(work, N_THREADS)
 
 
 @pytest.fixture
