@@ -1,6 +1,7 @@
 """How the benchmark times things: interleaved rounds and medians, so a noisy shared
 machine slows every column alike; tracer llvm per thread count; the copy bandwidth floor."""
 import os
+import resource
 import statistics
 import time
 
@@ -20,8 +21,10 @@ def block(x):
     return x
 
 
-def time_interleaved(fns, args, rounds, budget=0.05):
-    """Median seconds per call of each fn, run round-robin."""
+def time_interleaved(fns, args, rounds, budget=0.05, faults=None):
+    """Median seconds per call of each fn, run round-robin; `faults`, a dict, gets each
+    fn's median page faults per call (memory the call touched fresh: a result written
+    into new pages costs ~1 us per 4 KB page, and allocators differ in when they reuse)."""
     for f in fns.values():
         block(f(*args))                       # compile / warm up
     inner = {}
@@ -29,14 +32,18 @@ def time_interleaved(fns, args, rounds, budget=0.05):
         t0 = time.perf_counter()
         block(f(*args))
         inner[name] = max(1, int(budget / max(time.perf_counter() - t0, 1e-7)))
-    samples = {name: [] for name in fns}
+    samples, faulted = {name: [] for name in fns}, {name: [] for name in fns}
     for _ in range(rounds):
         for name, f in fns.items():
-            t0 = time.perf_counter()
+            f0, t0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.perf_counter()
             for _ in range(inner[name]):
                 block(f(*args))
             samples[name].append((time.perf_counter() - t0) / inner[name])
+            faulted[name].append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+                                 / inner[name])
             time.sleep(0.005)
+    if faults is not None:
+        faults.update({name: statistics.median(s) for name, s in faulted.items()})
     return {name: statistics.median(s) for name, s in samples.items()}
 
 

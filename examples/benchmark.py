@@ -101,7 +101,9 @@ def main():
             continue
         args = row.args(rng)
         fns, make = implementations(row)
-        t = time_interleaved({**fns, **with_threads(make, args)}, args, opts.rounds)
+        faults = {}
+        t = time_interleaved({**fns, **with_threads(make, args)}, args, opts.rounds,
+                             faults=faults)
         scaling.append((row.key, [t[thread_column(n)] for n in thread_counts()]))
         if row.key == "W3":
             t["floor"] = args[0].nbytes / copy_bandwidth(opts.rounds)
@@ -111,6 +113,7 @@ def main():
                   f"{args[0].nbytes / t['floor'] / 1e9:.1f} GB/s) | {fmt(t['floor'])} = "
                   f"{t['floor'] / t['tracer llvm']:.0%} of tracer llvm's time |"
                   + " |" * (len(COLS) + 4), flush=True)
+        _faults_row(faults)
     if not only or "W7" in only:
         t = compile_latency(max(3, opts.rounds // 3))
         _row("W7", "trace+compile+run 64-op chain", t)
@@ -129,6 +132,19 @@ def main():
               f"speed-up |\n|" + " --- |" * (len(names) + 2))
         for key, ts in scaling:
             print(f"| {key} | {' | '.join(map(fmt, ts))} | {ts[0] / ts[-1]:.2f}x |")
+
+
+FAULTS_NOTED = 256     # page faults per call (1 MB of fresh pages) worth a note
+
+
+def _faults_row(faults):
+    """A note under a row whose columns page-fault: their time includes writing into fresh
+    memory, which depends on the allocator's state (jax.jit's W1 took 1.3 or 5.5 ms per
+    process on one host, reusing its output's pages or faulting in all 4,096)."""
+    noted = [f"{c} {faults[c]:.0f}" for c in COLS if faults.get(c, 0) >= FAULTS_NOTED]
+    if noted:
+        print(f"|    | page faults per call: {', '.join(noted)} | " + " |" * (len(COLS) + 4),
+              flush=True)
 
 
 def _row(key, desc, t):

@@ -1,5 +1,7 @@
-"""examples/benchmark.py: target verdicts from a row's times, and the script runs (and
+"""examples/benchmark.py: target verdicts from a row's times, page faults counted per call, and
+the script runs (and
 says which ISA it compiled for) without JAX, which is not a dependency."""
+import mmap
 import os
 import sys
 
@@ -29,3 +31,21 @@ def test_runs_without_jax():
     row = next(line for line in out.splitlines() if line.startswith("| W6 |"))
     assert row.split(" | ")[5] == "-" and row.endswith("| met |")
     assert "| 1 thread | 2 threads |" in out
+
+
+def _fresh_pages(n):
+    """Touch n pages of new memory (an anonymous mapping, unmapped again)."""
+    with mmap.mmap(-1, n * mmap.PAGESIZE) as m:
+        m[::mmap.PAGESIZE] = b"x" * n
+
+
+def test_page_faults_per_call_are_counted_and_noted(capsys):
+    from bench_timing import time_interleaved
+    faults = {}
+    time_interleaved({"numpy": lambda: _fresh_pages(2000), "tracer llvm": lambda: 0}, (), 3,
+                     budget=0.001, faults=faults)
+    assert faults["numpy"] >= 2000 > 100 > faults["tracer llvm"]
+    benchmark._faults_row(faults)
+    benchmark._faults_row({"numpy": 10.0})
+    assert capsys.readouterr().out.splitlines() == [
+        f"|    | page faults per call: numpy {faults['numpy']:.0f} | " + " |" * 8]
