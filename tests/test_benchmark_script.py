@@ -1,6 +1,6 @@
-"""examples/benchmark.py: target verdicts from a row's times, page faults counted per call, and
-the script runs (and
-says which ISA it compiled for) without JAX, which is not a dependency."""
+"""examples/benchmark.py: target verdicts from a row's times, page faults counted per call,
+and the script runs (and says which ISA it compiled for) without JAX, which is not a
+dependency."""
 import mmap
 import os
 import sys
