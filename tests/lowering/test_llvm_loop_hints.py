@@ -1,17 +1,17 @@
-"""Which float32 sums count as bound by memory (lowering/llvm/reductions.py: their loop
-keeps two accumulators), and that those sums stay exact to NumPy's accuracy on every
-block layout."""
+"""The loop hints the llvm backend gives LLVM: float32 sums bound by memory keep two
+accumulators (lowering/llvm/reductions.py), long loops of costly elements run four vector
+iterations side by side (codegen.LONG_LOOP); results stay right on every tail."""
 import numpy as np
 import pytest
 
 import tracer
 import tracer.numpy as tnp
 
-HINT = '!"llvm.loop.interleave.count", i32 2'
+from lowering.llvm import codegen
 
 
-def _hinted(f, *args):
-    return HINT in tracer.jit(f).lower(*args).as_text()
+def _hinted(f, *args, count=2):
+    return f'!"llvm.loop.interleave.count", i32 {count}' in tracer.jit(f).lower(*args).as_text()
 
 
 def test_cheap_sums_of_memory_keep_two_accumulators():
@@ -40,3 +40,20 @@ def test_memory_bound_sums_match_numpy(n):
     np.testing.assert_allclose(got[0], np.sum(exact ** 2), rtol=2e-6)
     # a sum that cancels: its error is relative to the sum of magnitudes
     np.testing.assert_allclose(got[1], [np.sum(exact)], rtol=0, atol=1e-6 * np.abs(exact).sum())
+
+
+def test_long_loops_of_costly_elements_interleave_four_iterations():
+    n = codegen.LONG_LOOP
+    x, short = np.ones(n, np.float32), np.ones(n - 1, np.float32)
+    assert _hinted(lambda x: tnp.tanh(x) * 2.0, x, count=4)
+    assert _hinted(lambda x: tnp.exp(x) + tnp.sin(x), x.astype(np.float64), count=4)
+    assert not _hinted(lambda x: tnp.tanh(x) * 2.0, short, count=4)     # compile time
+    assert not _hinted(lambda x: x * 2.0 + 1.0, x, count=4)           # bound by memory
+
+
+@pytest.mark.parametrize("n", [codegen.LONG_LOOP, codegen.LONG_LOOP * 3 + 7])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_interleaved_loops_match_numpy(n, dtype):
+    x = np.random.default_rng(n).uniform(-4, 4, n).astype(dtype)
+    got = tracer.jit(lambda x: tnp.tanh(x) * tnp.exp(-x))(x)
+    np.testing.assert_allclose(got, np.tanh(x) * np.exp(-x), rtol=4 * np.finfo(dtype).eps)
