@@ -325,12 +325,13 @@ def _emit_kernel(mb, part, grp, launch, name):
         ctx.b.ret(ctx.b.load(ctx._err))
 
 
-# A flat loop of at least LONG_LOOP items whose body costs at least COSTLY (protocol costs: a
-# transcendental is 20) runs INTERLEAVED vector iterations side by side: LLVM keeps such a
-# body to one, and its long dependency chains (exp: a dozen fmas in a row) then leave the
-# FMA pipes idle. One thread, 4M float32: exp(x) 700 -> 645 us, sin 1.86 -> 1.58 ms, W1
+# A flat loop of at least LONG_LOOP items with an op costing at least COSTLY (protocol
+# costs: a transcendental is 20) runs INTERLEAVED vector iterations side by side: LLVM keeps
+# such a body to one, and its long dependency chains (exp: a dozen fmas in a row) then leave
+# the FMA pipes idle. One thread, 4M float32: exp(x) 700 -> 645 us, sin 1.86 -> 1.58 ms, W1
 # 1.62 -> 1.41 ms on AVX-512; sin 3.51 -> 3.14 ms, W1 3.46 -> 3.20 ms with AVX2 code;
-# float64 tanh 6.9 -> 4.3 ms (2 and 8 were slower overall). Shorter loops keep their
+# float64 tanh 6.9 -> 4.3 ms (2 and 8 were slower overall). Long chains of cheap ops (the
+# random bits' threefry, ~100 integer ops) ran no faster, and shorter loops keep their
 # compile time.
 LONG_LOOP, COSTLY, INTERLEAVED = 1 << 16, 20, 4
 
@@ -357,7 +358,7 @@ def _emit_loop(ctx, values, grp, outs):
 
 def _interleaving(part, grp):
     """The loop hints of a flat loop group (see LONG_LOOP)."""
-    costly = sum(part.impls[id(n)].cost for n in grp.nodes) >= COSTLY
+    costly = any(part.impls[id(n)].cost >= COSTLY for n in grp.nodes)
     return ((("llvm.loop.interleave.count", INTERLEAVED),)
             if costly and math.prod(grp.shape) >= LONG_LOOP else ())
 
