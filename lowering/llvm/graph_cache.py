@@ -77,7 +77,7 @@ def _settings(kernels):
             entries.ITEMS_OFFSET, transpose.TILE, schedule.PARALLEL_NS, schedule.SEGMENT_SIZE,
             schedule.num_threads(), fusion.SHARED_COST,
             fusion.MAX_COST, fusion.MAX_DEPTH, fusion.MAX_LOOP_NODES, fusion.TILED_MIN,
-            mathlib_shared.SHARE_AT,
+            mathlib_shared.SHARE_AT, reductions.SPLITS,
             matmul._vector_bytes() if "matmul" in kernels else None)
 
 
