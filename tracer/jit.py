@@ -26,6 +26,7 @@ import registry
 from ir.errors import ArgumentError
 from ir.passes import inline_calls
 from registry.tables import _epoch, backend_compiler, snapshot
+from lowering.heap import building
 from lowering.profile import phase, recording
 from tracer import compile_log, core
 from tracer.core import eval_graph, trace_flat
@@ -176,7 +177,7 @@ class Jitted:
         old one stale), timing its phases for the compile log."""
         epoch, versions = snapshot()   # before reading any table
         with recording() as phases:
-            with phase("trace"):
+            with phase("trace"), building():
                 graph, out_tree, captured, touched = self._trace(call, leaves)
             entry = self._new_entry(graph, out_tree, captured, touched, versions, epoch)
             if captured:

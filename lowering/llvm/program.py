@@ -28,6 +28,7 @@ from lowering.interpreter import own, run_node
 from lowering.llvm import artifact, buffers, codegen, graph_cache, irutil, pool, schedule, target
 from lowering.llvm.fusion import check_kernels
 from lowering.llvm.rewrites import rewrite_matmuls
+from lowering.heap import building
 from lowering.profile import note, phase
 from registry.tables import _kernels
 
@@ -52,6 +53,11 @@ def optimize(graph):
 def compile_graph(graph):
     """Compile an ir.Graph for the llvm backend: inline calls, optimize, then partition,
     schedule, generate one module and load it (through the caches). Returns a Program."""
+    with building():
+        return _compile(graph)
+
+
+def _compile(graph):
     check_kernels(graph)
     with phase("passes"):
         g = optimize(graph)
