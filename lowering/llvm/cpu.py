@@ -63,6 +63,17 @@ class Cpu:
         """'avx512', 'avx2' or 'sse': the widest vector instruction set it may use."""
         return "avx512" if self.has("avx512f") else "avx2" if self.has("avx2") else "sse"
 
+    @property
+    def vector_bytes(self):
+        """Bytes of the vectors kernels are tiled for: 64 with AVX-512, else 32 (AVX2's;
+        LLVM splits them on older ISAs)."""
+        return 64 if self.has("avx512f") else 32
+
+    @property
+    def vector_registers(self):
+        """Vector registers a kernel may keep values in: 32 with AVX-512, else 16."""
+        return 32 if self.has("avx512f") else 16
+
     def check_runnable(self):
         if self.missing:
             raise CodegenError(

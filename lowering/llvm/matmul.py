@@ -45,9 +45,9 @@ PACK_BYTES = 32768  # B packed in blocks of rows this long: measured best of 4-6
 
 @lru_cache(maxsize=None)
 def _vector_bytes() -> int:
-    """64 when the target CPU has AVX-512 (32 vector registers), else 32 (AVX2: 16)."""
+    """The target CPU's vector width (tests set it to generate either ISA's tiles)."""
     from lowering.llvm.cpu import CURRENT
-    return 64 if CURRENT.has("avx512f") else 32
+    return CURRENT.vector_bytes
 
 
 def _geometry(dtype):

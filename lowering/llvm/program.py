@@ -24,11 +24,11 @@ import numpy as np
 from ir import Literal
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.passes import cse, dce, fold_constants, inline_calls
+from lowering.heap import building
 from lowering.interpreter import own, run_node
 from lowering.llvm import artifact, buffers, codegen, graph_cache, irutil, pool, schedule, target
 from lowering.llvm.fusion import check_kernels
 from lowering.llvm.rewrites import rewrite_matmuls
-from lowering.heap import building
 from lowering.profile import note, phase
 from registry.tables import _kernels
 
@@ -199,9 +199,6 @@ class Program:
         """Segment entry `name`: its arrays are passed as one tuple."""
         return self.loaded.function(name, _I64, _P)
 
-    def _address(self, name):
-        return ctypes.cast(self.loaded.function(name, _I64, _P, _I64, _I64), _P).value
-
     def _segment(self, name, objects):
         fn = self._function(name)
         objects, fail = tuple(objects), self._fail
@@ -223,7 +220,7 @@ class Program:
     def _parallel(self, calls, threads):
         """Split calls (a kernel's prepare step, then its work items) as the phases of one
         pool.Step, each called through its `.a` entry (codegen: any number of buffers)."""
-        step = pool.Step([(self._address(name + ".a"), pos, _pieces(n, threads, grain or GRAIN))
+        step = pool.Step([(self.loaded.address(name + ".a"), pos, _pieces(n, threads, grain or GRAIN))
                           for name, pos, n, grain in calls], threads)
         objects, run, fail = step.objects, step.run, self._fail
 

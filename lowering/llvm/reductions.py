@@ -37,7 +37,7 @@ _INIT = {"reduce_sum": 0, "reduce_prod": 1}
 # W2's row waits on: W2 one thread 1.62 -> 1.25 ms, two 822 -> 655 us. AVX2 code already
 # had several chains, and four more spilled its 16 registers (W2 1.88 -> 2.24 ms).
 SPLIT_MIN = 64
-SPLITS = 4 if CURRENT.has("avx512f") else 1
+SPLITS = 4 if CURRENT.vector_registers >= 32 else 1
 
 
 def _identity(kernel, dtype):

@@ -205,12 +205,15 @@ class Loaded:
         self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         self.engine.finalize_object()
 
-    def function(self, name, restype, *argtypes):
+    def address(self, name):
         with _gate:
             addr = self.engine.get_function_address(name)
         if not addr:
             raise CodegenError(f"symbol {name!r} missing from compiled module {self.key[:12]}")
-        return ctypes.CFUNCTYPE(restype, *argtypes)(addr)
+        return addr
+
+    def function(self, name, restype, *argtypes):
+        return ctypes.CFUNCTYPE(restype, *argtypes)(self.address(name))
 
     def __del__(self, finalizing=sys.is_finalizing):
         if self.engine is not None and not finalizing():

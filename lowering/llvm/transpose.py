@@ -30,7 +30,7 @@ LINE = 64    # bytes of a cache line: a block spans one of the source's
 def lanes(dtype):
     """V for a dtype, or 0 when its items do not move in blocks."""
     size = np.dtype(dtype).itemsize
-    return (64 if CURRENT.has("avx512f") else 32) // size if size in (4, 8) else 0
+    return CURRENT.vector_bytes // size if size in (4, 8) else 0
 
 
 TILE = 32       # a tiled loop's blocks: TILE x TILE items of its last two axes
@@ -157,11 +157,8 @@ def _stage_tiles(ctx, staged, shape, outer, r0, r1, c0, c1):
     """Copy each staged value's tile [r0, r1) x [c0, c1) (at the leading index `outer`)
     into a stack tile of TILE x TILE items: whole tiles by register blocks, the edge
     ones item by item. Returns {id(value): stack tile}."""
-    b, rows, cols = ctx.b, shape[-2], shape[-1]
-    outer_flat = i64(0)
-    for k, d in zip(outer, shape[:-2]):
-        outer_flat = b.add(b.mul(outer_flat, i64(d)), k)
-    base = b.mul(outer_flat, i64(rows * cols))
+    b, rows = ctx.b, shape[-2]
+    base = Index(b, shape, multi=list(outer) + [i64(0), i64(0)]).flat
     whole = b.and_(b.icmp_signed("==", b.sub(r1, r0), i64(TILE)),
                    b.icmp_signed("==", b.sub(c1, c0), i64(TILE)))
     tiles = {}
