@@ -1,8 +1,9 @@
 """`stop_gradient`, and reading / writing one slot of an array at a traced index.
 
 `dynamic_index(x, i)` is `x[i]` and `dynamic_update_index(x, i, v)` is `x.at[i].set(v)`
-along axis 0, with `i` a traced integer scalar clamped into range (as jax.lax's
-dynamic_slice does): a loop reads and writes a buffer of checkpoints with them.
+along axis 0, with `i` a traced integer scalar; as in jax.lax, a negative `i` counts
+from the end and the result is then clamped into range (the kernels only clamp): a loop
+reads and writes a buffer of checkpoints with them.
 """
 import numpy as np
 
@@ -11,7 +12,7 @@ from ir import ShapedArray
 from ir.errors import DTypeError, ShapeError
 from ir.types import dtype_kind
 from tracer import numpy as tnp
-from tracer.core import run_kernel
+from tracer.core import Tracer, run_kernel
 from tracer.pytree import flatten, unflatten
 
 
@@ -22,11 +23,27 @@ def stop_gradient(x):
 
 
 def dynamic_index(x, i):
-    return run_kernel("dynamic_index", [x, i])
+    return run_kernel("dynamic_index", [x, _from_end(x, i)])
 
 
 def dynamic_update_index(x, i, v):
-    return run_kernel("dynamic_update_index", [x, i, v])
+    return run_kernel("dynamic_update_index", [x, _from_end(x, i), v])
+
+
+def _from_end(x, i):
+    """i, or i + len(x) when negative (jax's start-index rule); anything but a signed
+    integer scalar is left to the kernel's shape rule to reject."""
+    n = np.shape(x)[0] if np.ndim(x) else 0
+    if not isinstance(i, Tracer):
+        a = np.asarray(i)
+        if a.ndim or dtype_kind(a.dtype) != "i" or a >= 0:
+            return i
+        return np.int64(int(a) + n)
+    if i.shape or dtype_kind(i.dtype) != "i":
+        return i
+    if n > np.iinfo(i.dtype).max:           # i + n must not wrap
+        i = tnp.astype(i, np.int64)
+    return tnp.where(i < 0, i + n, i)
 
 
 def _check_index(kernel, x, i):
@@ -64,9 +81,9 @@ registry.register_kernel("stop_gradient", "numpy", lambda x: np.array(x))
 registry.register_shape_rule("dynamic_index", _index_rule)
 registry.register_kernel("dynamic_index", "numpy", lambda x, i: np.array(x[slot(x, i)]))
 registry.register_gradient("dynamic_index", lambda dy, i, o, a: (
-    dynamic_update_index(tnp.zeros(i[0].shape, i[0].dtype), i[1], dy), None))
+    run_kernel("dynamic_update_index", [tnp.zeros(i[0].shape, i[0].dtype), i[1], dy]), None))
 registry.register_shape_rule("dynamic_update_index", _update_rule)
 registry.register_kernel("dynamic_update_index", "numpy", _update)
 registry.register_gradient("dynamic_update_index", lambda dy, i, o, a: (
-    dynamic_update_index(dy, i[1], tnp.zeros(i[2].shape, i[2].dtype)), None,
-    dynamic_index(dy, i[1])))
+    run_kernel("dynamic_update_index", [dy, i[1], tnp.zeros(i[2].shape, i[2].dtype)]), None,
+    run_kernel("dynamic_index", [dy, i[1]])))
