@@ -10,7 +10,8 @@ So a Program keeps two kinds of buffers between its calls:
   overlapping another) makes one, so each running call has a set of its own.
 - `Outputs`: its large outputs, each recycled once the caller has dropped it. A call
   takes the buffer its slot gave out last only if nothing but the slot refers to it
-  (its reference count, calibrated below); else it allocates. Whoever still holds a
+  (its reference count, calibrated below, and no weak reference) and the caller changed
+  none of its metadata (`Outputs._taker`); else it allocates. Whoever still holds a
   result -- a variable, a list, a view, a memoryview, the next call's own argument --
   holds a reference, so a result the caller can reach is never handed out again:
   `params = step(params)` alternates between two buffers.
@@ -108,22 +109,40 @@ FREE = _calibrate()
 
 
 class Outputs:
-    """A Program's recycled large outputs (see module doc), one slot each: `take(j)` is
-    the buffer for slot j's next result."""
+    """A Program's recycled large outputs (see module doc), one slot each: `takers[j]()`
+    is the buffer for slot j's next result."""
 
     def __init__(self, specs):
         self.specs, self.last, self.charged = specs, [None] * len(specs), [0]
         self.keep = [False] * len(specs)        # slot j's last buffer is charged, kept
+        self.takers = [self._taker(j) for j in range(len(specs))]
         weakref.finalize(self, _release, self.charged)
 
-    def take(self, j):
-        o = self.last[j]
-        if sys.getrefcount(o) == FREE:
+    def _taker(self, j):
+        """Slot j's take. The last buffer is reused only if nothing but the slot refers
+        to it (no weak reference either: a WeakValueDictionary entry or a finalizer must
+        see a result die, not change) and the caller changed nothing NumPy lets one set
+        in place (shape, strides, dtype, flags; `resize` changes the shape), so a reused
+        result cannot be told from a fresh np.empty."""
+        shape, dtype = self.specs[j]
+        fresh = np.empty(shape, dtype)       # untouched (mmapped) pages: cheap
+        flags, size = fresh.flags.num, nbytes(self.specs[j])
+        strides = fresh.strides if 1 in shape else None   # else set by the contiguous flag
+        last, keep, charged = self.last, self.keep, self.charged    # no cycle through self
+        refs, weakrefs = sys.getrefcount, weakref.getweakrefcount
+        del fresh
+
+        def take():
+            o = last[j]
+            if (refs(o) == FREE and o.shape == shape and o.dtype is dtype and
+                    o.flags.num == flags and not weakrefs(o) and
+                    (strides is None or o.strides == strides)):
+                return o
+            o = np.empty(shape, dtype)
+            if not keep[j] and FREE is not None and _charge(size):
+                charged[0] += size
+                keep[j] = True
+            if keep[j]:
+                last[j] = o
             return o
-        o = np.empty(*self.specs[j])
-        if not self.keep[j] and FREE is not None and _charge(nbytes(self.specs[j])):
-            self.charged[0] += nbytes(self.specs[j])
-            self.keep[j] = True
-        if self.keep[j]:
-            self.last[j] = o
-        return o
+        return take

@@ -122,7 +122,7 @@ class Program:
         bufs.extend(self._consts)
         temps, nfixed, recycled = self._temps.take(), len(bufs), self._recycled
         it = iter(temps)
-        bufs.extend([next(it) if p else self._outputs.take(recycled[k]) if k in recycled
+        bufs.extend([next(it) if p else self._outputs.takers[recycled[k]]() if k in recycled
                      else np.empty(s, d) if d is not None else None
                      for k, ((s, d), p) in enumerate(zip(self._alloc, self._pooled), nfixed)])
         for step in self._steps:    # (a parallel step is one native call: no thread
@@ -147,7 +147,7 @@ class Program:
         env = {"ndarray": np.ndarray, "empty": np.empty, "array": np.array, "id": id,
                "convert": _convert, "fail": self._fail, "inputs": self._inputs,
                "pop": temps.free.pop, "push": temps.free.append, "free": temps.free,
-               "kept": temps.kept, "fresh": temps.fresh, "take": self._outputs.take}
+               "kept": temps.kept, "fresh": temps.fresh}
         lines = ["def run(leaves):", f"    if len(leaves) != {nin}:", "        inputs(leaves)"]
         if nin:
             lines.append(f"    {''.join(f'b{k}, ' for k in range(nin))}= leaves")
@@ -164,7 +164,8 @@ class Program:
                       "        temps = fresh()", f"    {''.join(f'b{k}, ' for k in pooled)}= temps"]
         for k, (shape, dtype) in enumerate(self._alloc, nin + ncon):
             if k in self._recycled:
-                lines.append(f"    b{k} = take({self._recycled[k]})")
+                env[f"T{k}"] = self._outputs.takers[self._recycled[k]]
+                lines.append(f"    b{k} = T{k}()")
             elif k not in pooled:
                 env[f"S{k}"], env[f"D{k}"] = shape, dtype
                 lines.append(f"    b{k} = empty(S{k}, D{k})")
