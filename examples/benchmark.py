@@ -17,6 +17,8 @@ rows in bench_compile.py, the timing harness in bench_timing.py.
 
 Run:  [TRACER_CPU=avx2] python examples/benchmark.py [--rounds 15] [--only W1,W3,compile]
       [--peers-on-host]
+      python examples/benchmark.py --real [--only W17,W19]: the real workloads (W17 on:
+      bench_real.py, each in fresh processes beside jax.jit)
 """
 import os
 
@@ -83,7 +85,12 @@ def main():
     ap.add_argument("--peers-on-host", action="store_true",
                     help="keep NumPy, OpenBLAS, XLA and glibc on the host's ISA when "
                          "TRACER_CPU asks for a lower one")
+    ap.add_argument("--real", action="store_true",
+                    help="the real workloads instead (W17 on, examples/bench_real.py)")
     opts = ap.parse_args()
+    if opts.real:
+        import bench_real
+        return bench_real.main(["--only", opts.only])
     host = cpu.Cpu("host")
     if not opts.peers_on_host:
         restrict_peers(cpu.CURRENT.isa, host.isa)

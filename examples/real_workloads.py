@@ -232,11 +232,11 @@ def hmc_sampler(lib, x, y, samples=100, leapfrog=10, step_size=0.01):
     return lib.jit(sample)
 
 
-def hmc_setup(lib, rng, d=32, n=2000):
+def hmc_setup(lib, rng, d=32, n=2000, samples=100, leapfrog=10):
     true_w = rng.standard_normal(d).astype(np.float32)
     x = (rng.standard_normal((n, d)) / np.sqrt(d)).astype(np.float32)
     y = (rng.random(n) < 1 / (1 + np.exp(-x @ true_w))).astype(np.float32)
-    sample = hmc_sampler(lib, x, y)
+    sample = hmc_sampler(lib, x, y, samples, leapfrog)
 
     def run(state):
         key, w = state

@@ -49,3 +49,67 @@ def test_page_faults_per_call_are_counted_and_noted(capsys):
     benchmark._faults_row({"numpy": 10.0})
     assert capsys.readouterr().out.splitlines() == [
         f"|    | page faults per call: numpy {faults['numpy']:.0f} | " + " |" * 8]
+
+
+def test_real_workload_figures():
+    """bench_real.measure: the first call apart, the steady step from the run's second
+    half, and the peak RSS growth of the run only (an earlier peak is not counted)."""
+    import time
+
+    import numpy as np
+    from bench_real import measure
+
+    def run(i):
+        if i == 0:
+            block = np.ones(64 << 18, np.float32)       # 64 MiB, touched, freed after
+            time.sleep(0.05)
+            del block
+        time.sleep(0.002)
+        return i + 1, float(i)
+    earlier = np.ones(128 << 18, np.float32)            # a 128 MiB peak before the run
+    del earlier
+    r = measure(run, 0, 12)
+    assert r["first"] >= 0.05 > 0.02 > r["steady"] and r["wall"] >= r["first"] + 0.02
+    assert 60 << 20 <= r["rss"] < 100 << 20
+    assert r["losses"] == [float(i) for i in range(10)]
+
+
+def test_real_workload_rows():
+    """Ratios to jax.jit and the verdict: every figure <= 1x jax and losses within 1e-3."""
+    from bench_real import rows
+    from real_workloads import WORKLOADS
+    jax_r = {"steady": 0.01, "first": 2.0, "wall": 3.0, "rss": 2 << 20, "losses": [2.0, 1.0]}
+    fast = dict(jax_r, steady=0.005, losses=[2.0, 1.0001])
+    slow = dict(fast, first=4.0)
+    off = dict(fast, losses=[2.0, 1.01])
+    lines = rows(WORKLOADS[0], {"tracer": fast, "tracer, compile first": slow,
+                                "jax.jit": jax_r, "other": off})
+    assert lines[0].startswith("| W17 | tracer | 5.0 ms | 2.00 s | 3.00 s | 2 MiB | "
+                               "0.50x / 1.00x / 1.00x / 1.00x | 1.0e-04 | met |")
+    assert lines[1].endswith("| missed |") and "2.00x" in lines[1]
+    assert lines[2].startswith("| W17 | jax.jit |") and lines[2].endswith("| - | - | - |")
+    assert lines[3].endswith("| 1.0e-02 | missed |")
+    assert rows(WORKLOADS[0], {"tracer": fast})[0].endswith("| - | - | - |")   # no jax
+
+
+def test_real_workloads_agree_with_jax():
+    """The real workloads' models are one definition: tracer (numpy backend: no compile
+    wait) and jax.jit give the same losses for the transformer LM trained with Adam."""
+    import functools
+
+    import numpy as np
+    import pytest
+    pytest.importorskip("jax")
+    import real_workloads as rw
+    import tracer
+    losses = {}
+    for lib in (rw.tracer_lib(), rw.jax_lib()):
+        if lib.name == "tracer":
+            lib.jit = functools.partial(tracer.jit, backend="numpy")
+        run, state = rw.transformer_setup(lib, np.random.default_rng(0), d=8, heads=2,
+                                          layers=1, context=8, batch=2)
+        for _ in range(3):
+            state, value = run(state)
+            losses.setdefault(lib.name, []).append(float(value))
+    np.testing.assert_allclose(losses["tracer"], losses["jax"], rtol=1e-4)
+    assert losses["tracer"][2] < losses["tracer"][0]
