@@ -1,7 +1,8 @@
 """Shape kernels: index maps that vanish into their consumer's loop (broadcast_to,
-reshape, transpose, slice, rev, pad, take) and copies (concatenate, scatter_add).
+reshape, transpose, slice, rev, pad, take) and copies (concatenate, scatter_add; the
+loop of tracer.lax.scatters' kernel too).
 
-Indices of `take` and `scatter_add` are *checked*, as the numpy kernels check them: an
+Indices of `take` and the scatters are *checked*, as the numpy kernels check them: an
 index outside [0, size) (the ops wrap negative indices before the kernel) makes the call
 raise OutOfBoundsError, naming an offending index and the node's source line, after the
 kernel ran with that index clamped into the axis, so memory is never touched out of
@@ -106,21 +107,28 @@ def _concatenate(ctx, ins, outs, *, axis):
         offset += op.aval.shape[axis]
 
 
+def scatter_into(ctx, out, upd, idx, kernel, combine, axis=0):
+    """out[..., idx[j], ...] = combine(out[...], upd[..., j, ...]) along `axis`, for j in
+    order (so the last of repeated indices is applied last), at checked indices; combine
+    None stores the update."""
+    k, size = idx.aval.ndim, out.aval.shape[axis]
+    if upd.aval.size == 0:
+        return
+    with ctx.nest(upd.aval.shape) as m:
+        j = checked_index(ctx, idx.read(m[axis:axis + k]), idx.aval.dtype, size, kernel, axis)
+        if size:
+            pos = m[:axis] + [j] + m[axis + k:]
+            v = upd.read(m)
+            out.store(pos, v if combine is None else combine(ctx, out.load(pos), v))
+
+
 def _scatter_add(ctx, ins, outs, *, axis, size):
     """Zero the output, then add each update at its checked index (sequential)."""
     upd, idx = ins
-    out, k = outs[0], idx.aval.ndim
+    out = outs[0]
     with ctx.loop(0, out.aval.size) as i:
         out.store_flat(i, ctx.const(0))
-    if upd.aval.size == 0:
-        return
-    add = arith("add", out.aval.dtype)
-    with ctx.nest(upd.aval.shape) as m:
-        j = checked_index(ctx, idx.read(m[axis:axis + k]), idx.aval.dtype, size,
-                          "scatter_add", axis)
-        if size:
-            pos = m[:axis] + [j] + m[axis + k:]
-            out.store(pos, add(ctx, out.load(pos), upd.read(m)))
+    scatter_into(ctx, out, upd, idx, "scatter_add", arith("add", out.aval.dtype), axis)
 
 
 def _same_shape(in_avals, out_aval, **attrs):

@@ -43,3 +43,146 @@ def test_dynamic_index_negative_under_vmap_and_grad():
                                   XV[[_jax_slot(int(i), N) for i in ii]])
     g = tracer.grad(lambda x: lax.dynamic_index(x, np.int64(-3)) * 2.0)(XV)
     np.testing.assert_array_equal(g, np.eye(N)[N - 3] * 2.0)
+
+
+# ---- x.at[idx] in every mode -----------------------------------------------------------
+
+from tracer.numpy.advanced import At  # noqa: E402  (eager arrays have no .at)
+
+UFUNCS = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
+HOWS = ("set",) + tuple(UFUNCS)
+X6 = np.array([0.5, -1.0, 2.0, 3.5, -2.5, 1.25])
+INDEX_SETS = {
+    "duplicate": np.array([2, 0, 2, 5, 2, 0]),
+    "negative": np.array([-1, -6, 3, -1, 0, 5]),
+    "out_of_range": np.array([7, -7, 1, 6, 1, -1]),
+}
+V6 = np.array([4.0, -3.0, 0.0, 2.5, -0.5, 1.5])       # a zero among the repeated writes
+MODES = (None, "clip", "drop", "fill")     # "promise_in_bounds" is None: test_keywords
+
+
+def _numpy_at(x, idx, v, how, mode):
+    """NumPy's answer: wrap negatives, apply the mode, then assignment / ufunc.at."""
+    n = len(x)
+    i = np.where(idx < 0, idx + n, idx)
+    keep = (i >= 0) & (i < n)
+    if mode == "clip":
+        i, keep = np.clip(i, 0, n - 1), np.ones_like(keep)
+    out = x.copy()
+    if how == "get":
+        return np.where(keep, x[np.clip(i, 0, n - 1)], np.nan)
+    if how == "set":
+        out[i[keep]] = v[keep]
+    else:
+        UFUNCS[how].at(out, i[keep], v[keep])
+    return out
+
+
+def _all_modes(x, i, v, mode):
+    at = x.at[i] if hasattr(x, "at") else At(x)[i]
+    return tuple(getattr(at, how)(v, mode=mode) for how in HOWS) + (at.get(mode=mode),)
+
+
+def _runners():
+    def jit_traced(backend):
+        return lambda x, i, v, mode: tracer.jit(_all_modes, backend=backend,
+                                                static_argnums=3)(x, i, v, mode)
+
+    def jit_const(backend):
+        return lambda x, i, v, mode: tracer.jit(lambda x, v: _all_modes(x, i, v, mode),
+                                                backend=backend)(x, v)
+
+    def vmapped(x, i, v, mode):       # two examples, the index batched too
+        xs, vs, ii = np.stack([x, x[::-1]]), np.stack([v, v * 2]), np.stack([i, i[::-1]])
+        outs = tracer.vmap(lambda x, i, v: _all_modes(x, i, v, mode))(xs, ii, vs)
+        want = [[_numpy_at(a, j, b, how, mode) for how in HOWS + ("get",)]
+                for a, j, b in zip(xs, ii, vs)]
+        for k in range(len(outs)):
+            np.testing.assert_array_equal(outs[k][1], want[1][k])
+        return tuple(o[0] for o in outs)
+    return {"eager": _all_modes, "numpy": jit_traced("numpy"), "llvm": jit_traced("llvm"),
+            "numpy_const": jit_const("numpy"), "llvm_const": jit_const("llvm"),
+            "vmap": vmapped}
+
+
+RUNNERS = _runners()
+
+
+@pytest.mark.parametrize("run", RUNNERS)
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("which", INDEX_SETS)
+def test_at_matches_numpy_in_every_mode(which, mode, run):
+    idx = INDEX_SETS[which]
+    if which == "out_of_range" and mode is None:
+        with pytest.raises(IndexError, match="out of bounds"):
+            RUNNERS[run](X6, idx, V6, mode)
+        return
+    got = RUNNERS[run](X6, idx, V6, mode)
+    for how, g in zip(HOWS + ("get",), got):
+        np.testing.assert_array_equal(g, _numpy_at(X6, idx, V6, how, mode), err_msg=how)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_repeated_set_at_a_traced_index_keeps_the_last_write(backend):
+    f = tracer.jit(lambda x, v, i: x.at[i, 0].set(v), backend=backend)
+    got = f(np.zeros((3, 4)), np.array([1., 2., 3.]), np.array([2, 0, 2]))
+    want = np.zeros((3, 4))
+    want[[2, 0, 2], 0] = [1., 2., 3.]
+    np.testing.assert_array_equal(got, want)
+    assert got[2, 0] == 3.0
+
+
+def test_fill_value_and_integer_fills():
+    x = np.arange(4, dtype=np.int32)
+    i = np.array([5, -1, -9])
+    np.testing.assert_array_equal(At(x)[i].get(mode="fill"), [np.iinfo(np.int32).min, 3,
+                                                               np.iinfo(np.int32).min])
+    np.testing.assert_array_equal(At(x.astype(np.uint8))[i].get(mode="drop"), [255, 3, 255])
+    f = tracer.jit(lambda x, i: x.at[i].get(mode="fill", fill_value=-7.5))
+    np.testing.assert_array_equal(f(X6, np.array([6, 2, -7])), [-7.5, X6[2], -7.5])
+
+
+def test_keywords_are_checked():
+    with pytest.raises(tracer.TracerError, match=r"at\[\].set: mode='wrap' is not one of"):
+        At(X6)[0].set(1.0, mode="wrap")
+    with pytest.raises(tracer.TracerError, match=r"at\[\].get: unique_indices must be True"):
+        At(X6)[0].get(unique_indices="yes")
+    got = At(X6)[np.array([1, 1])].add(1.0, indices_are_sorted=True, unique_indices=False)
+    assert got[1] == X6[1] + 2
+    with pytest.raises(IndexError, match="index 6 is out of bounds"):
+        At(X6)[np.array([1, 6])].set(0.0, mode="promise_in_bounds")
+
+
+def test_a_traced_index_out_of_bounds_raises_in_the_default_mode():
+    for backend in ("numpy", "llvm"):
+        f = tracer.jit(lambda x, i: x.at[i].set(0.0), backend=backend)
+        with pytest.raises(IndexError, match="out of bounds"):
+            f(X6, np.array([1, 6]))
+
+
+# ---- gradients follow the value --------------------------------------------------------
+
+def test_only_the_winning_write_of_a_repeated_index_gets_the_cotangent():
+    idx, w = INDEX_SETS["duplicate"], np.arange(1.0, 7.0)
+    f = tracer.grad(lambda x, v, i: tnp.sum(x.at[i].set(v) * w), argnums=(0, 1))
+    gx, gv = f(X6, V6, idx)                                   # a traced index
+    last = {int(p): k for k, p in enumerate(idx)}           # position -> last writer
+    np.testing.assert_array_equal(gv, [w[p] if last[int(p)] == k else 0.0
+                                       for k, p in enumerate(idx)])
+    np.testing.assert_array_equal(gx, np.where(np.isin(np.arange(6), idx), 0.0, w))
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_updates_with_repeated_indices_differentiate(how):
+    idx = INDEX_SETS["duplicate"]
+    v = V6 if how in ("set", "add", "multiply") else np.array([4.0, -3.0, 0.7, 2.5, -0.5, 1.5])
+    f = lambda x, v: tnp.sum(getattr(At(x)[idx], how)(v) * np.arange(1.0, 7.0))  # noqa: E731
+    tracer.check_grads(f, (X6, v), order=2)
+
+
+def test_min_max_share_the_cotangent_at_ties():
+    x = np.array([1.0, 5.0])
+    idx, v = np.array([0, 0, 1]), np.array([0.7, 0.5, 5.0])
+    gx, gv = tracer.grad(lambda x, v: tnp.sum(x.at[idx].max(v)), argnums=(0, 1))(x, v)
+    np.testing.assert_array_equal(gx, [1.0, 0.5])       # x[1] ties with v[2]
+    np.testing.assert_array_equal(gv, [0.0, 0.0, 0.5])

@@ -15,6 +15,7 @@ from tracer.lax.scan import map, scan
 from tracer.lax.window import add, max, min, reduce_window
 from tracer.lax import while_grad  # noqa: F401  (registers while's gradient)
 from tracer.lax import batching  # noqa: F401  (registers the batching rules)
+from tracer.lax import scatters  # noqa: F401  (registers the kernel of x.at[...] updates)
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "stop_gradient",
            "dynamic_index", "dynamic_update_index", "conv_general_dilated", "reduce_window",

@@ -4,8 +4,11 @@ masks, and JAX's functional updates `x.at[idx].set/add/multiply/min/max/get`.
 Everything reduces to the flat positions an index selects: NumPy's own indexing applied
 to `arange(size).reshape(shape)`, so NumPy's rules (broadcast index arrays, where
 separated advanced indices go, negative indices, masks) hold by construction. A read is
-one `take` from the flattened array, an update one `scatter_add` into it per round of
-distinct positions, so every form differentiates through the existing kernels.
+one `take` from the flattened array, an update one `scatter` into it (tracer.lax.scatters:
+repeated positions apply in index order on every backend), so every form differentiates
+and batches through those kernels. jax's out-of-bounds modes read the positions from an
+array one longer on every axis whose extra slots hold -1: an index out of bounds is sent
+there ("drop", "fill") or clamped into its axis ("clip").
 """
 import math
 
@@ -17,16 +20,24 @@ from tracer.core import Tracer, run_kernel
 from tracer.numpy._base import convert, dtype_of, shape, value
 from tracer.numpy.shape_ops import broadcast_to, reshape
 
+MODES = ("promise_in_bounds", "clip", "drop", "fill")
+
 
 def has_tracer(key):
     key = key if isinstance(key, tuple) else (key,)
     return any(isinstance(k, Tracer) for k in key)
 
 
-def positions(op, shp, key):
+def positions(op, shp, key, mode=None):
     """The flat positions `key` selects in an array of shape `shp` (an int64 array of the
-    result's shape; traced when the key is)."""
-    ref = np.arange(math.prod(shp), dtype=np.int64).reshape(shp)
+    result's shape; traced when the key is). With mode "clip", "drop" or "fill" an index
+    out of bounds is clamped, or selects position -1."""
+    if mode is None:
+        ref = np.arange(math.prod(shp), dtype=np.int64).reshape(shp)
+    else:
+        ref = np.full(tuple(d + 1 for d in shp), -1, np.int64)
+        ref[tuple(slice(0, d) for d in shp)] = np.arange(math.prod(shp)).reshape(shp)
+        key = _guarded(op, shp, key, mode)
     if has_tracer(key):
         if any(isinstance(k, Tracer) and dtype_kind(dtype_of(k)) == "b"
                for k in (key if isinstance(key, tuple) else (key,))):
@@ -41,6 +52,61 @@ def positions(op, shp, key):
         raise OutOfBoundsError(f"{op}: {e} (array of shape {shp})") from None
     except (TypeError, ValueError) as e:
         raise ArgumentError(f"{op}: unsupported index {key!r} for shape {shp}: {e}") from None
+
+
+def _guarded(op, shp, key, mode):
+    """`key` for the array one longer on every axis: slices bounded to the real axis (a
+    full slice would take the extra slot), masks padded with False, integer indices
+    wrapped, then clamped into the axis ("clip") or else sent to the extra slot."""
+    key = key if isinstance(key, tuple) else (key,)
+    used = [_axes_used(k) for k in key]
+    spread = len(shp) - sum(used)
+    if spread < 0:
+        raise ShapeError(f"{op}: too many indices ({sum(used)}) for an array of rank "
+                         f"{len(shp)}")
+    out, axis = [], 0
+    for k, n in zip(key, used):
+        if k is Ellipsis:
+            out.extend([slice(0, d) for d in shp[axis:axis + spread]] or [Ellipsis])
+            n = spread
+        elif k is None or isinstance(k, (bool, np.bool_)):
+            out.append(k)
+        elif isinstance(k, slice):
+            r = range(*k.indices(shp[axis]))
+            out.append(slice(r.start, r.stop if r.stop >= 0 else None, r.step))
+        elif not isinstance(k, Tracer) and np.asarray(k).dtype == bool:
+            out.append(np.pad(np.asarray(k), [(0, 1)] * n))
+        else:
+            out.append(_guard(op, k, shp[axis], mode))
+        axis += n
+    if not any(k is Ellipsis for k in key):
+        out.extend(slice(0, d) for d in shp[axis:])
+    return tuple(out)
+
+
+def _axes_used(k):
+    if k is None or k is Ellipsis or isinstance(k, (bool, np.bool_)):
+        return 0
+    if isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype == bool:
+        return np.ndim(k)
+    return 1
+
+
+def _guard(op, k, d, mode):
+    """Integer index k on an axis of length d, wrapped, then clamped (clip) or moved to
+    the extra slot d when still out of bounds."""
+    from tracer.numpy import elementwise as ew
+    kind = dtype_kind(dtype_of(k)) if isinstance(k, Tracer) else np.asarray(k).dtype.kind
+    if kind not in "iu":
+        raise ArgumentError(f"{op}: indices must be integers, got {k!r}")
+    scalar = isinstance(k, (int, np.integer))
+    k = convert(k, np.int64, op) if isinstance(k, Tracer) else np.asarray(k, np.int64)
+    k = ew.where(ew.less(k, 0), ew.add(k, d), k)
+    if mode == "clip":
+        k = ew.clip(k, 0, max(d - 1, 0))
+    else:
+        k = ew.where(ew.less(k, 0), d, ew.minimum(k, d))
+    return int(k) if scalar else k
 
 
 def gather(x, key):
@@ -62,81 +128,96 @@ class At:
         return Update(self.x, key)
 
 
+def _options(op, mode, indices_are_sorted, unique_indices):
+    """jax's keywords, checked; the mode that changes anything (None: indices are in
+    bounds, as jax promises by default; here they are checked and raise otherwise)."""
+    for name, flag in (("indices_are_sorted", indices_are_sorted),
+                       ("unique_indices", unique_indices)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ArgumentError(f"{op}: {name} must be True or False, got {flag!r}")
+    if mode is not None and mode not in MODES:
+        raise ArgumentError(f"{op}: mode={mode!r} is not one of {MODES} (or None)")
+    return None if mode == "promise_in_bounds" else mode
+
+
+def _fill_value(dt, fill_value, op):
+    """jax's default fill: NaN for floats, the lowest signed or the highest unsigned
+    integer, True for bools."""
+    if fill_value is not None:
+        return convert(value(fill_value, op), dt, op)
+    kind = dtype_kind(dt)
+    if kind == "f":
+        return np.full((), np.nan, dt)
+    if kind == "b":
+        return np.ones((), bool)
+    info = np.iinfo(dt)
+    return np.full((), info.min if kind == "i" else info.max, dt)
+
+
+def _padded(flat, ids, size, pad):
+    """(flat, ids) where position -1 (out of bounds, dropped or filled) is an extra slot
+    holding `pad` after the array's own elements; unchanged when no id is -1."""
+    from tracer.numpy import elementwise as ew
+    from tracer.numpy.shape_ops import concatenate
+    if not isinstance(ids, Tracer) and ids.min(initial=0) >= 0:
+        return flat, ids
+    slot = broadcast_to(convert(pad, dtype_of(flat), "at[]"), (1,))
+    return concatenate([flat, slot]), ew.where(ew.less(ids, 0), size, ids)
+
+
 class Update:
     """`x.at[key]`: `.set(v)`, `.add(v)`, `.multiply(v)`, `.min(v)`, `.max(v)` return a
-    new array (x is unchanged); `.get()` is x[key]. Repeated positions accumulate for
-    add, multiply, min and max, and the last one wins for set (as NumPy's x[key] = v).
-    With a traced index, positions are assumed distinct except for add."""
+    new array (x is unchanged); `.get()` is x[key]. Repeated positions apply in index
+    order, as NumPy's assignment and `ufunc.at`: the last write wins for set, the others
+    combine every update. jax's keywords: `mode` None or "promise_in_bounds" (indices
+    are in bounds: checked, OutOfBoundsError otherwise), "clip" (clamped into the axis),
+    "drop"/"fill" (an update out of bounds is dropped; get reads `fill_value`);
+    `indices_are_sorted` and `unique_indices` are accepted, and no result depends on
+    them."""
     __slots__ = ("x", "key")
 
     def __init__(self, x, key):
         self.x, self.key = x, key
 
-    def get(self, **_):
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None):
+        op = "at[].get"
+        mode = _options(op, mode, indices_are_sorted, unique_indices)
+        if mode is None:
+            from tracer.numpy.indexing import getitem
+            return getitem(self.x, self.key)
+        x = value(self.x, op)
+        shp, size = shape(x), math.prod(shape(x))
+        ids = positions(op, shp, self.key, mode)
+        flat, flat_ids = _padded(reshape(x, (-1,)), reshape(ids, (-1,)), size,
+                                 _fill_value(dtype_of(x), fill_value, op))
+        return reshape(run_kernel("take", [flat, flat_ids], {"axis": 0}), shape(ids))
+
+    def _apply(self, how, v, mode, indices_are_sorted, unique_indices):
+        from tracer.lax.scatters import scatter
         from tracer.numpy.indexing import getitem
-        return getitem(self.x, self.key)
-
-    def set(self, v, **_):
-        return self._apply("set", v)
-
-    def add(self, v, **_):
-        return self._apply("add", v)
-
-    def multiply(self, v, **_):
-        return self._apply("multiply", v)
-
-    mul = multiply
-
-    def min(self, v, **_):
-        return self._apply("min", v)
-
-    def max(self, v, **_):
-        return self._apply("max", v)
-
-    def _apply(self, how, v):
-        from tracer.numpy import elementwise as ew
-        op = f"at[].{how}"
+        op = f"at[].{_NAMES[how]}"
+        mode = _options(op, mode, indices_are_sorted, unique_indices)
         x = value(self.x, op)
         shp, dt, size = shape(x), dtype_of(x), math.prod(shape(x))
-        ids = positions(op, shp, self.key)
-        v = broadcast_to(convert(value(v, op), dt, op), shape(ids))
-        flat, ids, v = reshape(x, (-1,)), reshape(ids, (-1,)), reshape(v, (-1,))
-        for rid, rv in _rounds(ids, v, how):
-            spread = run_kernel("scatter_add", [rv, rid], {"axis": 0, "size": size})
-            if how == "add":
-                flat = ew.add(flat, spread)
-                continue
-            hit = _hit_mask(rid, size)
-            new = {"set": spread, "multiply": ew.multiply(flat, spread),
-                   "min": ew.minimum(flat, spread), "max": ew.maximum(flat, spread)}[how]
-            flat = ew.where(hit, new, flat)
-        return reshape(flat, shp)
+        ids = positions(op, shp, self.key, mode)
+        v = reshape(broadcast_to(convert(value(v, op), dt, op), shape(ids)), (-1,))
+        flat, ids = _padded(reshape(x, (-1,)), reshape(ids, (-1,)), size, 0)
+        out = scatter(flat, v, ids, how)
+        return reshape(out if shape(out)[0] == size else getitem(out, slice(0, size)), shp)
 
 
-def _rounds(ids, v, how):
-    """(positions, updates) rounds, each round's positions distinct: the k-th occurrence
-    of every position goes in round k, so applying rounds in order is NumPy's sequential
-    semantics. add needs one round (scatter_add accumulates); so does a traced index."""
-    if how == "add" or isinstance(ids, Tracer):
-        return [(ids, v)]
-    order = np.argsort(ids, kind="stable")
-    ranks = np.empty_like(ids)
-    sorted_ids = ids[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(sorted_ids)) + 1]
-    run = np.repeat(starts, np.diff(np.r_[starts, len(ids)]))
-    ranks[order] = np.arange(len(ids)) - run
-    out = []
-    for k in range(int(ranks.max(initial=-1)) + 1):
-        sel = np.flatnonzero(ranks == k)
-        out.append((ids[sel], v[sel] if len(sel) != len(ids) else v))
-    return out
+_NAMES = {"set": "set", "add": "add", "mul": "multiply", "min": "min", "max": "max"}
 
 
-def _hit_mask(ids, size):
-    if isinstance(ids, Tracer):
-        from tracer.numpy.elementwise import greater
-        ones = broadcast_to(np.ones((), np.int32), shape(ids))
-        return greater(run_kernel("scatter_add", [ones, ids], {"axis": 0, "size": size}), 0)
-    hit = np.zeros(size, bool)
-    hit[ids] = True
-    return hit
+def _update(how):
+    def method(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return self._apply(how, values, mode, indices_are_sorted, unique_indices)
+    method.__name__ = method.__qualname__ = _NAMES[how]
+    method.__doc__ = f"x with x[key] {_NAMES[how]} values (see Update)."
+    return method
+
+
+for _how, _name in _NAMES.items():
+    setattr(Update, _name, _update(_how))
+Update.mul = Update.multiply

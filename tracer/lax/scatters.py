@@ -1,0 +1,118 @@
+"""`scatter(x, updates, indices, how)`: x with each update combined into the row of x
+(axis 0) its index names, one update after another in index order, so repeated indices
+give one answer on every backend: "set" keeps the last write (NumPy's assignment), "add",
+"mul", "min" and "max" combine every update (NumPy's `ufunc.at`). `x.at[...]` updates
+lower to it. Indices must lie in [0, len(x)) and are checked on every backend: the front
+end wraps negative ones and applies jax's out-of-bounds modes before the kernel.
+
+Gradients follow the value: only the winning write of a repeated "set" index gets the
+cotangent; "min"/"max" share it equally among the operand and the updates equal to the
+result (as jax); "mul" uses the product of the other updates at the same row,
+computed without dividing by a zero update.
+"""
+import numpy as np
+
+from ir import ShapedArray
+from ir.errors import ArgumentError, DTypeError, ShapeError
+from ir.types import dtype_kind
+from lowering.llvm.graph_cache import register_builtin
+from lowering.llvm.protocol import KernelEmitter
+from lowering.llvm.scalars import arith
+from lowering.llvm.shapes import scatter_into
+from lowering.numpy_kernels import _check_bounds
+from registry import declare_family, register_gradient, register_kernel, register_shape_rule
+from registry.batching import register_batching_rule
+from tracer import numpy as tnp
+from tracer.core import run_kernel
+
+HOWS = ("set", "add", "mul", "min", "max")
+_UFUNCS = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
+
+
+def scatter(x, updates, indices, how):
+    return run_kernel("scatter", [x, updates, indices], {"how": how})
+
+
+def _rule(x, upd, idx, *, how):
+    if how not in HOWS:
+        raise ArgumentError(f"scatter: how={how!r} is not one of {HOWS}")
+    if dtype_kind(idx.dtype) not in "iu":
+        raise DTypeError(f"scatter: indices must be integers, got {idx}")
+    if not x.shape:
+        raise ShapeError(f"scatter: the operand needs a leading axis to index, got {x}")
+    want = ShapedArray(idx.shape + x.shape[1:], x.dtype)
+    if upd.shape != want.shape or upd.dtype != x.dtype:
+        raise ShapeError(f"scatter: indices {idx} into {x} take updates {want}, got {upd}")
+    return x.strip_weak()
+
+
+def _numpy(x, upd, idx, *, how):
+    _check_bounds("scatter", idx, 0, x.shape[0])
+    out = np.array(x)
+    if how != "set":
+        _UFUNCS[how].at(out, idx, upd)
+        return out
+    flat = idx.reshape(-1)
+    last = flat.size - 1 - np.unique(flat[::-1], return_index=True)[1]  # each row's last write
+    out[flat[last]] = upd.reshape(flat.shape + x.shape[1:])[last]
+    return out
+
+
+def _llvm(ctx, ins, outs, *, how):
+    x, upd, idx = ins
+    out = outs[0]
+    with ctx.nest(x.aval.shape) as m:
+        out.store(m, x.read(m))
+    scatter_into(ctx, out, upd, idx, "scatter",
+                 None if how == "set" else arith(how, out.aval.dtype))
+
+
+def _grad(dy, ins, out, attrs):
+    x, u, idx = ins
+    how, rest = attrs["how"], (1,) * (x.ndim - 1)
+
+    def at(a):
+        return run_kernel("take", [a, idx], {"axis": 0})
+    if how == "add":
+        return dy, at(dy), None
+    if how == "set":
+        order = tnp.reshape(tnp.arange(int(np.prod(idx.shape)), dtype=np.int64), idx.shape)
+        last = scatter(np.full(x.shape[:1], -1, np.int64), order, idx, "max")
+        won = tnp.reshape(tnp.equal(at(last), order), idx.shape + rest)
+        cleared = scatter(dy, tnp.zeros(u.shape, u.dtype), idx, "set")
+        return cleared, tnp.where(won, at(dy), 0), None
+    if how == "mul":    # the product of the other updates at a row, correct to second
+        ones = tnp.ones(x.shape, x.dtype)     # order unless two of them are zero
+        rows = scatter(ones, u, idx, "mul")
+        zero = tnp.equal(u, 0)
+        nonzero = tnp.where(zero, 1, u)
+        zeros = at(scatter(np.zeros(x.shape, np.int64), tnp.astype(zero, np.int64), idx,
+                           "add"))
+        others = tnp.where(zero, tnp.where(tnp.equal(zeros, 1), at(scatter(
+            ones, nonzero, idx, "mul")), 0), at(rows) / nonzero)
+        return dy * rows, at(dy * x) * others, None
+    from_x = tnp.astype(tnp.equal(x, out), dy.dtype)
+    from_u = tnp.astype(tnp.equal(u, at(out)), dy.dtype)
+    count = from_x + scatter(tnp.zeros(x.shape, dy.dtype), from_u, idx, "add")
+    share = dy / tnp.maximum(count, 1)          # NaN results: no one shares
+    return share * from_x, at(share) * from_u, None
+
+
+def _batch(inputs, dims, attrs):
+    """Each example's rows become a block of one (size * n)-row operand."""
+    from tracer.batching import _flat_index
+    from tracer.vmap import batch_size, to_dim
+    size = batch_size(inputs, dims)
+    x, u, idx = (to_dim(v, d, size, 0) for v, d in zip(inputs, dims))
+    n = x.shape[1]
+    flat = tnp.reshape(x, (size * n,) + tuple(x.shape[2:]))
+    out = scatter(flat, u, _flat_index(idx, n, size), attrs["how"])
+    return tnp.reshape(out, x.shape), 0
+
+
+register_shape_rule("scatter", _rule)
+register_kernel("scatter", "numpy", _numpy)
+register_builtin("scatter", KernelEmitter(_llvm))
+register_gradient("scatter", _grad)
+register_batching_rule("scatter", _batch)
+declare_family("scatter", "scatter")
