@@ -31,9 +31,11 @@ _ENTRY = re.compile(r"([0-9a-f]{64}\.[og]|\.tmp-.*)\Z")     # what trim() may de
 _written = {}           # directory -> bytes this process wrote since its last scan
 
 
-def env_size(name, default, suffixes=False):
-    """The non-negative integer that environment variable `name` sets, or `default`;
-    with `suffixes`, a K, M or G suffix multiplies it by 1024, 1024**2 or 1024**3."""
+def env_size(name, default, suffixes=False, low=0, high=None):
+    """The integer from `low` to `high` (None: no bound) that environment variable `name`
+    sets, or `default` when it is unset or empty; with `suffixes`, a K, M or G suffix
+    multiplies it by 1024, 1024**2 or 1024**3. Anything else is an error naming the
+    variable, its value and the valid range."""
     text = os.environ.get(name, "").strip()
     if not text:
         return default
@@ -41,11 +43,14 @@ def env_size(name, default, suffixes=False):
     if suffixes and text[-1].upper() in "KMG":
         scale = 1024 ** ("KMG".index(text[-1].upper()) + 1)
         text = text[:-1]
-    if not (text.isascii() and text.isdigit()):
-        raise ArgumentError(f"{name} must be a non-negative integer"
+    value = int(text) * scale if text.isascii() and text.isdigit() else None
+    if value is None or value < low or high is not None and value > high:
+        valid = (f"an integer from {low} to {high}" if high is not None else
+                 "a non-negative integer" if low == 0 else f"an integer of at least {low}")
+        raise ArgumentError(f"{name} must be {valid}"
                             f"{' (optionally with a K, M or G suffix)' if suffixes else ''}, "
-                            f"got {os.environ[name]!r}")
-    return int(text) * scale
+                            f"got {os.environ[name]!r}; unset it for the default ({default})")
+    return value
 
 
 class Lru:

@@ -22,8 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ir import Literal, Var
-from ir.errors import ArgumentError
-from lowering.llvm import fusion
+from lowering.llvm import caches, fusion
 from lowering.llvm.epilogues import merge_epilogues
 from lowering.llvm.rows import merge_rows
 from registry.tables import version
@@ -36,12 +35,13 @@ SEGMENT_SIZE = 512      # bound on a segment's nodes + buffers: its groups are i
                         # its entry, whose length LLVM's time then grows faster than
 
 
+MAX_THREADS = 1024      # TRACER_NUM_THREADS' bound: past the largest hosts' CPU counts; each
+                        # thread is a stack, and a million ran the process out of threads
+
+
 def num_threads():
-    value = os.environ.get("TRACER_NUM_THREADS") or str(os.cpu_count() or 1)
-    try:
-        return max(1, int(value))
-    except ValueError:
-        raise ArgumentError(f"TRACER_NUM_THREADS must be an integer, got {value!r}") from None
+    """TRACER_NUM_THREADS (default: the CPU count), checked: 1 to MAX_THREADS."""
+    return caches.env_size("TRACER_NUM_THREADS", os.cpu_count() or 1, low=1, high=MAX_THREADS)
 
 
 def nbytes(aval):

@@ -36,7 +36,7 @@ import llvmlite
 import llvmlite.binding as llvm
 from llvmlite.binding import ffi
 
-from ir.errors import CodegenError
+from ir.errors import ArgumentError, CodegenError
 from lowering.llvm import caches, mathlib_shared
 from lowering.llvm.cpu import CURRENT, TRIPLE
 from lowering.profile import note, phase
@@ -100,7 +100,11 @@ def cache_key(text):
 
 
 def _cache_dir():
-    if os.environ.get("TRACER_DISK_CACHE", "1") == "0":
+    enabled = os.environ.get("TRACER_DISK_CACHE", "").strip()
+    if enabled not in ("", "0", "1"):
+        raise ArgumentError(f"TRACER_DISK_CACHE must be 0 (no disk cache) or 1 (the default), "
+                            f"got {os.environ['TRACER_DISK_CACHE']!r}")
+    if enabled == "0":
         return None
     return os.environ.get("TRACER_CACHE_DIR") or os.path.join(
         os.path.expanduser("~"), ".cache", "tracer")
