@@ -30,7 +30,9 @@ FLOAT32 = np.dtype(np.float32)
 def _in_f32(fn):
     """fn on float16/bfloat16 operands computed in float32, a float result rounded back
     once (float32 holds them exactly, so orders and argmax/argsort are the same; NumPy's
-    argsort of bfloat16 does not sort NaN last but leaves such arrays unsorted)."""
+    argsort of bfloat16 does not sort NaN last but leaves such arrays unsorted, and its
+    float16 maximum of 0.0 and -0.0 picks the other zero than its float32 one and the
+    llvm kernel do)."""
     def impl(x, *ys, **attrs):
         dt = getattr(x, "dtype", None)      # a graph literal may be a Python scalar
         if dt not in HALF:
@@ -53,6 +55,22 @@ def div(x, y):
         return np.divide(x, y)
     with np.errstate(divide="ignore", over="ignore"):
         return np.floor_divide(x, y)
+
+
+def convert(x, *, dtype):
+    """astype, except that float -> int truncates and saturates as JAX on CPU does: NaN
+    gives 0, values beyond the integer range its minimum or maximum. (NumPy's answer there
+    depends on the CPU, on contiguity and on the loop taken; the llvm kernel gives this.)"""
+    x, dtype = np.asarray(x), np.dtype(dtype)
+    if dtype_kind(x.dtype) != "f" or dtype.kind not in "iu":
+        return x.astype(dtype)
+    info = np.iinfo(dtype)
+    with np.errstate(invalid="ignore"):
+        out = np.asarray(x.astype(dtype))
+    out[x >= np.float64(info.max + 1)] = info.max     # the bounds are powers of 2: exact
+    out[x < np.float64(info.min)] = info.min
+    out[x != x] = 0
+    return out
 
 
 def _quiet(fn, *xs):
@@ -111,13 +129,13 @@ def scatter_add(upd, idx, *, axis, size):
 
 IMPLS = {
     **{k: f for k, f in UNARY.items()},
-    **{k: f for k, f in BINARY.items()},
+    **{k: _in_f32(f) if k in ("max", "min") else f for k, f in BINARY.items()},
     **{k: _in_f32(_reduction(f)) for k, f in REDUCE.items()},
     "erf": erf,
     "div": div,
     "argmax": _in_f32(_arg_reduction(np.argmax)), "argmin": _in_f32(_arg_reduction(np.argmin)),
     "select": np.where,
-    "convert": lambda x, *, dtype: np.asarray(x).astype(dtype),
+    "convert": convert,
     "broadcast_to": lambda x, *, shape: np.broadcast_to(x, shape),
     "reshape": lambda x, *, shape: np.reshape(x, shape),
     "transpose": lambda x, *, perm: np.transpose(x, perm),

@@ -262,7 +262,8 @@ SPECS = [
     _same("asarray_dtype", lambda m, x: m.asarray(x, dtype=np.float64), UNARY_SHAPES, SOME),
     _same("asarray_list", lambda m, x: m.asarray([[x, x], [x, x]]), UNARY_SHAPES, SOME),
     *[OpSpec(f"astype_{dt}", (lambda dt: lambda t, x: t.astype(x, dt))(dt),
-             (lambda dt: lambda n, x: x.astype(dt))(dt), UNARY_SHAPES[:4], ALL, "nonzero",
+             (lambda dt: lambda n, x: saturating_astype(x, dt))(dt), UNARY_SHAPES[:4], ALL,
+             "nonzero",
              grad=dt in FLOATS) for dt in ALL + NEW_FLOATS + NEW_INTS],
     OpSpec("astype", lambda t, x: t.astype(x, np.float32) * 2,
            lambda n, x: x.astype(np.float32) * 2,
@@ -397,6 +398,15 @@ SPECS += [
     _same("operator_bool", lambda m, x: ~x ^ (x & True) | False, UNARY_SHAPES, (B,),
           grad=False),
 ]
+
+
+def saturating_astype(x, dtype):
+    """x.astype(dtype), but float -> int as JAX's (truncated, clamped to the range): NumPy's
+    out-of-range values (negative to unsigned) depend on the platform."""
+    if dtype_kind(x.dtype) == "f" and dtype_kind(np.dtype(dtype)) in "iu":
+        info = np.iinfo(dtype)
+        x = np.clip(x.astype(np.float64), info.min, info.max)
+    return x.astype(dtype)
 
 
 def make_input(shape, dtype, domain, rng):

@@ -2,7 +2,7 @@
 `broadcast_to` of a literal (not a baked-in constant array)."""
 import numpy as np
 
-from ir import ShapedArray, check_dtype
+from ir import SUPPORTED_DTYPES, ShapedArray, check_dtype
 from ir.errors import ArgumentError, TracerError
 from registry import infer_avals
 from tracer.core import Tracer, as_array, run_kernel
@@ -83,10 +83,13 @@ array = asarray
 
 
 def astype(x, dtype):
-    """x cast to dtype; a concrete x of an unsupported dtype may be cast to a supported one."""
+    """x cast to dtype by the convert kernel (whose float -> int saturates, as under jit);
+    a concrete x of an unsupported dtype may be cast to a supported one."""
     dt = check_dtype(dtype, "astype")
     if _traced(x):
         return convert(value(x, "astype"), dt, "astype")
+    if np.asarray(x).dtype in SUPPORTED_DTYPES:
+        return run_kernel("convert", [np.asarray(x)], {"dtype": dt})
     try:
         return np.asarray(x).astype(dt)
     except (TypeError, ValueError) as e:
