@@ -186,3 +186,23 @@ def test_min_max_share_the_cotangent_at_ties():
     gx, gv = tracer.grad(lambda x, v: tnp.sum(x.at[idx].max(v)), argnums=(0, 1))(x, v)
     np.testing.assert_array_equal(gx, [1.0, 0.5])       # x[1] ties with v[2]
     np.testing.assert_array_equal(gv, [0.0, 0.0, 0.5])
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_onnx_export_repeats_numpys_answer(how):
+    ort = pytest.importorskip("onnxruntime")
+    from tracer.export import to_onnx
+    idx = INDEX_SETS["duplicate"]
+    x2, v2 = np.stack([X6, -X6], 1), np.stack([V6, V6 * 3], 1)
+
+    def f(x, v, i):
+        return getattr(x.at[i], how)(v)
+    model = to_onnx(f, x2, v2, idx)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = sess.run(None, dict(zip([i.name for i in sess.get_inputs()], [x2, v2, idx])))[0]
+    want = x2.copy()
+    if how == "set":
+        want[idx] = v2
+    else:
+        UFUNCS[how].at(want, idx, v2)
+    np.testing.assert_array_equal(got, want)
