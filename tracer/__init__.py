@@ -13,7 +13,7 @@ from tracer.core import Tracer, get_backend, run_kernel, set_backend
 from tracer import methods  # noqa: F401  (operators on Tracer)
 from tracer import gradients  # noqa: F401  (registers built-in gradients)
 from tracer.jit import jit, make_graph
-from tracer.transforms import grad, jvp, value_and_grad, vjp
+from tracer.transforms import float0, grad, jvp, value_and_grad, vjp
 from tracer.custom import custom_grad, custom_vjp
 from tracer.vmap import vmap
 from tracer.jacobians import hessian, jacfwd, jacrev, linearize
@@ -24,7 +24,7 @@ from tracer.lax.remat import checkpoint
 from tracer import export  # noqa: F401  (onnx is imported only when used)
 
 __all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp", "vmap",
-           "jacfwd", "jacrev", "hessian", "linearize",
+           "jacfwd", "jacrev", "hessian", "linearize", "float0",
            "custom_vjp", "custom_grad", "checkpoint", "run_kernel", "set_backend",
            "get_backend", "check_grads", "Tracer", "numpy", "nn", "lax", "random", "tree_util",
            "TracerError", "ShapeError", "OutOfBoundsError", "DTypeError", "ArgumentError",

@@ -103,6 +103,12 @@ def get_backend():
     return _state["backend"]
 
 
+def native(arr):
+    """`arr` in the machine's byte order: big-endian data (FITS, network files) is
+    converted where it enters, since kernels and compiled code read native numbers only."""
+    return arr if arr.dtype.isnative else arr.astype(arr.dtype.newbyteorder("="))
+
+
 def as_array(x, where="run_kernel"):
     """A supported-dtype NumPy array (or scalar) from a concrete value, else ArgumentError."""
     if isinstance(x, np.ndarray) or isinstance(x, np.generic):
@@ -117,6 +123,7 @@ def as_array(x, where="run_kernel"):
         except Exception as e:
             raise ArgumentError(f"{where}: cannot convert {type(x).__name__} to an array "
                                 f"({type(e).__name__}: {e})") from None
+    arr = native(arr)
     if dtype_kind(arr.dtype) in "OUSV":    # objects, strings, bytes, records: not numbers
         raise ArgumentError(f"{where}: expected an array or a number, got "
                             f"{type(x).__name__} ({str(x)[:60]!r})")
@@ -392,10 +399,14 @@ def read(env, x):
 def eval_graph(graph, args):
     """Evaluate a graph on concrete values with the active backend's kernels (a call's
     sub-graph is inlined, so its kernels run there too), or on tracers by inlining it into
-    their trace."""
+    their trace. This is where every transform's concrete primals enter a graph, so they
+    become arrays here: Python scalars (weakly typed in the graph), NumPy scalars, array
+    likes and big-endian arrays are valid arguments of every transform, as in JAX."""
     trace = innermost_trace(args)
     if trace is None:
         from lowering.interpreter import evaluate
+        args = [x if type(x) is np.ndarray and x.dtype.isnative else as_array(x, "eval_graph")
+                for x in args]
         return evaluate(inline_calls(graph), args, _state["backend"])
     env = inline(graph, args, trace)
     return [read(env, v) for v in graph.outvars]

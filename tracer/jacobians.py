@@ -19,7 +19,8 @@ from tracer.autodiff import partition
 from tracer.core import eval_graph, trace_flat
 from tracer.signature import leaf_aval
 from tracer.pytree import flatten, unflatten
-from tracer.transforms import _argnums, jvp, matching_leaves, vjp
+from tracer.transforms import (_argnums, check_tangent_dtypes, float0, jvp, matching_leaves,
+                               vjp)
 from tracer.vmap import vmap
 
 
@@ -118,23 +119,24 @@ def hessian(fun, argnums=0):
 
 def linearize(fun, *primals):
     """(fun(*primals), f_jvp): f_jvp(*tangents) = J @ tangents, evaluating only the linear
-    part of one jvp graph traced here (the primal part runs once, now)."""
+    part of one jvp graph traced here (the primal part runs once, now). As in jvp, the
+    tangent of an integer or bool primal is float0 and carries nothing into the graph."""
     leaves, in_tree = flatten(list(primals))
     avals = [leaf_aval(x, "linearize") for x in leaves]
-    for a in avals:
-        if dtype_kind(a.dtype) != "f":
-            raise GradientError(f"linearize: argument of dtype {a.dtype} is not float")
+    floats = [dtype_kind(a.dtype) == "f" for a in avals]
     trees = {}
-    n = len(leaves)
+    n, m = len(leaves), sum(floats)
 
     def both(*xs):
-        ps, ts = unflatten(in_tree, xs[:n]), unflatten(in_tree, xs[n:])
-        out, tan = jvp(fun, tuple(ps), tuple(ts))
+        it = iter(xs[n:])
+        ts = [next(it) if f else np.zeros(a.shape, float0) for a, f in zip(avals, floats)]
+        out, tan = jvp(fun, tuple(unflatten(in_tree, xs[:n])), tuple(unflatten(in_tree, ts)))
         outs, trees["out"] = flatten(out)
         return outs + flatten(tan)[0]
-    graph, captured = trace_flat(both, avals + [a.strip_weak() for a in avals])
+    graph, captured = trace_flat(both, avals + [a.strip_weak() for a, f in zip(avals, floats)
+                                                if f])
     inv = graph.invars     # primals, tangents, captured: put the tangents last
-    graph = Graph(inv[:n] + inv[2 * n:] + inv[n:2 * n], graph.outvars, graph.nodes,
+    graph = Graph(inv[:n] + inv[n + m:] + inv[n:n + m], graph.outvars, graph.nodes,
                   graph.constvars, graph.consts)
     k = len(graph.outvars) // 2
     early, late = partition(graph, n + len(captured), k)
@@ -142,9 +144,9 @@ def linearize(fun, *primals):
     outs, residuals = vals[:k], vals[k:]
 
     def f_jvp(*tangents):
-        t_leaves = matching_leaves("linearize's f_jvp", "tangent", list(tangents), in_tree,
-                                   [a.shape for a in avals])
-        ts = [t if hasattr(t, "aval") else np.asarray(t, a.dtype)
-              for t, a in zip(t_leaves, avals)]
+        where = "linearize's f_jvp"
+        ts = matching_leaves(where, "tangent", list(tangents), in_tree, [a.shape for a in avals])
+        check_tangent_dtypes(where, [a.dtype for a in avals], ts)
+        ts = [t for t, f in zip(ts, floats) if f]
         return unflatten(trees["out"], eval_graph(late, residuals + ts))
     return unflatten(trees["out"], outs), f_jvp

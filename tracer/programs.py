@@ -48,8 +48,9 @@ class InterpretedProgram:
 
     def run(self, leaves):
         from lowering.interpreter import evaluate      # its results never alias constants
-        return evaluate(self.graph, [np.asarray(x, v.aval.dtype) if not isinstance(
-            x, np.ndarray) else x for x, v in zip(leaves, self.graph.invars)], self.backend)
+        return evaluate(self.graph, [x if type(x) is np.ndarray and x.dtype.isnative else
+                                     np.asarray(x, v.aval.dtype)    # scalars, big-endian
+                                     for x, v in zip(leaves, self.graph.invars)], self.backend)
 
     def as_text(self):
         return str(self.graph)

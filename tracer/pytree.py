@@ -1,10 +1,13 @@
-"""Pytrees: nested tuples, lists, namedtuples, dicts (sorted keys), None, and registered
-node types (`register_pytree_node`, `register_dataclass`) around leaves.
+"""Pytrees: nested tuples, lists, namedtuples, dicts (sorted keys), OrderedDicts (their
+own order), defaultdicts (sorted keys; the default_factory is structure), None, and
+registered node types (`register_pytree_node`, `register_dataclass`) around leaves, as in
+JAX. Subclasses of these (other than namedtuples) are leaves unless registered.
 
 A treedef is a hashable nested tuple, so it can be part of a jit cache key: a registered
 node's auxiliary data (what its flatten returns besides the children) must be hashable.
 `tracer.tree_util` is the public face of this module.
 """
+import collections
 import dataclasses
 import threading
 
@@ -73,11 +76,7 @@ def _flatten(x, leaves, is_leaf=None):
     if t is tuple or t is list:
         return (t.__name__, tuple(_flatten(c, leaves, is_leaf) for c in x))
     if t is dict:
-        try:
-            keys = tuple(sorted(x))
-        except TypeError:
-            raise ArgumentError(f"pytree dicts need sortable keys (e.g. all str), got "
-                                f"{list(x)}") from None
+        keys = _sorted_keys(x)
         return ("dict", keys, tuple(_flatten(x[k], leaves, is_leaf) for k in keys))
     if x is None:
         return None
@@ -94,6 +93,25 @@ def _flatten(x, leaves, is_leaf=None):
         return ("namedtuple", t, tuple(_flatten(c, leaves, is_leaf) for c in x))
     leaves.append(x)
     return LEAF
+
+
+def _sorted_keys(d):
+    try:
+        return tuple(sorted(d))
+    except TypeError:
+        raise ArgumentError(f"pytree dicts need sortable keys (e.g. all str), got "
+                            f"{list(d)}") from None
+
+
+def _flatten_defaultdict(d):
+    keys = _sorted_keys(d)
+    return [d[k] for k in keys], (d.default_factory, keys)
+
+
+register_pytree_node(collections.OrderedDict, lambda d: (list(d.values()), tuple(d)),
+                     lambda keys, children: collections.OrderedDict(zip(keys, children)))
+register_pytree_node(collections.defaultdict, _flatten_defaultdict,
+                     lambda aux, children: collections.defaultdict(aux[0], zip(aux[1], children)))
 
 
 def unflatten(treedef, leaves):

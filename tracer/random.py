@@ -26,8 +26,8 @@ from ir import dtype_kind
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from tracer import exact_math
 from tracer.core import Tracer
-from tracer.numpy._base import (broadcast_shapes, dtype_of, normalize_axis, shape as shape_of,
-                                value)
+from tracer.numpy._base import (broadcast_shapes, dtype_of, is_weak, normalize_axis,
+                                shape as shape_of, value)
 
 U32 = np.dtype(np.uint32)
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -210,9 +210,10 @@ def normal(key, shape=(), dtype=np.float32):
 
 
 def bernoulli(key, p=0.5, shape=None):
-    """Booleans, True with probability p (uniform < p, in p's float dtype)."""
+    """Booleans, True with probability p (uniform < p, in p's float dtype; float32 for a
+    weakly typed p, a Python scalar, as JAX without x64)."""
     p = value(p, "bernoulli")
-    dt = dtype_of(p) if dtype_kind(dtype_of(p)) == "f" and not isinstance(p, float) \
+    dt = dtype_of(p) if dtype_kind(dtype_of(p)) == "f" and not is_weak(p) \
         else np.dtype(np.float32)
     shape = shape_of(p) if shape is None else _shape(shape, "bernoulli")
     _check_broadcast("bernoulli", shape, p)

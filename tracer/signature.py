@@ -65,8 +65,9 @@ def leaf_aval(x, where):
     """The type of one dynamic leaf (an array, a Python or NumPy scalar, a tracer)."""
     if isinstance(x, Tracer):
         return x.aval
-    if isinstance(x, np.ndarray):
-        return ShapedArray(x.shape, check_dtype(x.dtype, where))
+    if isinstance(x, np.ndarray):      # big-endian data is converted where it is used
+        dt = x.dtype if x.dtype.isnative else x.dtype.newbyteorder("=")
+        return ShapedArray(x.shape, check_dtype(dt, where))
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
         scalar_array(x, where)        # an int beyond int64 cannot be an argument
         return aval_of(x)

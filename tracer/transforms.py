@@ -54,6 +54,29 @@ def matching_leaves(where, what, values, tree, shapes):
     return leaves
 
 
+# JAX's dtype of the tangent of an integer or bool primal (jax.dtypes.float0): such a
+# primal has no tangent space, so its tangent carries no data.
+float0 = np.dtype([("float0", np.void, 0)])
+
+
+def check_tangent_dtypes(where, primal_dtypes, tangents):
+    """TypeError (as jax.jvp) unless each tangent has its primal's dtype, or float0 for an
+    integer or bool primal: a tangent is never cast, since narrowing it loses precision
+    and a float tangent of an integer has no meaning."""
+    for k, (p, t) in enumerate(zip(primal_dtypes, tangents)):
+        got = t.dtype if hasattr(t, "dtype") else np.asarray(t).dtype
+        got = got if got.isnative else got.newbyteorder("=")
+        want = p if dtype_kind(p) == "f" else float0
+        if got != want:
+            fix = (f"cast it, e.g. t.astype({str(want)!r})" if want is p else
+                   "pass np.zeros(shape, tracer.float0)")
+            raise DTypeError(
+                f"{where}: primal and tangent arguments do not match; dtypes must be "
+                f"equal, or in case of int/bool primal dtype the tangent dtype must be "
+                f"float0. Tangent {k} has dtype {'float0' if got == float0 else got} for "
+                f"a primal of dtype {p}: {fix}")
+
+
 def _as_dtype(x, dtype):
     if isinstance(x, Tracer):
         return tnp.astype(x, dtype)
@@ -131,8 +154,9 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
         if with_value:
             value, vals = vals[0], vals[1:]
         aux, grads = vals[:n_aux], iter(vals[n_aux:])
-        per_arg = tuple(unflatten(arg_trees[i], [next(grads) for _ in range(num_leaves(
-            arg_trees[i]))]) for i in nums)
+        by_position = {i: unflatten(t, [next(grads) for _ in range(num_leaves(t))])
+                       for i, t in enumerate(arg_trees) if i in nums}
+        per_arg = tuple(by_position[i] for i in nums)      # in the order asked, as JAX
         grad_out = per_arg[0] if isinstance(argnums, int) else per_arg
         if with_value:
             return ((value, unflatten(aux_tree, aux)) if has_aux else value), grad_out
@@ -167,6 +191,7 @@ def jvp(fun, primals, tangents):
                                [np.shape(x) for x in leaves])
     n = len(leaves) + len(captured)
     in_dtypes = [leaf_aval(x, "jvp").dtype for x in leaves]
+    check_tangent_dtypes("jvp", in_dtypes, t_leaves)
     wrt = [dtype_kind(dt) == "f" for dt in in_dtypes] + [False] * len(captured)
     check_differentiable(graph, wrt)
     out_avals = [v.aval.strip_weak() for v in graph.outvars]
@@ -183,7 +208,7 @@ def jvp(fun, primals, tangents):
         return eval_graph(graph, primal) + tangents_out
     float_avals = [v.aval.strip_weak() for v, w in zip(graph.invars, wrt) if w]
     g, _ = trace_flat(push, graph.in_avals + float_avals)
-    tans = [_as_dtype(t, dt) for t, dt, w in zip(t_leaves, in_dtypes, wrt) if w]
+    tans = [t for t, w in zip(t_leaves, wrt) if w]
     vals = eval_graph(dce(cse(g)), leaves + captured + tans)
     k = len(out_avals)
     return unflatten(out_tree, vals[:k]), unflatten(out_tree, vals[k:])

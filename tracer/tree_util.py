@@ -3,8 +3,8 @@
     from tracer.tree_util import tree_map, register_dataclass
     tree_map(lambda p, g: p - 0.1 * g, params, grads)
 
-Containers are tuples, lists, dicts, NamedTuples, None (a node with no children) and the
-types registered here; anything else is a leaf.
+Containers are tuples, lists, dicts, OrderedDicts, defaultdicts, NamedTuples, None (a node
+with no children) and the types registered here; anything else is a leaf.
 """
 from ir.errors import ArgumentError
 from tracer.pytree import LEAF, flatten, num_leaves, register_dataclass, register_pytree_node

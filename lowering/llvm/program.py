@@ -249,7 +249,7 @@ def _convert(k, x, shape, dtype):
     """Input k as a C-contiguous aligned array of the compiled type, or a clear error."""
     if isinstance(x, (np.ndarray, np.generic)):
         arr = np.asarray(x)
-        if arr.dtype != dtype:
+        if arr.dtype.newbyteorder("=") != dtype:       # big-endian data is converted
             raise DTypeError(f"llvm program input {k}: dtype {arr.dtype}, but it was compiled "
                              f"for {dtype}; cast with .astype({dtype.name!r})")
     else:
