@@ -5,6 +5,7 @@ values are compile-time constants) and dynamic ones (pytrees whose leaves are tr
 only their types enter the key). `static_argnums` and `static_argnames` name the same
 parameter whichever way it is passed, as in JAX.
 """
+import collections
 import inspect
 
 import numpy as np
@@ -49,8 +50,10 @@ def static_key(v, where):
     """A hashable stand-in for a static argument (lists, dicts and arrays are accepted)."""
     if isinstance(v, (list, tuple)):
         return (type(v).__name__,) + tuple(static_key(x, where) for x in v)
-    if isinstance(v, dict):
-        return ("dict",) + tuple((k, static_key(v[k], where)) for k in sorted(v))
+    if isinstance(v, dict):     # an OrderedDict's order and a defaultdict's factory count
+        keys = list(v) if isinstance(v, collections.OrderedDict) else sorted(v)
+        return (type(v), getattr(v, "default_factory", None)) + tuple(
+            (k, static_key(v[k], where)) for k in keys)
     if isinstance(v, np.ndarray):
         return ("ndarray", v.dtype.str, v.shape, v.tobytes())
     try:
