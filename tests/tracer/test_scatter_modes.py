@@ -206,3 +206,37 @@ def test_onnx_export_repeats_numpys_answer(how):
     else:
         UFUNCS[how].at(want, idx, v2)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "float16", "bfloat16", "bool"])
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_every_dtype_matches_numpy(dtype, backend):
+    import ml_dtypes
+    dt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    idx = INDEX_SETS["duplicate"]
+    x, v = (np.arange(6) * 3 % 5).astype(dt), np.array([4, 3, 0, 2, 1, 5]).astype(dt)
+    if dtype in ("float16", "bfloat16"):
+        v[3] = np.nan                               # min and max propagate NaN, as NumPy
+    hows = ("set", "min", "max") if dtype == "bool" else HOWS
+    with np.errstate(invalid="ignore"):         # NumPy's bfloat16 NaN * 0 warns
+        got = tracer.jit(lambda x, v, i: [getattr(x.at[i], h)(v) for h in hows],
+                         backend=backend)(x, v, idx)
+    for how, g in zip(hows, got):
+        want = x.copy()
+        if how == "set":
+            want[idx] = v
+        else:
+            with np.errstate(invalid="ignore"):
+                UFUNCS[how].at(want, idx, v)
+        assert g.dtype == want.dtype
+        np.testing.assert_array_equal(g.astype(np.float64), want.astype(np.float64),
+                                      err_msg=how)
+
+
+def test_vmap_with_a_shared_index():
+    ii = INDEX_SETS["duplicate"]
+    xs, vs = np.stack([X6, -X6]), np.stack([V6, V6 + 1])
+    outs = tracer.vmap(lambda x, v: _all_modes(x, ii, v, None))(xs, vs)
+    for b in range(2):
+        for how, o in zip(HOWS + ("get",), outs):
+            np.testing.assert_array_equal(o[b], _numpy_at(xs[b], ii, vs[b], how, None))
