@@ -18,7 +18,6 @@ A large graph compiles in the background while its first calls are interpreted
 import collections
 import functools
 import os
-import threading
 
 import numpy as np
 
@@ -26,6 +25,7 @@ import registry
 from ir.errors import ArgumentError
 from ir.passes import inline_calls
 from registry.tables import _epoch, backend_compiler, snapshot
+from lowering import forks
 from lowering.heap import building
 from lowering.profile import phase, recording
 from tracer import compile_log, core
@@ -36,7 +36,8 @@ from tracer.signature import Call, leaf_aval, static_spec
 
 DEFAULT_BACKEND = "llvm"
 _ndarray = np.ndarray
-_cache_lock = threading.Lock()   # guards changes to every Jitted's cache (not lookups)
+_cache_lock = forks.lock()   # guards changes to every Jitted's cache (not lookups); a
+                             # child forked mid-sweep at worst lacks an entry: rebuilt
 
 
 def _cache_size(env):

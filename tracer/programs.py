@@ -19,6 +19,7 @@ import registry
 from ir import cse, dce, fold_constants
 from ir.errors import ArgumentError, KernelNotFoundError
 from ir.passes import inline_calls
+from lowering import forks
 from registry.tables import backend_eager
 
 FIRST_WAIT = 0.05        # seconds the first call waits for a compile a cache may serve
@@ -73,35 +74,69 @@ def size(graph):
 class Compiling:
     """A native program compiling on its own thread. Its `run` interprets until the
     program is ready, then moves `entry` (the jit cache entry) onto the program; `result`
-    waits for it (and raises what the compile raised)."""
+    waits for it. A compile that failed is not remembered: each later call compiles in the
+    calling thread, so it raises a fresh error (or succeeds, if the failure was passing).
+    A forked child has no compile thread: its first call starts one of its own."""
 
     def __init__(self, entry, compile_graph, interpreted):
-        self._entry, self._interpreted = entry, interpreted
-        self._program = self._error = None
-        self._done = threading.Event()
-        threading.Thread(target=self._compile, args=(compile_graph, entry.traced),
-                         name="tracer-compile", daemon=True).start()
+        self._entry, self._interpreted, self._compile_graph = entry, interpreted, compile_graph
+        self._program = None
+        self._in_child()
+        self._begin()
         self._done.wait(FIRST_WAIT)
 
-    def _compile(self, compile_graph, graph):
+    def _in_child(self):
+        """The state of a process in which no thread compiles this program (yet)."""
+        self._done, self._lock, self._started = threading.Event(), forks.lock(), False
+        if self._program is not None:       # the parent's compile ended before the fork
+            self._done.set()
+
+    def _begin(self):
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+            with _running_lock:
+                _running.add(self)
+        threading.Thread(target=self._compile, name="tracer-compile", daemon=True).start()
+
+    def _compile(self):
         try:
-            self._program = compile_graph(graph)
-        except BaseException as e:          # raised by the first call that asks for it
-            self._error = e
-        self._done.set()
+            self._program = self._compile_graph(self._entry.traced)
+        except BaseException:       # not kept: the next call compiles and raises it anew
+            pass
+        self._done.set()            # first: a child forked in between sees it done
+        with _running_lock:
+            _running.discard(self)
 
     def result(self):
+        self._begin()
         self._done.wait()
-        if self._error is not None:
-            raise self._error
+        if self._program is None:
+            self._program = self._compile_graph(self._entry.traced)
         return self._program
 
     def run(self, leaves):
         if not self._done.is_set():
+            if not self._started:
+                self._begin()
             return self._interpreted.run(leaves)
         program = self._entry.lowered = self.result()
         self._entry.run = program.run
         return program.run(leaves)
+
+
+_running, _running_lock = set(), forks.lock()     # Compiling objects whose thread runs
+
+
+def _after_fork():
+    """The child has none of the compile threads."""
+    for compiling in _running:
+        compiling._in_child()
+    _running.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def start(entry, compile_graph):

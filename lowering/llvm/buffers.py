@@ -23,22 +23,17 @@ while all live Programs keep at most KEEP_BYTES in total (a jitted function cach
 GIL) recycles no outputs: its reference counts are not read atomically.
 """
 import sys
-import threading
 import weakref
 
 import numpy as np
 
+from lowering import forks
+
 KEEP_SETS = 2           # sets of temporaries a Program keeps between calls
 KEEP_BYTES = 1 << 30    # bytes all live Programs may keep between calls
 RECYCLE_MIN = 1 << 18   # outputs at least this big are recycled (malloc mmaps from 128 KiB up)
-_kept, _kept_lock = [0], threading.Lock()       # bytes kept by all live Programs
-
-
-def after_fork():
-    """A forked child may have inherited the lock held by a thread it does not have;
-    its kept buffers are its own copies and stay kept."""
-    global _kept_lock
-    _kept_lock = threading.Lock()
+_kept, _kept_lock = [0], forks.lock()  # bytes kept by all live Programs (a child's
+                                        # kept buffers are its own copies: still kept)
 
 
 def _charge(nbytes):

@@ -38,6 +38,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from lowering import forks
 from lowering.llvm import entries, target
 
 SPIN_NS = 200_000   # how long an idle worker spins before it sleeps: a sleeping thread
@@ -350,14 +351,14 @@ class _Pool:
             self.workers = max(self.workers, n)
 
 
-_pool, _lock = None, threading.Lock()
+_pool, _lock = None, forks.lock()
 
 
 def _after_fork():
-    """A forked child has none of the workers, maybe a step half done in the slot, and
-    maybe a lock held by a thread it does not have: the next step starts afresh."""
-    global _pool, _lock
-    _pool, _lock = None, threading.Lock()
+    """A forked child has none of the workers and maybe a step half done in the slot: the
+    next step starts afresh."""
+    global _pool
+    _pool = None
 
 
 os.register_at_fork(after_in_child=_after_fork)

@@ -17,7 +17,6 @@ Temporaries and large outputs are kept between calls (lowering.llvm.buffers: fre
 page-faults); each running call has buffers of its own, so concurrent calls are safe.
 """
 import ctypes
-import os
 
 import numpy as np
 
@@ -34,9 +33,6 @@ from registry.tables import _kernels
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _CARRAY = 0x0101           # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
-
-
-os.register_at_fork(after_in_child=buffers.after_fork)   # kept temporaries stay kept
 
 
 def _evaluate(node, values):

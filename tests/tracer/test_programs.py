@@ -2,6 +2,7 @@
 its first calls run through the NumPy interpreter; then the cache entry runs the compiled
 program. A compile held back by an Event makes every step observable, with no timing."""
 import threading
+import traceback
 
 import numpy as np
 import pytest
@@ -45,7 +46,7 @@ def held(monkeypatch):
     def compile_graph(graph):
         assert gate["release"].wait(10)
         if gate["error"]:
-            raise gate["error"]
+            raise type(gate["error"])(*gate["error"].args)     # a new one each compile
         return Sevens(graph)
     registry.register_backend("held", compile=compile_graph)
     yield gate
@@ -81,6 +82,27 @@ def test_a_failed_background_compile_raises_on_the_calls_after_it(held):
     for call in (lambda: f.lower(X), lambda: f(X)):
         with pytest.raises(CodegenError, match="no code today"):
             call()
+
+
+def test_a_failed_background_compile_is_not_kept(held):
+    """Each call after the failure compiles for itself: a fresh error whose traceback does
+    not grow call by call, and native code once the failure has passed."""
+    held["error"] = CodegenError("no code today")
+    f = tracer.jit(chain, backend="held")
+    f(X)
+    held["release"].set()
+    with pytest.raises(CodegenError):
+        f.lower(X)                          # waits for the background compile
+    errors = []
+    for _ in range(10):
+        with pytest.raises(CodegenError, match="no code today") as caught:
+            f(X)
+        errors.append(caught.value)
+    assert len({id(e) for e in errors}) == len(errors)
+    assert len({len(list(traceback.walk_tb(e.__traceback__))) for e in errors}) == 1
+    held["error"] = None
+    np.testing.assert_array_equal(f(X), 7.0)
+    assert isinstance(f.lower(X), Sevens)
 
 
 def test_llvm_results_before_and_after_the_switch(monkeypatch):
