@@ -13,7 +13,9 @@ argmax/argmin return the first NaN as NumPy does, log1p/expm1 stay accurate near
 bool operands go through int32 where ONNX Runtime has no bool kernel. Exporters never
 read a concrete dimension: shapes come from attrs via `g.ints` or from `Shape` at run
 time, which is what lets `to_onnx(..., dynamic_batch=True)` work. Control flow's
-exporters (regions as ONNX subgraphs) are in registry/onnx_control.py.
+exporters (regions as ONNX subgraphs) are in registry/onnx_control.py, those of scans
+and sorts in registry/exporters_scans.py, rounding, bitwise and shift kernels in
+registry/exporters_math.py; NOT_EXPORTABLE lists the built-in kernels that have none.
 """
 import numpy as np
 
@@ -39,13 +41,27 @@ def register_exporter(kernel, format, fn):
     _exporters[(kernel, format)] = fn
 
 
+_LAPACK = ("ONNX has no matrix decompositions or solves (opset 18 has only Det), and an "
+           "unrolled elimination would not give LAPACK's results")
+# Built-in kernels with no ONNX exporter, and why: models using them fail to export with
+# this reason (a user may still register an exporter of their own).
+NOT_EXPORTABLE = {
+    "bitcast": "ONNX has no op that reinterprets bits before opset 26 (BitCast); the "
+               "export targets opset 18",
+    **{k: _LAPACK for k in ("cholesky", "eigh", "qr", "slogdet", "solve", "svd")},
+}
+
+
 def get_exporter(kernel, format):
     try:
         return _exporters[(kernel, format)]
     except KeyError:
         have = [k for k, f in _exporters if f == format]
+        why = f" It cannot be exported: {NOT_EXPORTABLE[kernel]}." if format == "onnx" \
+            and kernel in NOT_EXPORTABLE else ""
         raise KernelNotFoundError(
-            f"no {format!r} exporter for kernel {kernel!r}.{_did_you_mean(kernel, have)} "
+            f"no {format!r} exporter for kernel {kernel!r}."
+            f"{why or _did_you_mean(kernel, have)} "
             f"Register one with registry.register_exporter({kernel!r}, {format!r}, fn), "
             f"where fn(g, inputs, attrs) builds the nodes with "
             f"g.op(op_type, *inputs, **attributes) and returns the name of each output "
@@ -82,6 +98,28 @@ def _bool_via_int32(export, data_from=0):
     return wrapped
 
 
+def where(g, cond, a, b, dtype):
+    """Where(cond, a, b) of `dtype`, keeping the sign of a zero: ONNX Runtime's float Where
+    returns +0.0 for a -0.0 in its first slot (it merges the two selections by testing
+    the first against 0), and its optimizer swaps the slots (Not + Where), so no slot is
+    safe. Only zeros go wrong, and a zero's reciprocal is an infinity, which survives:
+    zero results are made +0.0, then multiplied by -1 where Where(cond, 1 / a, 1 / b) is
+    -inf."""
+    out = g.op("Where", cond, a, b)
+    if dtype_kind(dtype) != "f":
+        return out
+    zero, one = g.const(np.zeros((), dtype)), g.const(np.ones((), dtype))
+    inverse = g.op("Where", cond, g.op("Reciprocal", a), g.op("Reciprocal", b))
+    is_zero = g.op("Equal", out, zero)
+    negative = g.op("And", is_zero, g.op("Less", inverse, zero))
+    return g.op("Mul", g.op("Where", is_zero, zero, out),
+                g.op("Where", negative, g.const(-np.ones((), dtype)), one))
+
+
+def _select(g, inputs, attrs):
+    return where(g, *inputs, g.in_avals[-1].dtype)
+
+
 def _op(op_type):
     return lambda g, inputs, attrs: g.op(op_type, *inputs)
 
@@ -103,7 +141,8 @@ def _log1p(g, inputs, attrs):
     d = g.op("Sub", u, one)
     r = g.op("Div", g.op("Mul", g.op("Log", u), x), d)
     r = g.op("Where", g.op("IsInf", u, detect_negative=0), u, r)
-    return g.op("Where", g.op("Equal", d, g.const(np.zeros((), g.in_avals[0].dtype))), x, r)
+    return where(g, g.op("Equal", d, g.const(np.zeros((), g.in_avals[0].dtype))), x, r,
+                 g.in_avals[0].dtype)
 
 
 def _expm1(g, inputs, attrs):
@@ -116,7 +155,7 @@ def _expm1(g, inputs, attrs):
     r = g.op("Div", g.op("Mul", d, x), g.op("Log", u))
     r = g.op("Where", g.op("IsInf", u, detect_negative=0), u, r)
     r = g.op("Where", g.op("Equal", d, g.const(np.array(-1, dt))), d, r)
-    return g.op("Where", g.op("Equal", u, g.const(np.ones((), dt))), x, r)
+    return where(g, g.op("Equal", u, g.const(np.ones((), dt))), x, r, dt)
 
 
 def _div(g, inputs, attrs):
@@ -182,7 +221,23 @@ def _arg_reduce(op_type):
 
 
 def _convert(g, inputs, attrs):
-    return g.cast(inputs[0], attrs["dtype"])
+    """Cast; float -> int truncates and saturates as the kernels do (NaN -> 0, beyond the
+    range its minimum or maximum; ONNX leaves those casts undefined): the bounds are
+    powers of two, exact in any float dtype, and out-of-range values are cast as 0 and
+    the bound added in the (widened) output dtype, where ONNX Runtime has Mul and Add."""
+    (x,), to, wide = inputs, np.dtype(attrs["dtype"]), g.out_avals[0].dtype
+    if dtype_kind(g.in_avals[0].dtype) != "f" or to.kind not in "iu":
+        return g.cast(x, to)
+    info, fdt = np.iinfo(to), g.in_avals[0].dtype
+    below = g.op("Less", x, g.const(np.array(info.min, fdt)))
+    above = g.op("GreaterOrEqual", x, g.const(np.array(float(info.max) + 1, fdt)))
+    out_of_range = g.op("Or", g.op("Or", below, above), g.op("IsNaN", x))
+    inside = g.op("Where", out_of_range, g.const(np.zeros((), fdt)), x)
+    out = g.cast(g.cast(inside, to), wide) if to != wide else g.cast(inside, to)
+    for hit, bound in ((above, info.max), (below, info.min)):
+        if bound:
+            out = g.op("Add", out, g.op("Mul", g.cast(hit, wide), g.const(np.array(bound, wide))))
+    return out
 
 
 def _broadcast_to(g, inputs, attrs):
@@ -288,7 +343,7 @@ _ONNX = {
         ("add", "Add"), ("mul", "Mul"), ("max", "Max"), ("min", "Min"), ("gt", "Greater"),
         ("ge", "GreaterOrEqual"), ("lt", "Less"), ("le", "LessOrEqual"),
         ("matmul", "MatMul")]},
-    "select": _bool_via_int32(_op("Where"), data_from=1),
+    "select": _bool_via_int32(_select, data_from=1),
     **{k: _bool_via_int32(_reduce(v)) for k, v in [
         ("reduce_sum", "ReduceSum"), ("reduce_max", "ReduceMax"),
         ("reduce_min", "ReduceMin"), ("reduce_prod", "ReduceProd")]},
@@ -307,3 +362,4 @@ for _name, _fn in _ONNX.items():
 
 import registry.onnx_control  # noqa: E402,F401  (control flow's exporters, which use the above)
 import registry.exporters_scans  # noqa: E402,F401  (cumsum, cumprod, argsort)
+import registry.exporters_math  # noqa: E402,F401  (rounding, fmod, bitwise, shifts, atan)

@@ -2,9 +2,9 @@
 
 `to_onnx` traces `fun` like `jit` (pytrees of arrays in and out), inlines custom_call
 nodes, runs jit's optimization pipeline, and writes each node with the exporter that
-`registry.register_exporter(kernel, "onnx", fn)` registered for its kernel (every
-built-in kernel has one, in registry/exporters.py; control flow's are in
-registry/onnx_control.py). An exporter `fn(g, inputs, attrs)` gets the `OnnxBuilder`
+`registry.register_exporter(kernel, "onnx", fn)` registered for its kernel (the
+built-in kernels' are in registry/exporters*.py and registry/onnx_control.py; those ONNX
+cannot express are listed, with the reason, in registry.exporters.NOT_EXPORTABLE). An exporter `fn(g, inputs, attrs)` gets the `OnnxBuilder`
 below as `g` and the ONNX names of the node's inputs, and returns the name of each
 output. A node's regions are exported recursively, as ONNX subgraphs (Loop bodies, If
 branches) built with `g.subgraph()`. onnx is imported only when exporting.

@@ -164,22 +164,16 @@ KERNEL_CASES = {
     "matmul": (lambda rng, dt: [([_data(rng, a, dt), _data(rng, b, dt)], {}) for a, b in [
         ((2, 3), (3, 4)), ((2, 2, 3), (2, 3, 1)), ((1, 1), (1, 1)), ((2, 0), (0, 3))]],
         NUMERIC),
+    **{k: (_unary(k), FLOATS) for k in ("floor", "ceil", "trunc", "rint", "signbit", "atan")},
+    "fmod": (_binary("fmod"), FLOATS), "not": (_unary("not"), (I32, I64, B)),
+    **{k: (_binary(k), (I32, I64, B)) for k in ("and", "or", "xor")},
+    **{k: (_binary(k), (I32, I64)) for k in ("shl", "shr")},
 }
 
 
-# The known gap: kernels added for issue 11 (rounding, fmod, bitwise, shifts, atan) that
-# have no ONNX exporter yet. Models using them fail
-# to export with a KernelNotFoundError naming the kernel. Shrink this set as exporters
-# land; the audit fails on any other kernel without one, and on a listed one that has one.
-NO_ONNX_EXPORTER_YET = frozenset({
-    "floor", "ceil", "trunc", "rint", "fmod", "signbit", "atan",
-    "and", "or", "xor", "not", "shl", "shr"})
-
-
 def test_every_builtin_kernel_has_an_exporter_and_a_case():
-    assert set(KERNEL_CASES) == set(BUILTIN_KERNELS) - NO_ONNX_EXPORTER_YET
-    assert {k for k in BUILTIN_KERNELS if not has_exporter(k, "onnx")} <= NO_ONNX_EXPORTER_YET
-    assert {k for k in NO_ONNX_EXPORTER_YET if has_exporter(k, "onnx")} == set()
+    assert set(KERNEL_CASES) == set(BUILTIN_KERNELS)
+    assert [k for k in BUILTIN_KERNELS if not has_exporter(k, "onnx")] == []
 
 
 @pytest.mark.parametrize("kernel,dtype", [(k, dt) for k, (_, dts) in KERNEL_CASES.items()
@@ -219,8 +213,6 @@ def test_spec_op(spec, dtype):
     kernels = tracer.make_graph(fun)(*args).kernels()
     if dtype == F64 and "erf" in kernels:
         pytest.skip("ONNX Runtime has no float64 Erf kernel")
-    if kernels & NO_ONNX_EXPORTER_YET:
-        pytest.skip(f"known gap: no ONNX exporter for {sorted(kernels & NO_ONNX_EXPORTER_YET)}")
     check(fun, *args)
 
 
