@@ -180,7 +180,9 @@ try:
         t = time.perf_counter()
         while time.perf_counter() - t < 0.001:      # the worker goes to sleep meanwhile
             pass
-    print("ok" if statistics.median(times) < 0.25 * pool.SPIN_NS * 1e-9 else times)
+    # the fault costs every step a whole SPIN_NS; a healthy step is ~5 us quiet and stayed
+    # under 100 us with eight other processes on the two cpus
+    print("ok" if statistics.median(times) < 0.75 * pool.SPIN_NS * 1e-9 else times)
 finally:
     busy.kill()
 """
