@@ -80,8 +80,9 @@ def _grad(dy, ins, out, attrs):
         order = tnp.reshape(tnp.arange(int(np.prod(idx.shape)), dtype=np.int64), idx.shape)
         last = scatter(np.full(x.shape[:1], -1, np.int64), order, idx, "max")
         won = tnp.reshape(tnp.equal(at(last), order), idx.shape + rest)
-        cleared = scatter(dy, tnp.zeros(u.shape, u.dtype), idx, "set")
-        return cleared, tnp.where(won, at(dy), 0), None
+        kept = scatter(np.ones(x.shape[:1], bool), np.zeros(idx.shape, bool), idx, "set")
+        kept = tnp.reshape(kept, x.shape[:1] + rest)    # a constant when idx is one
+        return tnp.where(kept, dy, 0), tnp.where(won, at(dy), 0), None
     if how == "mul":    # the product of the other updates at a row, correct to second
         ones = tnp.ones(x.shape, x.dtype)     # order unless two of them are zero
         rows = scatter(ones, u, idx, "mul")

@@ -154,12 +154,14 @@ def _fill_value(dt, fill_value, op):
     return np.full((), info.min if kind == "i" else info.max, dt)
 
 
-def _padded(flat, ids, size, pad):
+def _padded(flat, ids, size, pad, mode):
     """(flat, ids) where position -1 (out of bounds, dropped or filled) is an extra slot
-    holding `pad` after the array's own elements; unchanged when no id is -1."""
+    holding `pad` after the array's own elements; unchanged when no id can be -1 (only
+    "drop" and "fill" give -1, and "clip" on an empty array)."""
     from tracer.numpy import elementwise as ew
     from tracer.numpy.shape_ops import concatenate
-    if not isinstance(ids, Tracer) and ids.min(initial=0) >= 0:
+    if (mode is None or (mode == "clip" and size) or
+            (not isinstance(ids, Tracer) and ids.min(initial=0) >= 0)):
         return flat, ids
     slot = broadcast_to(convert(pad, dtype_of(flat), "at[]"), (1,))
     return concatenate([flat, slot]), ew.where(ew.less(ids, 0), size, ids)
@@ -190,7 +192,7 @@ class Update:
         shp, size = shape(x), math.prod(shape(x))
         ids = positions(op, shp, self.key, mode)
         flat, flat_ids = _padded(reshape(x, (-1,)), reshape(ids, (-1,)), size,
-                                 _fill_value(dtype_of(x), fill_value, op))
+                                 _fill_value(dtype_of(x), fill_value, op), mode)
         return reshape(run_kernel("take", [flat, flat_ids], {"axis": 0}), shape(ids))
 
     def _apply(self, how, v, mode, indices_are_sorted, unique_indices):
@@ -202,7 +204,7 @@ class Update:
         shp, dt, size = shape(x), dtype_of(x), math.prod(shape(x))
         ids = positions(op, shp, self.key, mode)
         v = reshape(broadcast_to(convert(value(v, op), dt, op), shape(ids)), (-1,))
-        flat, ids = _padded(reshape(x, (-1,)), reshape(ids, (-1,)), size, 0)
+        flat, ids = _padded(reshape(x, (-1,)), reshape(ids, (-1,)), size, 0, mode)
         out = scatter(flat, v, ids, how)
         return reshape(out if shape(out)[0] == size else getitem(out, slice(0, size)), shp)
 
