@@ -3,9 +3,10 @@
 Each impl is `impl(*inputs, **attrs)` on NumPy arrays and returns exactly the shape and
 dtype the kernel's shape rule promises (the ops have already broadcast and promoted).
 float16/bfloat16 elementwise kernels are NumPy's / ml_dtypes' own ufuncs (computed in
-float32, rounded once); sums, products, scans and matmul of them accumulate in float32
-and round once at the end, as NumPy's float16 sum and JAX do (ml_dtypes' bfloat16
-matmul returns float32, and its reductions would round at every step).
+float32, rounded once); sums, products and matmul of them accumulate in float32 and
+round once at the end, as NumPy's float16 sum and JAX do, and scans (sequential) in
+float64 (ml_dtypes' bfloat16 matmul returns float32, and its reductions would round at
+every step). float -> int conversion saturates, as JAX's does (`convert`).
 """
 import math
 
@@ -24,22 +25,21 @@ BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
           "ne": np.not_equal}
 _erf = np.frompyfunc(math.erf, 1, 1)
 HALF = (np.dtype(np.float16), BFLOAT16)
-FLOAT32 = np.dtype(np.float32)
+FLOAT32, FLOAT64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
-def _in_f32(fn):
-    """fn on float16/bfloat16 operands computed in float32, a float result rounded back
-    once (float32 holds them exactly, so orders and argmax/argsort are the same; NumPy's
-    argsort of bfloat16 does not sort NaN last but leaves such arrays unsorted, and its
-    float16 maximum of 0.0 and -0.0 picks the other zero than its float32 one and the
-    llvm kernel do)."""
+def _widened(fn, wide=FLOAT32):
+    """fn on float16/bfloat16 operands computed in float32 (or `wide`), a float result
+    rounded back through float32 (as the llvm kernels do; float32 holds them exactly, so orders and argmax/argsort are the
+    same; NumPy's argsort of bfloat16 does not sort NaN last but leaves such arrays
+    unsorted, and its float16 maximum of 0.0 and -0.0 picks the other zero than its
+    float32 one and the llvm kernel do)."""
     def impl(x, *ys, **attrs):
         dt = getattr(x, "dtype", None)      # a graph literal may be a Python scalar
         if dt not in HALF:
             return fn(x, *ys, **attrs)
-        out = np.asarray(fn(np.asarray(x, FLOAT32), *[np.asarray(y, FLOAT32) for y in ys],
-                            **attrs))
-        return out.astype(dt) if out.dtype == FLOAT32 else out
+        out = np.asarray(fn(np.asarray(x, wide), *[np.asarray(y, wide) for y in ys], **attrs))
+        return np.asarray(out, FLOAT32).astype(dt) if out.dtype == wide else out
     return impl
 
 
@@ -129,11 +129,12 @@ def scatter_add(upd, idx, *, axis, size):
 
 IMPLS = {
     **{k: f for k, f in UNARY.items()},
-    **{k: _in_f32(f) if k in ("max", "min") else f for k, f in BINARY.items()},
-    **{k: _in_f32(_reduction(f)) for k, f in REDUCE.items()},
+    **{k: _widened(f) if k in ("max", "min") else f for k, f in BINARY.items()},
+    **{k: _widened(_reduction(f)) for k, f in REDUCE.items()},
     "erf": erf,
     "div": div,
-    "argmax": _in_f32(_arg_reduction(np.argmax)), "argmin": _in_f32(_arg_reduction(np.argmin)),
+    "argmax": _widened(_arg_reduction(np.argmax)),
+    "argmin": _widened(_arg_reduction(np.argmin)),
     "select": np.where,
     "convert": convert,
     "broadcast_to": lambda x, *, shape: np.broadcast_to(x, shape),
@@ -145,7 +146,7 @@ IMPLS = {
     "concatenate": lambda *xs, axis: np.concatenate(xs, axis=axis),
     "take": take,
     "scatter_add": scatter_add,
-    "matmul": _in_f32(np.matmul),
+    "matmul": _widened(np.matmul),
     # G1 (issue 11): rounding, fmod, bitwise and shift kernels
     "atan": np.arctan, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
     "signbit": np.signbit, "not": np.invert, "and": np.bitwise_and, "or": np.bitwise_or,
@@ -157,10 +158,10 @@ for _name, _impl in IMPLS.items():
     register_kernel(_name, "numpy", _impl)
 
 # ---- G2 (issue 11): scans and sorting (argsort is stable; NaN sorts last, as in NumPy) --
-SCANS = {
-    "cumsum": _in_f32(lambda x, *, axis: np.cumsum(x, axis=axis, dtype=x.dtype)),
-    "cumprod": _in_f32(lambda x, *, axis: np.cumprod(x, axis=axis, dtype=x.dtype)),
-    "argsort": _in_f32(lambda x, *, axis: np.argsort(x, axis=axis, kind="stable")
+SCANS = {     # sequential: float16/bfloat16 in float64 (float32 stalls past 2**24 steps)
+    "cumsum": _widened(lambda x, *, axis: np.cumsum(x, axis=axis, dtype=x.dtype), FLOAT64),
+    "cumprod": _widened(lambda x, *, axis: np.cumprod(x, axis=axis, dtype=x.dtype), FLOAT64),
+    "argsort": _widened(lambda x, *, axis: np.argsort(x, axis=axis, kind="stable")
                        .astype(np.int64)),
 }
 for _name, _impl in SCANS.items():

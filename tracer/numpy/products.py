@@ -22,7 +22,7 @@ from tracer.core import innermost_trace, run_kernel
 from tracer.numpy._base import (broadcast, broadcast_shapes, convert, dtype_of, result_dtype,
                                 shape, value)
 from tracer.numpy.elementwise import multiply, not_equal, subtract
-from tracer.numpy.reductions import sum
+from tracer.numpy.reductions import computation, sum
 from tracer.numpy.shape_ops import ravel, reshape, stack, transpose
 
 
@@ -39,6 +39,9 @@ def matmul(a, b):
     a, b = _operands("matmul", a, b)
     if dtype_kind(dtype_of(a)) == "b":     # NumPy: the OR of ANDs, i.e. a nonzero integer product
         return not_equal(matmul(convert(a, np.int64), convert(b, np.int64)), 0)
+    if computation(dtype_of(a)) != dtype_of(a):      # half floats: one rounding, at the end
+        wide = computation(dtype_of(a))
+        return convert(matmul(convert(a, wide), convert(b, wide)), dtype_of(a))
     sa, sb = shape(a), shape(b)
     a2 = reshape(a, (1,) + sa) if len(sa) == 1 else a
     b2 = reshape(b, sb + (1,)) if len(sb) == 1 else b
@@ -279,9 +282,10 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         dt = np.dtype(dtype)
         xs = [convert(x, dt, "einsum") for x in xs]
     letters, final = _parse(subscripts, xs)
-    as_bool = dtype_kind(dt) == "b"
-    if as_bool:
-        xs, dt = [convert(x, np.int64, "einsum") for x in xs], np.dtype(np.int64)
+    as_bool, result = dtype_kind(dt) == "b", dt
+    if as_bool or computation(dt) != dt:      # half floats: summed in float32, rounded once
+        dt = np.dtype(np.int64) if as_bool else computation(dt)
+        xs = [convert(x, dt, "einsum") for x in xs]
     sizes = {}
     for x, t in zip(xs, letters):
         for c, d in zip(t, shape(x)):
@@ -300,4 +304,4 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         acc, ta = _contract(acc, ta, b, tb, keep, sizes, dt)
     acc, ta = _sum_unneeded(acc, ta, set(final), dt)
     acc = transpose(acc, [ta.index(c) for c in final]) if ta != final else acc
-    return not_equal(acc, 0) if as_bool else convert(acc, dt, "einsum")
+    return not_equal(acc, 0) if as_bool else convert(acc, result, "einsum")

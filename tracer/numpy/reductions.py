@@ -1,14 +1,14 @@
 """Reductions with NumPy's axis conventions (None, negative, tuples, keepdims) and result
 dtypes (integer sums and products accumulate in int64, unsigned ones in uint64; mean of
-integers is float64)."""
+integers is float64; statistics of float16/bfloat16 are computed in float32, as JAX's)."""
 import numpy as np
 
 from ir import check_dtype
 from ir.errors import ArgumentError, ShapeError
-from ir.types import dtype_kind
+from ir.types import BFLOAT16, dtype_kind
 from tracer.core import run_kernel
-from tracer.numpy._base import (FLOAT64, convert, dtype_of, normalize_axes, normalize_axis,
-                                shape, value)
+from tracer.numpy._base import (FLOAT16, FLOAT32, FLOAT64, convert, dtype_of, normalize_axes,
+                                normalize_axis, shape, value)
 from tracer.numpy.elementwise import divide
 
 INT64, UINT64 = np.dtype(np.int64), np.dtype(np.uint64)
@@ -19,6 +19,13 @@ def accumulator(dt):
     unsigned ints, the dtype itself otherwise."""
     kind = dtype_kind(dt)
     return UINT64 if kind == "u" else INT64 if kind in "bi" else dt
+
+
+def computation(dt):
+    """The dtype a statistic of dtype dt is computed in: float32 for float16/bfloat16,
+    whose sums and element counts overflow at 65,504 (bfloat16: lose integers past 256)
+    before the division brings them back in range; dt otherwise."""
+    return FLOAT32 if dt in (FLOAT16, BFLOAT16) else dt
 
 
 def no_out(name, out):
@@ -67,15 +74,15 @@ amax, amin = max, min
 
 
 def mean(x, axis=None, dtype=None, out=None, keepdims=False):
-    """As numpy.mean: sum in `dtype` (float64 for integer x), divide, and cast the
-    quotient back to an integer or bool `dtype` (NumPy truncates it the same way)."""
+    """As numpy.mean: sum in `dtype` (float64 for integer x, float32 for half floats),
+    divide, and cast the quotient back to `dtype` (NumPy truncates integers the same way)."""
     x = value(x, "mean")
     axes = normalize_axes("mean", axis, len(shape(x)))
     dt = check_dtype(dtype, "mean") if dtype is not None else (
         dtype_of(x) if dtype_kind(dtype_of(x)) == "f" else FLOAT64)
     count = int(np.prod([shape(x)[a] for a in axes], dtype=np.int64))
-    out = divide(sum(x, axis=axes, dtype=dt, keepdims=keepdims), float(count))
-    return out if dtype_kind(dt) == "f" else convert(out, dt, "mean")
+    out = divide(sum(x, axis=axes, dtype=computation(dt), keepdims=keepdims), float(count))
+    return convert(out, dt, "mean")
 
 
 def _arg(kernel, name, x, axis, keepdims):

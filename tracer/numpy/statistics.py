@@ -12,8 +12,8 @@ from tracer.numpy._base import (FLOAT64, convert, dtype_of, normalize_axes, norm
                                 result_dtype, shape, value)
 from tracer.numpy.elementwise import (add, divide, multiply, not_equal, sqrt, subtract,
                                       where)
-from tracer.numpy.reductions import (INT64, all, argmax, argmin, max, mean, min, no_out,
-                                     prod, sum)
+from tracer.numpy.reductions import (INT64, all, argmax, argmin, computation, max, mean, min,
+                                     no_out, prod, sum)
 from tracer.numpy.shape_ops import concatenate, ravel, reshape, transpose
 
 _NAN = float("nan")
@@ -47,10 +47,11 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
                              f"{shape(a)}: give 1-D weights with an int axis")
         ax = normalize_axis("average", axis, len(shape(a)))
         w = reshape(w, tuple(shape(w)[0] if i == ax else 1 for i in range(len(shape(a)))))
-    a, w = convert(a, dt, "average"), convert(w, dt, "average")
-    scl = sum(multiply(w, np.ones(shape(a), dt)), axis=axis, keepdims=keepdims)
-    avg = divide(sum(multiply(a, w), axis=axis, keepdims=keepdims), scl)
-    return (avg, scl) if returned else avg
+    ct = computation(dt)
+    a, w = convert(a, ct, "average"), convert(w, ct, "average")
+    scl = sum(multiply(w, np.ones(shape(a), ct)), axis=axis, keepdims=keepdims)
+    avg = convert(divide(sum(multiply(a, w), axis=axis, keepdims=keepdims), scl), dt)
+    return (avg, convert(scl, dt)) if returned else avg
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
@@ -60,11 +61,11 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correctio
     if correction is not None:
         ddof = correction
     dt = check_dtype(dtype, "var") if dtype is not None else _float(a)
-    x = convert(a, dt, "var")
+    x = convert(a, computation(dt), "var")
     axes = normalize_axes("var", axis, len(shape(x)))
     d = subtract(x, mean(x, axis=axes, keepdims=True))
-    return divide(sum(multiply(d, d), axis=axes, keepdims=keepdims),
-                  float(np.maximum(_count(x, axes) - ddof, 0)))
+    return convert(divide(sum(multiply(d, d), axis=axes, keepdims=keepdims),
+                          float(np.maximum(_count(x, axes) - ddof, 0))), dt, "var")
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
@@ -101,8 +102,9 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
     if nan is None:
         return mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
     axes = normalize_axes("nanmean", axis, len(shape(x)))
-    tot = sum(x, axis=axes, dtype=dtype, keepdims=keepdims)
-    return divide(tot, _nan_count(nan, axes, keepdims, dtype_of(tot)))
+    dt = check_dtype(dtype, "nanmean") if dtype is not None else dtype_of(x)
+    tot = sum(x, axis=axes, dtype=computation(dt), keepdims=keepdims)
+    return convert(divide(tot, _nan_count(nan, axes, keepdims, dtype_of(tot))), dt)
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
@@ -113,14 +115,15 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correc
         return var(x, axis, dtype, None, ddof, keepdims, correction=correction)
     ddof = ddof if correction is None else correction
     dt = check_dtype(dtype, "nanvar") if dtype is not None else dtype_of(x)
-    x = convert(x, dt, "nanvar")
+    ct = computation(dt)
+    x = convert(x, ct, "nanvar")
     axes = normalize_axes("nanvar", axis, len(shape(x)))
-    cnt = _nan_count(nan, axes, True, dt)
+    cnt = _nan_count(nan, axes, True, ct)
     d = where(nan, 0, subtract(x, divide(sum(x, axis=axes, keepdims=True), cnt)))
-    dof = subtract(_nan_count(nan, axes, keepdims, dt), ddof)
+    dof = subtract(_nan_count(nan, axes, keepdims, ct), ddof)
     bad = dof <= 0
-    return where(bad, _NAN, divide(sum(multiply(d, d), axis=axes, keepdims=keepdims),
-                                   where(bad, 1, dof)))
+    return convert(where(bad, _NAN, divide(sum(multiply(d, d), axis=axes, keepdims=keepdims),
+                                           where(bad, 1, dof))), dt, "nanvar")
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
