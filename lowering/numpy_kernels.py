@@ -30,10 +30,10 @@ FLOAT32, FLOAT64 = np.dtype(np.float32), np.dtype(np.float64)
 
 def _widened(fn, wide=FLOAT32):
     """fn on float16/bfloat16 operands computed in float32 (or `wide`), a float result
-    rounded back through float32 (as the llvm kernels do; float32 holds them exactly, so orders and argmax/argsort are the
-    same; NumPy's argsort of bfloat16 does not sort NaN last but leaves such arrays
-    unsorted, and its float16 maximum of 0.0 and -0.0 picks the other zero than its
-    float32 one and the llvm kernel do)."""
+    rounded back through float32, as the llvm kernels round. float32 holds them exactly,
+    so orders and argmax/argsort are the same (NumPy's argsort of bfloat16 does not sort
+    NaN last but leaves such arrays unsorted, and its float16 maximum of 0.0 and -0.0
+    picks the other zero than its float32 one and the llvm kernel do)."""
     def impl(x, *ys, **attrs):
         dt = getattr(x, "dtype", None)      # a graph literal may be a Python scalar
         if dt not in HALF:
