@@ -9,6 +9,7 @@ A cache built while another thread registers must take its `snapshot()` before i
 reading the tables: it is then rebuilt on next use if anything it read changed meanwhile.
 """
 import difflib
+import os
 import threading
 
 from ir.errors import (ArgumentError, BackendNotFoundError, GradientNotFoundError,
@@ -21,6 +22,9 @@ _backends = {}
 _versions = {}
 _epoch = [0]
 _lock = threading.Lock()
+# a child forked while another thread registers gets the lock free; every change made under
+# it is one dict assignment, so the tables are whole (lowering.forks does this above here)
+os.register_at_fork(after_in_child=_lock._at_fork_reinit)
 
 
 def _touch(name):

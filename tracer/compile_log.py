@@ -17,6 +17,8 @@ import threading
 import time
 import warnings
 
+from lowering import forks
+
 logger = logging.getLogger("tracer.compile")
 RECOMPILE_WARNING = 10      # distinct signatures of one function before the warning
 PROGRESS_AFTER = 3.0        # seconds before a compile shows a progress line
@@ -79,7 +81,7 @@ class Recompiles:
     def __init__(self, name, fun):
         self.name, self.fun = name, fun
         self.seen, self.warned = [], False
-        self.lock = threading.Lock()
+        self.lock = forks.lock()
 
     def compiled(self, args, static, graph, phases, changed):
         """Log one build; `changed` lists the re-registered kernels that made an old entry

@@ -9,13 +9,13 @@ node's auxiliary data (what its flatten returns besides the children) must be ha
 """
 import collections
 import dataclasses
-import threading
 
 from ir.errors import ArgumentError
+from lowering import forks
 
 LEAF = "*"
 _nodes = {}                 # type -> (flatten(x) -> (children, aux), unflatten(aux, children))
-_lock = threading.Lock()
+_lock = forks.lock()
 
 
 def register_pytree_node(nodetype, flatten_fn, unflatten_fn):

@@ -10,13 +10,13 @@ every "elementwise" kernel shares one rule, as does every "along_axis" one; any 
 kernel is batched by a loop over the batch (one `tracer.lax.map` region), with one
 warning naming it.
 """
-import threading
 import warnings
 
 import numpy as np
 
 from ir import Literal, ShapedArray
 from ir.errors import ArgumentError, KernelError, ShapeError
+from lowering import forks
 from registry import batching as _table
 from registry import families
 from tracer import core
@@ -26,7 +26,7 @@ from tracer.signature import leaf_aval
 from tracer.pytree import flatten, unflatten
 
 _warned = set()
-_warn_lock = threading.Lock()
+_warn_lock = forks.lock()
 
 
 # ---- helpers the rules share ------------------------------------------------------------

@@ -182,12 +182,30 @@ def thread_pool():
     return code
 
 
+def table_locks():
+    from registry import tables
+    from tracer import pytree
+    stops = [held(tables._lock), held(pytree._lock)]
+
+    def child():
+        class Pair:
+            pass
+        tracer.tree_util.register_pytree_node(Pair, lambda p: ((p.a,), None),
+                                              lambda aux, c: Pair())
+        registry.register_kernel("fork_probe", "numpy", lambda x: x + 1.0)
+        return (tracer.run_kernel("fork_probe", [X]) == X + 1.0).all()
+    code = fork(child)
+    for stop in stops:
+        stop.set()
+    return code
+
+
 for piece in sys.argv[1:]:         # each in a process of its own, forked after the imports
     code = fork(lambda: globals()[piece]() == 0, timeout=60)
     print(piece, "ok" if code == 0 else f"child: {code}", flush=True)
 """
 PIECES = ["heap_threshold", "compile_thread", "compile_done", "compile_llvm", "jit_cache_lock",
-          "buffers_lock", "thread_pool"]
+          "buffers_lock", "thread_pool", "table_locks"]
 
 
 @pytest.fixture(scope="module")
