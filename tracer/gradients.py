@@ -52,9 +52,12 @@ def _select(dy, inputs, out, attrs):
 
 
 def _pow_grads(dy, x, y, out):
-    safe_x = tnp.where(x == 0, 1, x)
-    dx = tnp.where(y == 0, 0, y * x ** tnp.where(y == 0, 1, y - 1))
-    return dy * dx, dy * tnp.log(safe_x) * out
+    """y x^(y-1) and log(x) x^y, each 0 where it would be 0 * inf at x == 0; only x == 0
+    is guarded, so at y == 0 elsewhere d/dy of y x^(y-1) is x^-1 (jax's), not 0."""
+    zero_x = x == 0
+    both = tnp.logical_and(zero_x, y == 0)
+    dx = tnp.where(both, 0, y * tnp.where(both, 1, x) ** (y - 1))
+    return dy * dx, dy * tnp.log(tnp.where(zero_x, 1, x)) * out
 
 
 def _reduce_extreme(dy, inputs, out, attrs):
@@ -65,15 +68,32 @@ def _reduce_extreme(dy, inputs, out, attrs):
     return (_expand(dy, x.shape, axes) * mask / count,)
 
 
+def _exclusive_cumprod(v, axis, inclusive=None):
+    """prod_{k<i} v_k along `axis` (1 first), from `inclusive` = cumprod(v) if given."""
+    n = v.shape[axis]
+    lead = (slice(None),) * axis
+    ones = tnp.ones(v.shape[:axis] + (min(n, 1),) + v.shape[axis + 1:], v.dtype)
+    inc = tnp.cumprod(v, axis=axis) if inclusive is None else inclusive
+    return tnp.concatenate([ones, inc[lead + (slice(0, n - 1),)]], axis=axis)
+
+
 def _reduce_prod(dy, inputs, out, attrs):
+    """d prod / dx_i is the product of the other items: an exclusive prefix product
+    times an exclusive suffix product (cumprod, whose gradient is a polynomial). No
+    division, so any number of zeros is exact, to every order."""
     x, = inputs
     axes = attrs["axes"]
-    zero = x == 0
-    others = _expand(tnp.prod(tnp.where(zero, 1, x), axis=axes), x.shape, axes)
-    one_zero = _expand(tnp.sum(zero.astype(np.int64), axis=axes), x.shape, axes) == 1
-    g = tnp.where(zero, tnp.where(one_zero, others, 0),
-                  _expand(out, x.shape, axes) / tnp.where(zero, 1, x))
-    return (_expand(dy, x.shape, axes) * g,)
+    keep = [i for i in range(x.ndim) if i not in axes]
+    perm = keep + list(axes)
+    rows = tnp.reshape(tnp.transpose(x, perm), tuple(x.shape[i] for i in keep) +
+                       (math.prod(x.shape[i] for i in axes),))
+    ax = rows.ndim - 1
+    rev = {"axes": (ax,)}
+    others = _exclusive_cumprod(rows, ax) * run_kernel(
+        "rev", [_exclusive_cumprod(run_kernel("rev", [rows], rev), ax)], rev)
+    others = tnp.transpose(tnp.reshape(others, tuple(x.shape[i] for i in perm)),
+                           tuple(np.argsort(perm)))
+    return (_expand(dy, x.shape, axes) * others,)
 
 
 def _slice(dy, inputs, out, attrs):
@@ -190,10 +210,7 @@ def _cumprod(dy, inputs, out, attrs):
     while d < n:
         r, a = r + a * _shifted(r, ax, d, 0), a * _shifted(a, ax, d, 0)
         d *= 2
-    lead = (slice(None),) * ax
-    ones = tnp.ones(x.shape[:ax] + (min(n, 1),) + x.shape[ax + 1:], x.dtype)
-    excl = tnp.concatenate([ones, out[lead + (slice(0, n - 1),)]], axis=ax)
-    return (excl * r,)
+    return (_exclusive_cumprod(x, ax, out) * r,)
 
 
 for _name, _fn in {"cumsum": lambda dy, i, o, a: (_rcumsum(dy, a["axis"]),),

@@ -19,9 +19,11 @@ def sigmoid(x):
 
 
 def _shifted(x, axis):
-    """x - max(x) along axis, with the max of an all -inf slice replaced by 0."""
+    """x - max(x) along axis (a non-finite max replaced by 0), the max held constant as
+    in jax: the shift cancels exactly, and differentiating it anyway would add a
+    rounding residue times sum(dy) to the largest entry's gradient."""
     m = tnp.max(x, axis=axis, keepdims=True)
-    m = tnp.where(tnp.less(tnp.abs(m), np.inf), m, 0)
+    m = lax.stop_gradient(tnp.where(tnp.less(tnp.abs(m), np.inf), m, 0))
     return x - m, m
 
 
