@@ -275,20 +275,21 @@ def _rev(g, inputs, attrs):
                 g.const(np.full(k, -1, np.int64)))
 
 
-def _dims(g, x, start, stop):
+def dims(g, x, start, stop):
     """Dims [start, stop) of x's run-time shape (None if empty)."""
     return g.op("Shape", x, start=start, end=stop) if stop > start else None
 
 
-def _interior(g, x, axis, gap, ndim):
-    """`gap` zeros between neighbours along `axis`: give each element a trailing block of
-    zeros on a new axis, merge the two axes, and drop the last block."""
+def dilate(g, x, axis, gap, ndim, fill=None):
+    """`gap` zeros (or the scalar constant named `fill`) between neighbours along `axis`:
+    give each element a trailing block of them on a new axis, merge the two axes, and
+    drop the last block."""
     pads = np.zeros(2 * (ndim + 1), np.int64)
     pads[ndim + 1 + axis + 1] = gap
     y = g.op("Pad", g.op("Unsqueeze", x, g.const(np.array([axis + 1], np.int64))),
-             g.const(pads))
-    merged = g.op("Mul", _dims(g, x, axis, axis + 1), g.const(np.array([gap + 1], np.int64)))
-    parts = [_dims(g, x, 0, axis), merged, _dims(g, x, axis + 1, ndim)]
+             g.const(pads), *[fill] if fill else [])
+    merged = g.op("Mul", dims(g, x, axis, axis + 1), g.const(np.array([gap + 1], np.int64)))
+    parts = [dims(g, x, 0, axis), merged, dims(g, x, axis + 1, ndim)]
     y = g.op("Reshape", y, g.op("Concat", *[p for p in parts if p], axis=0), allowzero=1)
     return g.op("Slice", y, g.const(np.zeros(1, np.int64)),
                 g.const(np.array([-gap], np.int64)), g.const(np.array([axis], np.int64)))
@@ -299,7 +300,7 @@ def _pad(g, inputs, attrs):
     lo, hi, interior = attrs["lo"], attrs["hi"], attrs["interior"]
     for axis, gap in enumerate(interior):
         if gap:
-            x = _interior(g, x, axis, gap, len(interior))
+            x = dilate(g, x, axis, gap, len(interior))
     if any(lo) or any(hi):
         x = g.op("Pad", x, g.const(np.array(lo + hi, np.int64)))
     return x if x is not inputs[0] else g.op("Identity", x)
@@ -322,7 +323,7 @@ def _scatter_add(g, inputs, attrs):
     if axis:
         upd = g.op("Transpose", upd, perm=list(range(axis, axis + r)) + list(range(axis))
                    + list(range(axis + r, n)))
-    parts = [g.ints("size"), _dims(g, inputs[0], 0, axis), _dims(g, inputs[0], axis + r, n)]
+    parts = [g.ints("size"), dims(g, inputs[0], 0, axis), dims(g, inputs[0], axis + r, n)]
     shape = g.op("Concat", *[p for p in parts if p], axis=0)
     zeros = g.op("Expand", g.const(np.zeros((), g.in_avals[0].dtype)), shape)
     index = g.op("Unsqueeze", g.cast(idx, INT64), g.const(np.array([-1], np.int64)))
@@ -363,3 +364,4 @@ for _name, _fn in _ONNX.items():
 import registry.onnx_control  # noqa: E402,F401  (control flow's exporters, which use the above)
 import registry.exporters_scans  # noqa: E402,F401  (cumsum, cumprod, argsort)
 import registry.exporters_math  # noqa: E402,F401  (rounding, fmod, bitwise, shifts, atan)
+import registry.exporters_nn  # noqa: E402,F401  (conv, reduce_window, tile_scatter)
