@@ -23,10 +23,18 @@ as ThinLTO does), and its two long calls, the optimizer and object emission, byp
 lock llvmlite puts around every call (ctypes releases the GIL). The same module text is
 compiled once however many threads ask for it. Fork waits until no thread is inside
 LLVM (`_gate`), so a child never inherits LLVM halfway through.
+
+llvmlite leaks ~85 KiB per optimizer run, which only the end of a process returns: past
+its first IN_PROCESS compiles a process hands compiles to worker processes
+(lowering.llvm.compile_worker; ~0.3 s to start one, a few ms a compile to pass text
+and object code), each replaced after RECYCLE compiles, so memory stays flat however
+many functions are compiled and dropped.
 """
+import atexit
 import contextlib
 import ctypes
 import hashlib
+import itertools
 import os
 import sys
 import threading
@@ -34,10 +42,9 @@ import weakref
 
 import llvmlite
 import llvmlite.binding as llvm
-from llvmlite.binding import ffi
 
 from ir.errors import ArgumentError, CodegenError
-from lowering.llvm import caches, mathlib_shared
+from lowering.llvm import caches, compile_worker, mathlib_shared
 from lowering.llvm.cpu import CURRENT, TRIPLE
 from lowering.profile import note, phase
 
@@ -90,6 +97,12 @@ _live = weakref.WeakValueDictionary()       # key -> Loaded, every module loaded
 _linked = {}        # math function -> Loaded of its library, linked into the process
 _recent = caches.Lru(caches.env_size("TRACER_CODE_CACHE_SIZE", 256))
 stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
+IN_PROCESS = 64     # compiles this process runs itself before handing them to workers
+RECYCLE = 256       # compiles a worker process runs before it is replaced
+_compiles = itertools.count()
+_workers = []       # idle compile_worker.Worker processes
+atexit.register(lambda: [w.close() for w in _workers])
+os.register_at_fork(after_in_child=_workers.clear)     # the parent's, not the child's
 
 
 def cache_key(text):
@@ -113,44 +126,64 @@ def _cache_dir():
 def _optimize(text, context=None, machine=_TM):
     """The module of `text` optimized (the caller closes it: a module of a pooled context
     must not be freed by the garbage collector while another compile uses the context)."""
-    mod, ok = None, False
     try:
-        mod = llvm.parse_assembly(text, context)
-        mod.triple, mod.data_layout = TRIPLE, DATA_LAYOUT
-        mod.verify()
-        pto = llvm.create_pipeline_tuning_options(speed_level=3)
-        pto.loop_vectorization = pto.slp_vectorization = True
-        pto.loop_interleaving = pto.loop_unrolling = True
-        pb = llvm.create_pass_builder(machine, pto)
-        _unlocked("LLVMPY_RunNewModulePassManager")(pb.getModulePassManager(), mod, pb)
-        ok = True
-        return mod
+        return compile_worker.optimize(text, context, machine, TRIPLE, DATA_LAYOUT)
     except RuntimeError as e:
-        raise CodegenError(f"LLVM rejected the generated module (a bug in an llvm kernel "
-                           f"impl or the backend): {e}") from e
-    finally:
-        if mod is not None and not ok:
-            mod.close()
+        raise _rejected(e) from e
 
 
-def _unlocked(name):
-    """llvmlite's C function `name` without llvmlite's lock (for calls on a context and
-    target machine no other thread uses)."""
-    wrapper = getattr(ffi.lib, name)
-    return getattr(wrapper, "_cfn", wrapper)
+def _rejected(error):
+    return CodegenError(f"LLVM rejected the generated module (a bug in an llvm kernel "
+                        f"impl or the backend): {error}")
 
 
 def _emit_object(machine, mod):
-    """machine.emit_object(mod), the emission itself outside llvmlite's lock."""
-    with ffi.OutputString() as error:
-        buf = _unlocked("LLVMPY_TargetMachineEmitToMemory")(machine, mod, 1, error)
-        if not buf:
-            raise CodegenError(f"LLVM could not emit object code: {error}")
     try:
-        return ctypes.string_at(ffi.lib.LLVMPY_GetBufferStart(buf),
-                                ffi.lib.LLVMPY_GetBufferSize(buf))
-    finally:
-        ffi.lib.LLVMPY_DisposeMemoryBuffer(buf)
+        return compile_worker.emit_object(machine, mod)
+    except RuntimeError as e:
+        raise CodegenError(str(e)) from e
+
+
+def _compile(key, text, tools):
+    """Object code of module `text`: optimized and emitted here for this process's first
+    IN_PROCESS compiles, then by worker processes, each replaced after RECYCLE compiles
+    (llvmlite leaks ~85 KiB per optimizer run; a worker's end returns it). Here too if no
+    worker process can be started."""
+    worker = None
+    if next(_compiles) >= IN_PROCESS:
+        try:
+            worker = _workers.pop()
+        except IndexError:
+            try:
+                worker = compile_worker.Worker(CPU, FEATURES)
+            except OSError:
+                pass
+    if worker is None:
+        with phase("llvm-optimize"):
+            mod = _optimize(text, *tools)
+        try:
+            with phase("llvm-emit"):
+                obj = _emit_object(tools[1], mod)
+            _dump(key, text, mod, tools)
+        finally:
+            mod.close()             # before the context goes to another compile
+        return obj
+    try:
+        obj, optimize_s, emit_s = worker.compile(text)
+    except RuntimeError as e:
+        _workers.append(worker)
+        raise _rejected(e) from e
+    except EOFError as e:
+        raise CodegenError(f"{e} while compiling module {key[:12]}: LLVM crashed on it "
+                           f"(a bug in an llvm kernel impl or the backend)") from None
+    if worker.compiles < RECYCLE:
+        _workers.append(worker)
+    else:
+        worker.close()
+    note("llvm-optimize", optimize_s)
+    note("llvm-emit", emit_s)
+    _dump(key, text, None, tools)
+    return obj
 
 
 def _machine():
@@ -184,9 +217,7 @@ def _llvm():
         try:
             tools = _tools.pop()
         except IndexError:
-            tools = (llvm.create_context(), llvm.Target.from_triple(TRIPLE).create_target_machine(
-                cpu=CPU, features=FEATURES, opt=3, reloc="default", codemodel="jitdefault",
-                jit=True))
+            tools = (llvm.create_context(), compile_worker.machine_for(CPU, FEATURES))
         try:
             yield tools
         finally:
@@ -282,15 +313,7 @@ def _load(key, text, tools):
     directory, name = _cache_dir(), key + ".o"
     obj = caches.read(directory, name) if directory else None
     if obj is None:
-        text = text() if callable(text) else text
-        with phase("llvm-optimize"):
-            mod = _optimize(text, *tools)
-        try:
-            with phase("llvm-emit"):
-                obj = _emit_object(tools[1], mod)
-            _dump(key, text, mod, tools)
-        finally:
-            mod.close()             # before the context goes to another compile
+        obj = _compile(key, text() if callable(text) else text, tools)
         stats["compiled"] += 1
         if directory:
             caches.write(directory, name, obj)
