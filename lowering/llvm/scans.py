@@ -34,7 +34,8 @@ def _scan(kernel):
         dtype = x.aval.dtype
         wide, narrow = (F64, F32) if dtype in (HALF, BF16) else (dtype, dtype)
         combine = getattr(b, _OPS[kernel][kind(dtype)])
-        init = const({"cumsum": 0, "cumprod": 1}[kernel], wide)
+        # -0.0 is the float sum's identity (-0.0 + 0.0 == 0.0): NumPy starts at x[0]
+        init = const({"cumsum": -0.0 if kind(dtype) == "f" else 0, "cumprod": 1}[kernel], wide)
         with ctx.nest(_others(x.aval.shape, axis), parallel=True) as om:
             acc = ctx.slot(init)
             with ctx.loop(0, x.aval.shape[axis]) as j:

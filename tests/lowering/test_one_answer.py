@@ -1,9 +1,9 @@
 """One answer per program: the NumPy interpreter (backend="numpy", which also runs a large
 graph's first calls while it compiles in the background) and the llvm code give the same
 values on edge inputs -- every conversion between every pair of dtypes (NaN, infinities,
--0.0, out-of-range and negative-to-unsigned values) and every elementwise kernel on every
-pair of edge values of each dtype. Float -> int conversion is JAX's on CPU: truncate,
-saturate, NaN -> 0."""
+-0.0, out-of-range and negative-to-unsigned values), every elementwise kernel on every
+pair of edge values of each dtype, and reductions and scans over edge values. Float ->
+int conversion is JAX's on CPU: truncate, saturate, NaN -> 0."""
 import math
 
 import ml_dtypes
@@ -130,6 +130,31 @@ def test_elementwise_kernels_on_edge_values_have_one_answer(dt):
                                atol=0)
             ok |= close & (np.signbit(n.astype(np.float64)) == np.signbit(i.astype(np.float64)))
         assert ok.all(), (name, dt, xs[~ok][:4], ys[~ok][:4], i[~ok][:4], n[~ok][:4])
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_reductions_and_scans_of_edge_values_have_one_answer(dt):
+    """Edge values at random places, reduced along each axis: max/min and argmax/argmin
+    (NaN wins), scans (in order on both backends, signed zeros too), and integer sums and
+    products (they wrap: any order gives them). Float sums and products of edge values
+    depend on the order (3e38 + 3e38 - 3e38), which the backends do not share."""
+    e = edges(dt)
+    x = e[np.random.default_rng(0).integers(0, len(e), (len(e) + 5,) * 2)]
+    x[0, :len(e)], x[:len(e), 1] = e, e                # each value first along both axes
+    reduce = ["reduce_max", "reduce_min"] + ["reduce_sum", "reduce_prod"] * (dt.kind in "iu")
+    along = ["argmax", "argmin"] + ["cumsum", "cumprod"] * (dt.kind != "b")
+
+    def f(x):
+        return tuple([tracer.run_kernel(k, [x], {"axes": a}) for k in reduce
+                      for a in ((0,), (1,), (0, 1))] +
+                     [tracer.run_kernel(k, [x], {"axis": a}) for k in along for a in (0, 1)])
+    names = [f"{k}{a}" for k in reduce for a in ((0,), (1,), (0, 1))] + [
+        f"{k}{a}" for k in along for a in (0, 1)]
+    with np.errstate(all="ignore"):
+        interp, native = both(f, x)
+    for name, i, n in zip(names, interp, native):
+        ok = same(n, i)
+        assert ok.all(), (name, dt, np.asarray(i)[~ok][:4], np.asarray(n)[~ok][:4])
 
 
 def test_a_background_compile_does_not_change_the_answer(monkeypatch):
