@@ -168,10 +168,10 @@ def _padded(flat, ids, size, pad, mode):
 
 
 class Update:
-    """`x.at[key]`: `.set(v)`, `.add(v)`, `.multiply(v)`, `.min(v)`, `.max(v)` return a
-    new array (x is unchanged); `.get()` is x[key]. Repeated positions apply in index
-    order, as NumPy's assignment and `ufunc.at`: the last write wins for set, the others
-    combine every update. jax's keywords: `mode` None or "promise_in_bounds" (indices
+    """`x.at[key]`: `.set(v)`, `.add(v)`, `.subtract(v)`, `.multiply(v)`, `.min(v)`,
+    `.max(v)` return a new array (x is unchanged); `.get()` is x[key]. Repeated positions
+    apply in index order, as NumPy's assignment and `ufunc.at`: the last write wins for
+    set, the others combine every update. jax's keywords: `mode` None or "promise_in_bounds" (indices
     are in bounds: checked, OutOfBoundsError otherwise), "clip" (clamped into the axis),
     "drop"/"fill" (an update out of bounds is dropped; get reads `fill_value`);
     `indices_are_sorted` and `unique_indices` are accepted, and no result depends on
@@ -220,6 +220,12 @@ def _update(how):
     return method
 
 
+def _subtract(self, values, **options):
+    """x with values subtracted at x[key] (adding their negation: the same result)."""
+    from tracer.numpy.elementwise import negative
+    return self.add(negative(value(values, "at[].subtract")), **options)
+
+
 for _how, _name in _NAMES.items():
     setattr(Update, _name, _update(_how))
-Update.mul = Update.multiply
+Update.mul, Update.subtract = Update.multiply, _subtract
