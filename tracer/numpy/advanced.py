@@ -171,11 +171,11 @@ class Update:
     """`x.at[key]`: `.set(v)`, `.add(v)`, `.subtract(v)`, `.multiply(v)`, `.min(v)`,
     `.max(v)` return a new array (x is unchanged); `.get()` is x[key]. Repeated positions
     apply in index order, as NumPy's assignment and `ufunc.at`: the last write wins for
-    set, the others combine every update. jax's keywords: `mode` None or "promise_in_bounds" (indices
-    are in bounds: checked, OutOfBoundsError otherwise), "clip" (clamped into the axis),
-    "drop"/"fill" (an update out of bounds is dropped; get reads `fill_value`);
-    `indices_are_sorted` and `unique_indices` are accepted, and no result depends on
-    them."""
+    set, the others combine every update. jax's keywords: `mode` None or
+    "promise_in_bounds" (indices are in bounds: checked, OutOfBoundsError otherwise),
+    "clip" (clamped into the axis), "drop"/"fill" (an update out of bounds is dropped;
+    get reads `fill_value`); `indices_are_sorted` and `unique_indices` are accepted, and
+    no result depends on them."""
     __slots__ = ("x", "key")
 
     def __init__(self, x, key):
