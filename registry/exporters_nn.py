@@ -4,8 +4,8 @@ tile_scatter (the pooling gradient); see registry.exporters for the exporter pro
 conv is ONNX Conv on float32 (float16/bfloat16 arrive widened to it), with the kernel's
 channels-last layout transposed to ONNX's channels-first one and back; lhs dilation is
 zeros put between the input's elements, negative padding a Slice. ONNX Runtime has
-Conv for float32 only, so a float64 or integer conv raises (computing it in float32
-would not give the kernel's results).
+Conv for float32 only, so float64 and integer convs are the NumPy kernel's im2col and
+MatMul (ints wrap as NumPy's matmul does; the narrow ones are computed in int32).
 
 reduce_window is one strided Slice per window element of the input, padded and dilated
 with the init value, combined in window order with Add/Max/Min and then with init, as
@@ -20,7 +20,7 @@ import itertools
 
 import numpy as np
 
-from ir.errors import DTypeError, ShapeError
+from ir.errors import ShapeError
 from registry.exporters import INT64, dilate, register_exporter, where
 
 F32 = np.dtype(np.float32)
@@ -39,12 +39,10 @@ def _zeros_like_output(g, shape):
 def _conv(g, inputs, attrs):
     x, w = inputs
     xa, wa, out = g.in_avals[0], g.in_avals[1], g.out_avals[0]
-    if xa.dtype != F32:
-        raise DTypeError(f"to_onnx: conv of {g.node.inputs[0].aval.dtype} operands cannot be "
-                         f"exported: ONNX Runtime has Conv for float32 only (and float16/"
-                         f"bfloat16, computed in it); cast the operands to float32 first")
     if 0 in out.shape or 0 in wa.shape[:-1]:
         return _zeros_like_output(g, g.const(_i64(out.shape)))
+    if xa.dtype != F32:
+        return _conv_im2col(g, x, w, attrs)
     nd, strides, pads = xa.ndim, attrs["strides"], attrs["pads"]
     if nd == 2:         # no spatial axis: ONNX Conv needs one, so add one of size 1
         x = g.op("Unsqueeze", x, g.const(_i64([1])))
@@ -52,20 +50,58 @@ def _conv(g, inputs, attrs):
         nd, strides, pads = 3, (1,), ((0, 0),)
     sp = range(2, nd)
     x = g.op("Transpose", x, perm=[0, nd - 1, *range(1, nd - 1)])
-    for axis, d in zip(sp, attrs["ldil"] or (1,)):
-        if d > 1:
-            x = dilate(g, x, axis, d - 1, nd)
-    crop = [(axis, max(-lo, 0), -max(-hi, 0) or END) for axis, (lo, hi) in zip(sp, pads)
-            if lo < 0 or hi < 0]
-    if crop:
-        axes, starts, ends = zip(*crop)
-        x = g.op("Slice", x, g.const(_i64(starts)), g.const(_i64(ends)), g.const(_i64(axes)))
+    x = _dilate_and_crop(g, x, sp, attrs["ldil"] or (1,), pads, nd)
     w = g.op("Transpose", w, perm=[nd - 1, nd - 2, *range(nd - 2)])
     y = g.op("Conv", x, w, strides=list(strides), dilations=list(attrs["rdil"] or (1,)),
              pads=[max(lo, 0) for lo, _ in pads] + [max(hi, 0) for _, hi in pads],
              group=attrs["groups"])
     y = g.op("Transpose", y, perm=[0, *sp, 1])
     return y if xa.ndim > 2 else g.op("Squeeze", y, g.const(_i64([1])))
+
+
+def _dilate_and_crop(g, x, axes, ldil, pads, nd):
+    """x with ldil - 1 zeros between elements along `axes`, negative padding cut off."""
+    for axis, d in zip(axes, ldil):
+        if d > 1:
+            x = dilate(g, x, axis, d - 1, nd)
+    crop = [(axis, max(-lo, 0), -max(-hi, 0) or END) for axis, (lo, hi) in zip(axes, pads)
+            if lo < 0 or hi < 0]
+    if not crop:
+        return x
+    axes, starts, ends = zip(*crop)
+    return g.op("Slice", x, g.const(_i64(starts)), g.const(_i64(ends)), g.const(_i64(axes)))
+
+
+def _conv_im2col(g, x, w, attrs):
+    """The NumPy kernel's algorithm, for dtypes ONNX Runtime has MatMul but no Conv for
+    (float64, integers): the window rows of each output pixel (one strided Slice per
+    kernel element, concatenated along channels), times the kernel as a matrix, one
+    batched MatMul over the feature groups."""
+    xa, wa, out = g.in_avals[0], g.in_avals[1], g.out_avals[0]
+    nd, groups, strides = xa.ndim, attrs["groups"], attrs["strides"]
+    sp, ksp, osp = list(range(1, nd - 1)), wa.shape[:-2], out.shape[1:-1]
+    x = _dilate_and_crop(g, x, sp, attrs["ldil"], attrs["pads"], nd)
+    grow = np.zeros(2 * nd, np.int64)
+    for a, (lo, hi) in zip(sp, attrs["pads"]):
+        grow[a], grow[nd + a] = max(lo, 0), max(hi, 0)
+    if grow.any():
+        x = g.op("Pad", x, g.const(grow))
+    cols = []
+    for kpos in itertools.product(*map(range, ksp)):
+        starts = [k * d for k, d in zip(kpos, attrs["rdil"])]
+        ends = [b + s * (o - 1) + 1 for b, s, o in zip(starts, strides, osp)]
+        cols.append(g.op("Slice", x, g.const(_i64(starts)), g.const(_i64(ends)),
+                         g.const(_i64(sp)), g.const(_i64(strides))))
+    k, cg, o = int(np.prod(ksp)), wa.shape[-2], wa.shape[-1]
+    cols = g.op("Reshape", g.op("Concat", *cols, axis=-1), g.const(_i64([-1, k, groups, cg])))
+    cols = g.op("Reshape", g.op("Transpose", cols, perm=[2, 0, 1, 3]),
+                g.const(_i64([groups, -1, k * cg])))
+    w = g.op("Reshape", w, g.const(_i64([k, cg, groups, o // groups])))
+    w = g.op("Reshape", g.op("Transpose", w, perm=[2, 0, 1, 3]),
+             g.const(_i64([groups, k * cg, o // groups])))
+    y = g.op("Transpose", g.op("MatMul", cols, w), perm=[1, 0, 2])
+    shape = g.op("Concat", g.op("Shape", x, start=0, end=1), g.const(_i64(osp + (o,))), axis=0)
+    return g.op("Reshape", y, shape)
 
 
 def _check_batch_free(g, axes):

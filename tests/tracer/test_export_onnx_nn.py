@@ -64,12 +64,24 @@ def test_conv_groups_1d_and_empty():
           X[:, :2], W)          # no output rows
 
 
-@pytest.mark.parametrize("dtype", (np.float64, np.int32))
-def test_conv_without_an_onnx_runtime_kernel_says_so(dtype):
-    with pytest.raises(tracer.DTypeError, match=f"conv of {np.dtype(dtype)} operands.*float32"):
-        to_onnx(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME",
-                                                      dimension_numbers=NHWC),
-                X.astype(dtype), W.astype(dtype))
+@pytest.mark.parametrize("dtype", (np.float64, np.int64, np.int8, np.uint8))
+def test_conv_of_dtypes_without_an_onnx_runtime_conv(dtype):
+    """float64 and integers go through im2col and MatMul (int8 wraps, as NumPy's)."""
+    x, w = (X * 6).astype(dtype), (W * 6).astype(dtype)
+    options = [dict(window_strides=(1, 1), padding="SAME"),
+               dict(window_strides=(2, 1), padding=((1, -1), (2, 0)), lhs_dilation=(2, 1),
+                    rhs_dilation=(1, 2))]
+    wg = (RNG.normal(size=(3, 3, 1, 6)) * 6).astype(dtype)
+    close(lambda x, w, wg: tuple(
+        lax.conv_general_dilated(x, w, dimension_numbers=NHWC, **o) for o in options) + (
+        lax.conv_general_dilated(x, wg, (1, 1), "SAME", dimension_numbers=NHWC,
+                                 feature_group_count=3),
+        lax.conv_general_dilated(x[:, 0, 0], w[0, 0].T, (), ())), x, w, wg, tol=1e-12)
+
+    def f(x):
+        return lax.conv_general_dilated(x, w, (2, 1), "SAME", dimension_numbers=NHWC)
+    model = to_onnx(f, x, dynamic_batch=True)
+    np.testing.assert_allclose(run_onnx(model, x[:1])[0], tracer.jit(f)(x[:1]), rtol=1e-12)
 
 
 WINDOWS = [((1, 2, 2, 1), (1, 2, 2, 1), "VALID", None),
