@@ -78,3 +78,20 @@ def test_a_worker_that_dies_is_a_codegen_error_not_a_hang(workers):
     with pytest.raises(CodegenError, match="LLVM compile process ended"):
         target.load(module(910_009))
     assert target.load(module(910_010)).function("f", ctypes.c_int64)() == 910_010
+
+
+def test_a_forked_child_compiles_with_workers_of_its_own(workers):
+    """The parent's idle worker answers the parent only: the child starts its own."""
+    target.load(module(910_011))
+    [parents] = target._workers
+    pid = os.fork()
+    if pid == 0:
+        ok = False
+        try:
+            ok = not target._workers and target.load(module(910_012)).function(
+                "f", ctypes.c_int64)() == 910_012
+        finally:
+            os._exit(0 if ok else 1)
+    assert os.waitpid(pid, 0)[1] == 0
+    assert target.load(module(910_013)).function("f", ctypes.c_int64)() == 910_013
+    assert parents.compiles == 2
