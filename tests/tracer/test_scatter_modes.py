@@ -241,3 +241,16 @@ def test_vmap_with_a_shared_index():
     for b in range(2):
         for how, o in zip(HOWS + ("get",), outs):
             np.testing.assert_array_equal(o[b], _numpy_at(xs[b], ii, vs[b], how, None))
+
+
+def test_the_kernel_rejects_mismatched_operands():
+    from tracer.lax.scatters import scatter
+    with pytest.raises(tracer.TracerError, match=r"scatter: indices i64\[2\] into f64\[6\] "
+                                                 r"take updates f64\[2\], got f64\[3\]"):
+        scatter(X6, V6[:3], np.array([0, 1]), "set")
+    with pytest.raises(tracer.TracerError, match=r"scatter: how='sub' is not one of"):
+        scatter(X6, V6[:2], np.array([0, 1]), "sub")
+    with pytest.raises(tracer.TracerError, match=r"scatter: indices must be integers"):
+        scatter(X6, V6[:2], np.array([0.0, 1.0]), "add")
+    with pytest.raises(IndexError, match=r"scatter: index 6 is out of bounds for axis 0"):
+        scatter(X6, V6[:2], np.array([0, 6]), "add")
