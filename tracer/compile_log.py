@@ -17,6 +17,7 @@ import threading
 import time
 import warnings
 
+from ir.errors import ArgumentError
 from lowering import forks
 
 logger = logging.getLogger("tracer.compile")
@@ -25,7 +26,11 @@ PROGRESS_AFTER = 3.0        # seconds before a compile shows a progress line
 
 
 def _configure():
-    if os.environ.get("TRACER_LOG_COMPILES", "0") not in ("", "0"):
+    flag = os.environ.get("TRACER_LOG_COMPILES", "").strip()
+    if flag not in ("", "0", "1"):
+        raise ArgumentError(f"TRACER_LOG_COMPILES must be 1 (log every trace and compile) or "
+                            f"0 (the default), got {os.environ['TRACER_LOG_COMPILES']!r}")
+    if flag == "1":
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("tracer: %(message)s"))
         logger.addHandler(handler)

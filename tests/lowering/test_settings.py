@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tracer
+from fresh import run_script
 from ir.errors import ArgumentError
 from lowering.llvm import schedule
 
@@ -31,3 +32,19 @@ def test_disk_cache_switch_is_zero_or_one(monkeypatch, value):
     monkeypatch.setenv("TRACER_DISK_CACHE", value)
     with pytest.raises(ArgumentError, match=f"TRACER_DISK_CACHE must be 0 .* or 1 .*'{value}'"):
         tracer.jit(lambda x: x * 5.0 - 2.0)(np.ones(9 + len(value), np.float32))
+
+
+@pytest.mark.parametrize("name, value", [("TRACER_LOG_COMPILES", "yes"),
+                                         ("TRACER_NUM_THREADS", "0")])
+def test_a_bad_setting_in_a_fresh_process_names_itself(name, value):
+    """TRACER_LOG_COMPILES=yes (or anything but 0) switched logging on unasked."""
+    out = run_script(f"""
+import numpy as np
+try:
+    import tracer
+    tracer.jit(lambda x: x + 1.0)(np.ones(3))
+    print("accepted")
+except Exception as e:
+    print(type(e).__name__, e)
+""", **{name: value})
+    assert out.startswith(f"ArgumentError {name} must be") and repr(value) in out, out
