@@ -113,6 +113,8 @@ CASES = [
      [0.0, -2.0], [[0.0, 4.0], [4.0, 0.0]]),
     ("arctan2_negzero_x", lambda x: m.arctan2(x[0], x[1]), [-0.5, -0.0],
      [0.0, 2.0], [[0.0, 4.0], [4.0, 0.0]]),
+    ("arctan2_origin", lambda x: m.arctan2(x[0], x[1]), [0.0, 0.0],   # jax: nan (no limit)
+     [0.0, 0.0], [[0.0, 0.0], [0.0, 0.0]]),
     ("copysign_negzero", lambda x: m.copysign(x[0], x[1]) * x[0], [-0.0, 2.0],
      [0.0, 0.0], [[2.0, 0.0], [0.0, 0.0]]),
     ("copysign_negative", lambda x: m.copysign(x[0], x[1]) * x[0], [0.0, -1.0],

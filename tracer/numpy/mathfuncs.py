@@ -341,6 +341,7 @@ def arctan2(x1, x2):
     both_inf = logical_and(ax == np.inf, ay == np.inf)
     steep = greater(ay, ax)
     num, den = where(steep, ax, ay), where(steep, ay, ax)
-    r = arctan(where(both_inf, 1.0, num / where(den == 0, 1.0, den)))
+    both_zero = logical_and(ax == 0, ay == 0)     # no limit there: gradient 0
+    r = arctan(where(both_inf, 1.0, where(both_zero, 0.0, num / where(both_zero, 1.0, den))))
     t = where(steep, math.pi / 2 - r, r)
     return _with_sign_of(where(_signbit(x), math.pi - t, t), y)
