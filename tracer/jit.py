@@ -17,16 +17,15 @@ A large graph compiles in the background while its first calls are interpreted
 """
 import collections
 import functools
-import os
 
 import numpy as np
 
 import registry
-from ir.errors import ArgumentError
 from ir.passes import inline_calls
 from registry.tables import _epoch, backend_compiler, snapshot
 from lowering import forks
 from lowering.heap import building
+from lowering.llvm import caches
 from lowering.profile import phase, recording
 from tracer import compile_log, core
 from tracer.core import eval_graph, trace_flat
@@ -40,19 +39,12 @@ _cache_lock = forks.lock()   # guards changes to every Jitted's cache (not looku
                              # child forked mid-sweep at worst lacks an entry: rebuilt
 
 
-def _cache_size(env):
-    text = env.get("TRACER_JIT_CACHE_SIZE", "128")
-    try:
-        size = int(text)
-    except ValueError:
-        size = 0
-    if size < 1:
-        raise ArgumentError(f"TRACER_JIT_CACHE_SIZE={text!r}: expected a positive number of "
-                            f"cached signatures per jitted function (default 128)")
-    return size
+def _cache_size():
+    """TRACER_JIT_CACHE_SIZE: signatures cached per jitted function (default 128)."""
+    return caches.env_size("TRACER_JIT_CACHE_SIZE", 128, low=1)
 
 
-CACHE_SIZE = _cache_size(os.environ)
+CACHE_SIZE = _cache_size()
 
 
 def _plain_key(args):

@@ -17,9 +17,10 @@ import numpy as np
 
 import registry
 from ir import cse, dce, fold_constants
-from ir.errors import ArgumentError, KernelNotFoundError
+from ir.errors import KernelNotFoundError
 from ir.passes import inline_calls
 from lowering import forks
+from lowering.llvm import caches
 from registry.tables import backend_eager
 
 FIRST_WAIT = 0.05        # seconds the first call waits for a compile a cache may serve
@@ -58,12 +59,9 @@ class InterpretedProgram:
 
 
 def background_threshold():
-    text = os.environ.get("TRACER_BACKGROUND_COMPILE", "1000").strip()
-    if not (text.isascii() and text.isdigit()):
-        raise ArgumentError(f"TRACER_BACKGROUND_COMPILE={text!r}: expected the number of "
-                            f"graph nodes from which jit compiles in the background "
-                            f"(default 1000; 0: never)")
-    return int(text)
+    """TRACER_BACKGROUND_COMPILE: graphs of at least this many nodes compile in the
+    background (default 1000; 0: never)."""
+    return caches.env_size("TRACER_BACKGROUND_COMPILE", 1000)
 
 
 def size(graph):

@@ -198,12 +198,16 @@ def test_the_signature_cache_evicts_an_entry_not_used_lately(monkeypatch):
     assert len(traces) == 4 and len(f._cache) == 2
 
 
-def test_the_cache_size_comes_from_the_environment():
-    assert jit_module._cache_size({}) == 128
-    assert jit_module._cache_size({"TRACER_JIT_CACHE_SIZE": "7"}) == 7
+def test_the_cache_size_comes_from_the_environment(monkeypatch):
+    monkeypatch.delenv("TRACER_JIT_CACHE_SIZE", raising=False)
+    assert jit_module._cache_size() == 128
+    monkeypatch.setenv("TRACER_JIT_CACHE_SIZE", "7")
+    assert jit_module._cache_size() == 7
     for bad in ("0", "-3", "many"):
-        with pytest.raises(ArgumentError, match="TRACER_JIT_CACHE_SIZE.*positive"):
-            jit_module._cache_size({"TRACER_JIT_CACHE_SIZE": bad})
+        monkeypatch.setenv("TRACER_JIT_CACHE_SIZE", bad)
+        with pytest.raises(ArgumentError, match="TRACER_JIT_CACHE_SIZE must be an integer of "
+                                                "at least 1, got"):
+            jit_module._cache_size()
 
 
 def test_constants_are_private_copies():
