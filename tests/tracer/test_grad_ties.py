@@ -158,12 +158,15 @@ def test_hessian_compiled(name, f, x, grad, hess):
     _close(tracer.jit(tracer.hessian(f))(np.array(x, np.float64)), hess)
 
 
-def test_hessian_of_logaddexp_at_equal_scalars():
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_hessian_of_logaddexp_at_equal_scalars(dtype):
     """The issue's row: two arrays of shape () and argnums=(0, 1)."""
-    a = np.array(0.4)
+    a = np.array(0.4, dtype)
     for f, h in ((m.logaddexp, 0.25), (m.logaddexp2, LN2 / 4)):
         got = tracer.hessian(f, argnums=(0, 1))(a, a)
-        _close(np.array(got, np.float64), [[h, -h], [-h, h]])
+        assert all(g.dtype == dtype for row in got for g in row)
+        np.testing.assert_allclose(np.array(got, np.float64), [[h, -h], [-h, h]],
+                                   rtol=1e-6 if dtype == np.float32 else 1e-12)
 
 
 @pytest.mark.parametrize("f", [lambda x, w: m.sum(nn.log_softmax(x) * w),
