@@ -6,9 +6,9 @@ instrumentation callbacks (nor the callbacks object itself), ~85 KiB a run, so a
 that compiles thousands of modules grows without bound. lowering.llvm.target therefore
 hands compiles, past its first few, to worker processes: each reads requests on stdin
 (8-byte length, module text) and answers on stdout (8-byte length, marshal of (True,
-object code, optimize seconds, emit seconds) or (False, LLVM's message)), and is replaced
-after a number of compiles, which returns what it leaked. This file imports nothing but
-llvmlite, so a worker starts in ~0.3 s.
+object code, optimize seconds, emit seconds) or (False, LLVM's message); a length of 0
+first, once it is ready), and is replaced after a number of compiles, which returns what
+it leaked. This file imports nothing but llvmlite, so a worker starts in ~0.3 s.
 """
 import sys
 
@@ -79,6 +79,8 @@ def serve(cpu, features, requests, replies):
     llvm.initialize_native_asmparser()
     machine, context = machine_for(cpu, features), llvm.create_context()
     triple, data_layout = llvm.get_process_triple(), str(machine.target_data)
+    replies.write(HEADER.pack(0))       # ready
+    replies.flush()
     while True:
         head = requests.read(HEADER.size)
         if len(head) < HEADER.size:
@@ -111,6 +113,10 @@ class Worker:
         self.compiles = 0
         self._proc = subprocess.Popen([sys.executable, __file__, cpu, features],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        if self._proc.stdout.read(HEADER.size) != HEADER.pack(0):
+            self.close()
+            raise OSError(f"the LLVM compile process did not start (exit status "
+                          f"{self._proc.returncode})")
 
     def compile(self, text):
         """(object code, optimize seconds, emit seconds) of module `text`; RuntimeError

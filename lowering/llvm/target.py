@@ -102,7 +102,7 @@ RECYCLE = 256       # compiles a worker process runs before it is replaced
 _compiles = itertools.count()
 _workers = []       # idle compile_worker.Worker processes
 atexit.register(lambda: [w.close() for w in _workers])
-os.register_at_fork(after_in_child=_workers.clear)     # the parent's, not the child's
+os.register_at_fork(after_in_child=lambda: _workers.clear())    # they serve the parent
 
 
 def cache_key(text):
@@ -149,6 +149,7 @@ def _compile(key, text, tools):
     IN_PROCESS compiles, then by worker processes, each replaced after RECYCLE compiles
     (llvmlite leaks ~85 KiB per optimizer run; a worker's end returns it). Here too if no
     worker process can be started."""
+    global IN_PROCESS
     worker = None
     if next(_compiles) >= IN_PROCESS:
         try:
@@ -156,8 +157,8 @@ def _compile(key, text, tools):
         except IndexError:
             try:
                 worker = compile_worker.Worker(CPU, FEATURES)
-            except OSError:
-                pass
+            except OSError:         # none can start here: every compile stays here
+                IN_PROCESS = float("inf")
     if worker is None:
         with phase("llvm-optimize"):
             mod = _optimize(text, *tools)

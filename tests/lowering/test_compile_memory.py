@@ -52,7 +52,9 @@ def module(value):
 
 @pytest.fixture
 def workers(monkeypatch):
-    """Every compile in a worker, each worker replaced after two."""
+    """Every compile in a worker, each worker replaced after two (none idle at first)."""
+    while target._workers:
+        target._workers.pop().close()
     monkeypatch.setenv("TRACER_DISK_CACHE", "0")
     monkeypatch.setattr(target, "IN_PROCESS", 0)
     monkeypatch.setattr(target, "RECYCLE", 2)
@@ -95,3 +97,10 @@ def test_a_forked_child_compiles_with_workers_of_its_own(workers):
     assert os.waitpid(pid, 0)[1] == 0
     assert target.load(module(910_013)).function("f", ctypes.c_int64)() == 910_013
     assert parents.compiles == 2
+
+
+def test_where_no_worker_can_start_compiles_stay_here(workers, monkeypatch):
+    monkeypatch.setattr(target.compile_worker.sys, "executable", "/bin/false")
+    monkeypatch.setattr(target, "_workers", [])
+    assert target.load(module(910_014)).function("f", ctypes.c_int64)() == 910_014
+    assert target.IN_PROCESS == float("inf") and not target._workers
