@@ -14,8 +14,9 @@ bool operands go through int32 where ONNX Runtime has no bool kernel. Exporters 
 read a concrete dimension: shapes come from attrs via `g.ints` or from `Shape` at run
 time, which is what lets `to_onnx(..., dynamic_batch=True)` work. Control flow's
 exporters (regions as ONNX subgraphs) are in registry/onnx_control.py, those of scans
-and sorts in registry/exporters_scans.py, rounding, bitwise and shift kernels in
-registry/exporters_math.py; NOT_EXPORTABLE lists the built-in kernels that have none.
+and sorts in registry/exporters_scans.py, rounding, bitwise, shift and bitcast kernels
+in registry/exporters_math.py, conv and pooling in registry/exporters_nn.py;
+NOT_EXPORTABLE lists the built-in kernels that have none.
 """
 import numpy as np
 
@@ -41,15 +42,12 @@ def register_exporter(kernel, format, fn):
     _exporters[(kernel, format)] = fn
 
 
-_LAPACK = ("ONNX has no matrix decompositions or solves (opset 18 has only Det), and an "
-           "unrolled elimination would not give LAPACK's results")
 # Built-in kernels with no ONNX exporter, and why: models using them fail to export with
 # this reason (a user may still register an exporter of their own).
-NOT_EXPORTABLE = {
-    "bitcast": "ONNX has no op that reinterprets bits before opset 26 (BitCast); the "
-               "export targets opset 18",
-    **{k: _LAPACK for k in ("cholesky", "eigh", "qr", "slogdet", "solve", "svd")},
-}
+NOT_EXPORTABLE = dict.fromkeys(
+    ("cholesky", "eigh", "qr", "slogdet", "solve", "svd"),
+    "ONNX has no matrix decompositions or solves (opset 18 has only Det), and an unrolled "
+    "elimination would not give LAPACK's results")
 
 
 def get_exporter(kernel, format):

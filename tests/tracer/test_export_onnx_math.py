@@ -7,6 +7,8 @@ import pytest
 
 import tracer
 import tracer.numpy as tnp
+import tracer.random  # noqa: F401
+from tracer import lax
 from spec import BF16
 from tracer.export import to_onnx
 
@@ -95,3 +97,43 @@ def test_select_log1p_and_expm1_keep_signed_zeros(dtype):
     c = np.array([True, True, False, False, True, True, False, False])
     same_bits(lambda c, x: (tnp.where(c, x, -x), tnp.where(~c, x, 0.0), tnp.log1p(x),
                             tnp.expm1(x), tnp.where(c, -0.0, x)), c, x, rtol=1e-6)
+
+
+BITCASTS = [(np.float32, np.uint32), (np.float32, np.int32), (np.float64, np.uint64),
+            (np.float64, np.int64), (np.float16, np.int16), (BF16, np.uint16),
+            (np.float16, BF16), (np.int8, np.uint8), (np.int32, np.uint32)]
+
+
+@pytest.mark.parametrize("src,dst", BITCASTS, ids=lambda d: np.dtype(d).name)
+def test_bitcast_both_ways(src, dst):
+    """Every bit of zeros, signed zeros, subnormals, extremes, infinities and NumPy's NaN;
+    a NaN's sign and payload cannot be read in ONNX (so no other NaN is tried)."""
+    if np.dtype(src).kind in "iu":
+        info = np.iinfo(src)
+        x = np.array([info.min, -1, 0, 1, info.max // 3, info.max], src)
+    else:
+        fi = np.finfo(np.float32 if src == BF16 else src)
+        x = np.concatenate([[0.0, -0.0, 1.0, -1.5, np.pi, fi.max, -fi.max, fi.tiny,
+                             fi.tiny / 2, fi.smallest_subnormal, np.inf, -np.inf, np.nan],
+                            np.geomspace(1e-30, 1e30, 200) * np.tile([1, -1], 100)])
+        x = x.astype(src)
+        if {np.dtype(src), np.dtype(dst)} == {np.dtype(np.float16), np.dtype(BF16)}:
+            x = x[~np.isnan(x.view(dst).astype(np.float32))]     # no NaN bits in dst
+    width = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(src).itemsize]
+    for fun, arg in ((lambda a: lax.bitcast_convert_type(a, dst), x),
+                     (lambda a: lax.bitcast_convert_type(a, src), x.view(dst))):
+        want = tracer.jit(fun, backend="numpy")(arg)
+        got = run_onnx(to_onnx(fun, arg), arg)[0]
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.view(width), want.view(width))
+
+
+def test_random_numbers_export_bit_for_bit():
+    key = tracer.random.PRNGKey(3)
+
+    def draws(k):
+        k1, k2, k3 = tracer.random.split(k, 3)
+        return (tracer.random.uniform(k1, (500,)), tracer.random.normal(k2, (500,)),
+                tracer.random.bernoulli(k3, 0.3, (100,)),
+                tracer.random.normal(k1, (100,), dtype=np.float64))
+    same_bits(draws, key)
