@@ -101,9 +101,6 @@ def serve(cpu, features, requests, replies):
         replies.flush()
 
 
-if __name__ == "__main__":
-    serve(sys.argv[1], sys.argv[2], sys.stdin.buffer, sys.stdout.buffer)
-
 
 class Worker:
     """A worker process compiling for LLVM CPU `cpu` with `features`, used by one thread at
@@ -144,3 +141,7 @@ class Worker:
             except OSError:
                 pass
         self._proc.wait()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], sys.argv[2], sys.stdin.buffer, sys.stdout.buffer)
