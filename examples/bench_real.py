@@ -5,7 +5,8 @@ a new user's program would start.
 Per workload and run it reports the steady step (median of the run's second half), the
 first call (trace + compile + run), the wall time of the whole run (first call included),
 the peak RSS growth over the run (from just before the first call), and how far tracer's
-losses are from jax's over the first steps. tracer runs twice: with its default settings
+losses are from jax's over the first steps; then every step's time (when a background
+compile lands shows there). tracer runs twice: with its default settings
 (large graphs compile in the background while the interpreter serves the first calls)
 and with TRACER_BACKGROUND_COMPILE=0 (compile first); the phases of the latter's first
 call say where the compile time goes. Targets (issue 23): each figure <= 1.0x jax.jit,
@@ -78,6 +79,7 @@ def measure(run, state, steps):
     return {"first": times[0], "steady": statistics.median(times[steps // 2:] or times),
             "wall": time.perf_counter() - start,
             "rss": (_status_kib("VmHWM") - base) * 1024, "losses": losses[:LOSSES_KEPT],
+            "times": times,
             "phases": {k: v for k, v in phases.items() if k in PHASES}}
 
 
@@ -183,11 +185,13 @@ def main(argv=None):
         if r:
             print(f"| {key} | " + " | ".join(f"{r['phases'].get(p, 0) * 1e3:.0f}"
                                              for p in PHASES) + " |")
-    print("\nloss trajectories (first steps)")
-    for key, results in measured.items():
-        for name, r in results.items():
-            if r:
-                print(f"{key} {name}: " + " ".join(f"{v:.6g}" for v in r["losses"]))
+    for title, field, scale, fmt in [("loss trajectories (first steps)", "losses", 1, "{:.6g}"),
+                                     ("step times (ms)", "times", 1e3, "{:.0f}")]:
+        print(f"\n{title}")
+        for key, results in measured.items():
+            for name, r in results.items():
+                if r:
+                    print(f"{key} {name}: " + " ".join(fmt.format(v * scale) for v in r[field]))
 
 
 if __name__ == "__main__":

@@ -140,7 +140,6 @@ def text_batches(tokens, batch, context, rng):
 def transformer_setup(lib, rng, d=128, heads=4, layers=2, context=64, batch=16, lr=3e-3,
                       text=None):
     params = init_transformer(rng, d=d, layers=layers, context=context)
-    zeros = lib.tree_map(np.zeros_like, params)
     step = adam_step(lib, lm_loss(lib, heads), lr=lr)
     data = text_batches(encode(stdlib_text() if text is None else text), batch, context, rng)
 
@@ -148,7 +147,8 @@ def transformer_setup(lib, rng, d=128, heads=4, layers=2, context=64, batch=16, 
         params, m, v, t = state
         value, params, m, v, t = step(params, m, v, t, *next(data))
         return (params, m, v, t), value
-    return run, (params, zeros, lib.tree_map(np.zeros_like, params), np.float32(0))
+    zeros = lib.tree_map(np.zeros_like, params)
+    return run, (params, zeros, zeros, np.float32(0))
 
 
 # ---- the deep MLP and the CNN, trained with SGD ----
