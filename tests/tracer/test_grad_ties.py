@@ -1,6 +1,7 @@
-"""Derivatives at ties and branch points (x == y, x == 0, -0.0, a shared max), to second
-order, by reverse and forward mode and every nesting of the two. Expected values are
-jax's (jax 0.10.2, float64, jax.grad and jax.hessian) unless a comment says analytic."""
+"""Derivatives at ties and branch points (x == y, x == 0, -0.0, a shared max, an exact
+multiple): first order by reverse and forward mode (grad, jacfwd), second order forward
+over reverse (hessian) and reverse over reverse, some compiled. Expected values are jax's
+(jax 0.10.2, float64, jax.grad and jax.hessian) unless a comment says otherwise."""
 import math
 
 import numpy as np
