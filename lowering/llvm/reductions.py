@@ -31,6 +31,10 @@ CHEAP = 4       # a float32 sum of elements read from memory that cost at most t
 _MEMORY_BOUND = (("llvm.loop.interleave.count", 2),)
 
 _INIT = {"reduce_sum": 0, "reduce_prod": 1}
+# Sums and products may reassociate, but not ignore signed zeros (REDUCE_FAST's nsz, kept
+# for max/min): with it LLVM folds the 0.0 start away (0.0 + x -> x), so a sum of -0.0s
+# gave -0.0 where NumPy, JAX and the numpy backend give 0.0.
+SUM_FAST = ("reassoc",)
 # max/min over an innermost axis of at least SPLIT_MIN items run as SPLITS chains (see
 # _split_extreme) where vector registers are many (AVX-512's 32): LLVM unrolled a 1,024-float
 # row max there into one chain of 64 vector maxima (~250 cycles a row), which the rest of
@@ -62,7 +66,7 @@ def _combine(kernel, dtype):
             return lambda ctx, a, x: ctx.b.call(typed_intrinsic(ctx.b, base, a.type, 2), [a, x],
                                                 fastmath=REDUCE_FAST)
         method = "fadd" if kernel == "reduce_sum" else "fmul"
-        return lambda ctx, a, x: getattr(ctx.b, method)(a, x, flags=REDUCE_FAST)
+        return lambda ctx, a, x: getattr(ctx.b, method)(a, x, flags=SUM_FAST)
     op = {"reduce_sum": "add", "reduce_prod": "mul", "reduce_max": "max",
           "reduce_min": "min"}[kernel]
     return arith(op, dt)
@@ -188,7 +192,7 @@ def _blocked_row(ctx, x, om, rm, axes, n, total):
         part = ctx.slot(ir.Constant(F32, 0.0))
         with ctx.loop(lo, hi, "j", _MEMORY_BOUND if memory_bound else ()) as j:
             v = x.read(_positions(om, list(rm) + [j], axes, x.aval.ndim))
-            b.store(b.fadd(b.load(part), v, flags=REDUCE_FAST), part)
+            b.store(b.fadd(b.load(part), v, flags=SUM_FAST), part)
         b.store(b.fadd(b.load(total), b.fpext(b.load(part), F64)), total)
 
 

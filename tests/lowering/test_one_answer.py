@@ -157,6 +157,17 @@ def test_reductions_and_scans_of_edge_values_have_one_answer(dt):
         assert ok.all(), (name, dt, np.asarray(i)[~ok][:4], np.asarray(n)[~ok][:4])
 
 
+@pytest.mark.parametrize("dt", [d for d in DTYPES if d.kind in "fV"], ids=str)
+def test_a_sum_of_negative_zeros_is_zero(dt):
+    """The sum starts at 0.0 (NumPy's and JAX's answer), which LLVM may not fold away."""
+    x = np.full((3, 70), -0.0, dt)
+    f = lambda x: (tracer.numpy.sum(x), tracer.numpy.sum(x, axis=0),
+                   tracer.numpy.sum(x, axis=1))
+    for got in (f(x), *both(f, x)):
+        for g in got:
+            assert not np.signbit(np.asarray(g, np.float64)).any(), got
+
+
 def test_a_background_compile_does_not_change_the_answer(monkeypatch):
     """The first calls of a large graph are interpreted; the native code that follows
     gives the same conversions."""
