@@ -15,9 +15,12 @@ A wider matmul whose operand is a transpose of the last two axes (what the gradi
 node saying so in its attrs (`transpose_a`/`transpose_b`, read only by the llvm impl in
 lowering.llvm.linalg): the packed kernel copies A's row slivers and packs B anyway, and
 now does it from the stored layout, so the transpose is no longer a pass over memory of
-its own, and the node goes when nothing else reads it.
+its own, and the node goes when nothing else reads it. A dtype conversion between the
+two (half floats widened to float32 for the product, `tracer.numpy.matmul`) moves ahead
+of the transpose, where it converts the stored layout, so it does not hide the transpose.
 """
 from ir import Graph, Node, Var
+from ir.passes import dce
 from ir.types import ShapedArray, dtype_kind
 from lowering.llvm.linalg import KERNELS
 from lowering.llvm.transpose import swaps_last_two
@@ -39,24 +42,30 @@ def rewrite_matmuls(graph):
             changed = True
             continue
         if m.kernel == "matmul":
-            m = _fold_transposes(m, producer)
+            m = _fold_transposes(m, producer, nodes)
         changed |= m is not n
         nodes.append(m)
     if not changed:
         return graph
-    used = {id(x) for n in nodes for x in n.inputs} | {id(x) for x in graph.outvars}
-    nodes = [n for n in nodes if not swaps_last_two(n) or id(n.outputs[0]) in used]
-    return Graph(graph.invars, graph.outvars, nodes, graph.constvars, graph.consts)
+    return dce(Graph(graph.invars, graph.outvars, nodes, graph.constvars, graph.consts))
 
 
-def _fold_transposes(node, producer):
+def _fold_transposes(node, producer, nodes):
     """The matmul reading the input of each operand that is a transpose of the last two
-    axes (its flag toggles, should the matmul already read that operand transposed)."""
+    axes (its flag toggles, should the matmul already read that operand transposed),
+    converted first (a node appended to `nodes`) if a convert stood between them."""
     ins, attrs = list(node.inputs), node.attrs
     for i, flag in enumerate(("transpose_a", "transpose_b")):
-        t = producer.get(id(ins[i]))
-        if t is not None and swaps_last_two(t):
-            ins[i], attrs[flag] = t.inputs[0], not attrs.get(flag, False)
+        t = c = producer.get(id(ins[i]))
+        if c is not None and c.kernel == "convert":
+            t = producer.get(id(c.inputs[0]))
+        if t is None or not swaps_last_two(t):
+            continue
+        ins[i], attrs[flag] = t.inputs[0], not attrs.get(flag, False)
+        if c is not t:
+            stored = Var(ShapedArray(ins[i].aval.shape, c.outputs[0].aval.dtype))
+            nodes.append(Node("convert", [ins[i]], [stored], c.attrs, c.source))
+            ins[i] = stored
     return node if ins == list(node.inputs) else Node("matmul", ins, node.outputs, attrs,
                                                       node.source)
 
