@@ -175,6 +175,7 @@ class Jitted:
             entry = self._new_entry(graph, out_tree, captured, touched, versions, epoch)
             if captured:
                 return entry   # closes over values of an enclosing trace: inline, never cache
+            graph.donated = self._donated(call)
             with compile_log.progress(self.__name__, len(graph.nodes)), phase("lower"):
                 entry.run = self._lower(entry, first=True).run
         self._insert(key, entry)
@@ -182,6 +183,20 @@ class Jitted:
         args, static = (call.args, call.static) if isinstance(call, Call) else (call, ())
         self._recompiles.compiled(args, static, graph, phases, changed)
         return entry
+
+    def _donated(self, call):
+        """The leaf numbers of the arguments in donate_argnums (`call`: as in _trace)."""
+        if not self.donate_argnums:
+            return ()
+        args, static = (call.args, call.static) if isinstance(call, Call) else (call, ())
+        n, out, at = len(args), [], 0
+        donate = {i % n for i in self.donate_argnums if -n <= i < n}
+        for i, a in enumerate(args):
+            if i not in static:
+                count = len(flatten(a)[0])
+                out.extend(range(at, at + count) if i in donate else ())
+                at += count
+        return tuple(out)
 
     @staticmethod
     def _new_entry(graph, out_tree, captured, touched, versions, epoch):
@@ -247,9 +262,10 @@ class Jitted:
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
         backend=None):
     """Compile `fun`: traced once per input signature, lowered for `backend` (default
-    llvm, whatever backend is active), cached. `donate_argnums` is accepted for JAX
-    compatibility; the backends do not reuse donated buffers yet (results never alias
-    arguments)."""
+    llvm, whatever backend is active), cached. `donate_argnums`: as in JAX, the llvm
+    backend may write results into these arguments' arrays (one of the same shape and
+    dtype that owns its memory and is passed once), so their contents are undefined
+    after the call; a result never shares memory with any other argument."""
     def make(f):
         return Jitted(f, static_argnums, static_argnames, donate_argnums, backend)
     return make if fun is None else make(fun)

@@ -10,6 +10,7 @@ import numpy as np
 import ir.errors
 from ir import Graph, Literal
 from lowering.llvm.fusion import display_graph, fusion_node
+from lowering.llvm.liveness import Plan, plan
 
 
 @dataclass(frozen=True)
@@ -19,20 +20,22 @@ class Artifact:
     the inputs and consts (None, None: filled by a Python step); `steps`: ("segment",
     entry, buffers) | ("parallel", [(function, buffers, work items, grain)], threads) |
     ("python", node, ins, outs); `outs`: each output's buffer number (or its Literal);
-    `graph`: the optimized graph with each fused group shown as one `fusion` node. Plain
-    tuples throughout, but for the classes, dtypes, graphs and Python steps' nodes."""
+    `plan`: which buffers share memory (lowering.llvm.liveness); `graph`: the optimized
+    graph with each fused group shown as one `fusion` node. Plain tuples throughout, but
+    for the classes, dtypes, graphs and Python steps' nodes."""
     text: str
     errors: tuple
     specs: tuple
     steps: tuple
     outs: tuple
+    plan: Plan
     graph: Graph
 
 
 def build(sched, mb):
     """The artifact of schedule `sched` whose module `mb` codegen built."""
     return Artifact(mb.text(), tuple(mb.errors), sched.specs,
-                    tuple(s.program_step() for s in sched.steps), sched.outs,
+                    tuple(s.program_step() for s in sched.steps), sched.outs, plan(sched),
                     display_graph(sched.part.graph, sched.part.groups))
 
 
@@ -61,6 +64,7 @@ def encode(art, g):
         tuple((shape, dtype and dtype.name) for shape, dtype in art.specs),
         art.steps,
         tuple(None if type(k) is Literal else k for k in art.outs),
+        (art.plan.offsets, art.plan.size, art.plan.donors),
         tuple(index[id(n)] if id(n) in index else
               (n.attrs["kind"], tuple(index[id(m)] for m in n.attrs["body"].nodes),
                tuple(number[id(x)] for x in n.inputs), tuple(number[id(r)] for r in n.outputs))
@@ -69,7 +73,7 @@ def encode(art, g):
 
 def decode(data, g):
     """The artifact `encode` made, for graph `g` (structurally the graph it was made for)."""
-    text, errors, specs, steps, outs, shown = data
+    text, errors, specs, steps, outs, shared, shown = data
     values = numbering(g)[1]
     nodes = [g.nodes[s] if type(s) is int else fusion_node(
         s[0], [values[x] for x in s[2]], [values[r] for r in s[3]], [g.nodes[i] for i in s[1]])
@@ -78,5 +82,5 @@ def decode(data, g):
         text, tuple((getattr(ir.errors, cls), message) for cls, message in errors),
         tuple((shape, dtype and np.dtype(dtype)) for shape, dtype in specs),
         steps,
-        tuple(g.outvars[j] if k is None else k for j, k in enumerate(outs)),
+        tuple(g.outvars[j] if k is None else k for j, k in enumerate(outs)), Plan(*shared),
         Graph(g.invars, g.outvars, nodes, g.constvars, g.consts))

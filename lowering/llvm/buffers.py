@@ -5,9 +5,11 @@ on every call: conv1 then *2 took 1536 faults and 2.5 ms of CPU per call around 
 of compute, and x * 2 over 16 MB 2.0 ms against 0.8 ms into memory already touched.
 So a Program keeps two kinds of buffers between its calls:
 
-- `Temps`: its temporaries (buffers no output is), as whole sets. A call takes a set
-  and gives it back after its outputs are made; a call finding none (the first, or one
-  overlapping another) makes one, so each running call has a set of its own.
+- `Temps`: its temporaries (buffers no output is), as whole sets, each set views into
+  one arena laid out by lowering.llvm.liveness (temporaries whose lifetimes do not
+  overlap share bytes). A call takes a set and gives it back after its outputs are
+  made; a call finding none (the first, or one overlapping another) makes one, so each
+  running call has a set of its own.
 - `Outputs`: its large outputs, each recycled once the caller has dropped it. A call
   takes the buffer its slot gave out last only if nothing but the slot refers to it
   (its reference count, calibrated below, and no weak reference) and the caller changed
@@ -28,6 +30,7 @@ import weakref
 import numpy as np
 
 from lowering import forks
+from lowering.llvm.schedule import ALIGN
 
 KEEP_SETS = 2           # sets of temporaries a Program keeps between calls
 KEEP_BYTES = 1 << 30    # bytes all live Programs may keep between calls
@@ -57,11 +60,12 @@ def nbytes(spec):
 
 
 class Temps:
-    """A Program's temporaries (see module doc). `kept[0]`: how many sets it may keep."""
+    """A Program's temporaries (see module doc): (shape, dtype) `specs` at byte `offsets`
+    of an arena of `size` bytes. `kept[0]`: how many sets it may keep."""
 
-    def __init__(self, specs):
-        self.specs, self.free, self.kept, self.charged = specs, [], [0], [0]
-        self.nbytes = sum(nbytes(s) for s in specs)
+    def __init__(self, specs, offsets, size):
+        self.specs, self.offsets, self.free, self.kept, self.charged = specs, offsets, [], [0], [0]
+        self.nbytes = size
         weakref.finalize(self, _release, self.charged)
 
     def fresh(self):
@@ -69,7 +73,10 @@ class Temps:
         if self.kept[0] < KEEP_SETS and _charge(self.nbytes):
             self.charged[0] += self.nbytes
             self.kept[0] += 1
-        return tuple([np.empty(s, d) for s, d in self.specs])
+        raw = np.empty(self.nbytes + ALIGN, np.uint8)
+        arena = raw[-raw.ctypes.data % ALIGN:][:self.nbytes]
+        return tuple([arena[o:o + nbytes((s, d))].view(d).reshape(s)
+                      for (s, d), o in zip(self.specs, self.offsets)])
 
     def take(self):
         try:

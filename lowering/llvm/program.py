@@ -15,8 +15,11 @@ right shape and dtype are used as they are if C-contiguous and aligned, else cop
 Python scalars are converted; anything else raises ShapeError/DTypeError naming the input.
 Temporaries and large outputs are kept between calls (lowering.llvm.buffers: fresh memory
 page-faults); each running call has buffers of its own, so concurrent calls are safe.
+Temporaries whose lifetimes do not overlap share memory, and an output may be written into
+a donated input's buffer (lowering.llvm.liveness; `Program.donations`).
 """
 import ctypes
+import functools
 
 import numpy as np
 
@@ -48,9 +51,29 @@ def optimize(graph):
 
 def compile_graph(graph):
     """Compile an ir.Graph for the llvm backend: inline calls, optimize, then partition,
-    schedule, generate one module and load it (through the caches). Returns a Program."""
+    schedule, generate one module and load it (through the caches). Returns a Program;
+    `graph.donated` (if set) are the inputs whose buffers its outputs may take."""
+    finish, _ = prepare(graph)
+    return finish()
+
+
+def prepare(graph):
+    """compile_graph in two parts, for jit's background compiles (tracer.programs): this
+    call does the part that holds the GIL (passes to codegen) and returns (the rest, a
+    function of no arguments giving the Program: loading, where LLVM compiles the module
+    with the GIL released unless a cache has it; the module's lines, which LLVM's time
+    follows)."""
     with building():
-        return _compile(graph)
+        art = _compile(graph)
+    return functools.partial(_load, art, getattr(graph, "donated", ())), art.text.count("\n")
+
+
+def _load(art, donated):
+    with building():
+        return Program(art, donated)
+
+
+compile_graph.prepare = prepare
 
 
 def _compile(graph):
@@ -61,7 +84,7 @@ def _compile(graph):
     art = graph_cache.lookup(key, g)
     if art is not None:
         note("graph-cache-hits")
-        return Program(art)
+        return art
     with phase("partition"):
         part = schedule.partition(g)
     with phase("schedule"):
@@ -70,16 +93,17 @@ def _compile(graph):
     with phase("codegen"):
         art = artifact.build(sched, codegen.emit_program(sched))
     graph_cache.store(key, g, art)
-    return Program(art)
+    return art
 
 
 class Program:
     """A compiled graph, loaded from its artifact: `run(leaves)` -> list of output arrays;
     `as_text()` is the LLVM module; `graph` the optimized graph with each fused group as
-    one `fusion` node."""
+    one `fusion` node. Outputs may be written into the buffers of the inputs numbered in
+    `donated` (see `donations`)."""
     backend = "llvm"
 
-    def __init__(self, art):
+    def __init__(self, art, donated=()):
         self.graph = graph = art.graph
         self._text, self._errors = art.text, art.errors
         self.loaded = target.load(self._text)
@@ -92,11 +116,16 @@ class Program:
         self._copied = _copied(art.outs, nfixed)
         self._pooled = [d is not None and nfixed + j not in art.outs
                         for j, (_, d) in enumerate(art.specs)]
-        self._temps = buffers.Temps([s for s, p in zip(art.specs, self._pooled) if p])
+        self._temps = buffers.Temps([s for s, p in zip(art.specs, self._pooled) if p],
+                                    [o for o, p in zip(art.plan.offsets, self._pooled) if p],
+                                    art.plan.size)
         fresh = [k for k, c in zip(art.outs, self._copied) if type(k) is int and not c]
         self._recycled = {k: j for j, k in enumerate(
             k for k in fresh if buffers.RECYCLE_MIN <= buffers.nbytes(art.specs[k - nfixed]))}
         self._outputs = buffers.Outputs([art.specs[k - nfixed] for k in self._recycled])
+        self.donations = _donations(art, donated)
+        fixed = frozenset(id(x) for c in self._consts for x in (c, c.base) if x is not None)
+        self._reusable = functools.partial(_reusable, fixed)
         self.steps = [s[0] for s in art.steps]    # "segment" | "python" | "parallel"
         if all(s[0] == "segment" for s in art.steps):
             self.run = self._fast_run([(self._function(name), objects)
@@ -117,8 +146,10 @@ class Program:
         bufs = self._inputs(leaves)
         bufs.extend(self._consts)
         temps, nfixed, recycled = self._temps.take(), len(bufs), self._recycled
+        donors = self._donors(leaves, bufs)
         it = iter(temps)
-        bufs.extend([next(it) if p else self._outputs.takers[recycled[k]]() if k in recycled
+        bufs.extend([next(it) if p else bufs[donors[k]] if k in donors else
+                     self._outputs.takers[recycled[k]]() if k in recycled
                      else np.empty(s, d) if d is not None else None
                      for k, ((s, d), p) in enumerate(zip(self._alloc, self._pooled), nfixed)])
         for step in self._steps:    # (a parallel step is one native call: no thread
@@ -127,6 +158,12 @@ class Program:
                   for k, c in zip(self._outs, self._copied)]
         self._temps.give(temps)
         return result
+
+    def _donors(self, leaves, bufs):
+        """{output buffer: input} of this call's donations whose buffers may be written."""
+        ins = sorted(set(self.donations.values()))
+        ok = dict(zip(ins, self._reusable(leaves, [bufs[i] for i in ins])))
+        return {k: i for k, i in self.donations.items() if ok[i]}
 
     def _inputs(self, leaves):
         if len(leaves) != len(self._in):
@@ -142,6 +179,7 @@ class Program:
         nin, ncon, temps = len(self._in), len(self._consts), self._temps
         env = {"ndarray": np.ndarray, "empty": np.empty, "array": np.array, "id": id,
                "convert": _convert, "fail": self._fail, "inputs": self._inputs,
+               "reusable": self._reusable,
                "pop": temps.free.pop, "push": temps.free.append, "free": temps.free,
                "kept": temps.kept, "fresh": temps.fresh}
         lines = ["def run(leaves):", f"    if len(leaves) != {nin}:", "        inputs(leaves)"]
@@ -158,13 +196,21 @@ class Program:
         if pooled:
             lines += ["    try:", "        temps = pop()", "    except IndexError:",
                       "        temps = fresh()", f"    {''.join(f'b{k}, ' for k in pooled)}= temps"]
+        donated = sorted(set(self.donations.values()))
+        if donated:
+            lines.append(f"    ok = reusable(leaves, ({''.join(f'b{i}, ' for i in donated)}))")
         for k, (shape, dtype) in enumerate(self._alloc, nin + ncon):
             if k in self._recycled:
                 env[f"T{k}"] = self._outputs.takers[self._recycled[k]]
-                lines.append(f"    b{k} = T{k}()")
+                make = f"T{k}()"
             elif k not in pooled:
                 env[f"S{k}"], env[f"D{k}"] = shape, dtype
-                lines.append(f"    b{k} = empty(S{k}, D{k})")
+                make = f"empty(S{k}, D{k})"
+            else:
+                continue
+            i = self.donations.get(k)
+            lines.append(f"    b{k} = {make}" if i is None else
+                         f"    b{k} = b{i} if ok[{donated.index(i)}] else {make}")
         for i, (fn, objects) in enumerate(segments):
             env[f"F{i}"] = fn
             lines += [f"    t = ({''.join(f'b{k}, ' for k in objects)})", f"    rc = F{i}(id(t))",
@@ -261,6 +307,30 @@ def _convert(k, x, shape, dtype):
         raise ShapeError(f"llvm program input {k}: shape {arr.shape}, but it was compiled "
                          f"for {shape}")
     return np.require(arr, dtype, ["C", "A"])
+
+
+def _donations(art, donated):
+    """{output buffer: input}: each output, in order, takes the first input of `donated`
+    its plan allows (dead once it is written, same shape and dtype) that none before took."""
+    taken, out = set(), {}
+    for k, donors in zip(art.outs, art.plan.donors):
+        i = next((i for i in donors if i in donated and i not in taken), None)
+        if i is not None:
+            taken.add(i)
+            out[k] = i
+    return out
+
+
+def _reusable(fixed, leaves, arrays):
+    """Per input array of a call, whether an output may be written into it: it owns its
+    writable memory, and no other argument nor a constant (ids `fixed`) is it or a view
+    of it (a copy the call made owns memory nobody else holds)."""
+    held = {}
+    for x in leaves:
+        for h in (x, getattr(x, "base", None)):
+            held[id(h)] = held.get(id(h), 0) + 1
+    return [x.base is None and x.flags.writeable and held.get(id(x), 0) <= 1 and
+            id(x) not in fixed for x in arrays]
 
 
 def _copied(outs, nfixed):

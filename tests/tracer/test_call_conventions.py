@@ -1,4 +1,5 @@
-"""jit's call conventions: keyword arguments, static_argnames, donate_argnums, methods;
+"""jit's call conventions: keyword arguments, static_argnames, methods (donate_argnums:
+tests/lowering/test_memory_plan.py);
 grad with keyword arguments."""
 import dataclasses
 
@@ -45,14 +46,6 @@ def test_static_argnames_cover_keyword_and_positional_uses():
         tracer.jit(lambda x: x, static_argnames=(1,))
     with pytest.raises(ArgumentError, match="takes only 1 positional"):
         tracer.jit(lambda x: x, static_argnums=2)
-
-
-def test_donate_argnums_is_accepted_and_results_stay_independent():
-    f = tracer.jit(lambda x: x + 1.0, donate_argnums=0)
-    x = np.arange(3.0)
-    y = f(x)
-    assert not np.shares_memory(x, y)
-    np.testing.assert_allclose(x, np.arange(3.0))
 
 
 @dataclasses.dataclass

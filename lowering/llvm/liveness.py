@@ -1,0 +1,138 @@
+"""Buffer assignment by liveness: which of a call's buffers may share memory.
+
+A temporary (a per-call buffer that is no input, constant or output) lives from the group
+call that writes it to the last one that reads it. Temporaries whose lifetimes do not
+overlap may occupy the same bytes, so `plan` lays them all out in one arena, each at an
+ALIGN-aligned offset: the largest first, each at the lowest offset free over its whole
+lifetime (XLA's heap simulator places buffers the same way).
+
+In place: a loop of elementwise scalar kernels storing one root reads each leaf element
+only to compute the root element at the same index, so the root may take the buffer of a
+leaf of its size that dies in that loop (every load of an element feeds the one store to
+it, so no load can move after it). Temporaries take dying temporaries' buffers this
+way, and an output may take a dying input's buffer: `Plan.donors` lists, per output,
+the inputs whose buffers could hold it, for `donate_argnums`.
+"""
+from dataclasses import dataclass
+
+from ir import Var
+from lowering.llvm.buffers import nbytes
+from lowering.llvm.schedule import aligned
+
+
+@dataclass(frozen=True)
+class Plan:
+    """`offsets`: per per-call buffer (numbered after the inputs and consts), its byte
+    offset in the arena if it is a temporary, else None; `size`: the arena's bytes;
+    `donors`: per graph output, the inputs that are dead once it is written and have its
+    shape and dtype (tuples of plain values, as the graph cache stores them)."""
+    offsets: tuple
+    size: int
+    donors: tuple
+
+
+def _calls(sched):
+    """(read buffers, written buffers, group or None) of every call, in order."""
+    for step in sched.steps:
+        if step.kind == "python":
+            yield [k for k in step.ins if type(k) is int], step.outs, None
+            continue
+        for c in step.calls:
+            n = len(c.group.leaves)
+            yield c.buffers[:n], c.buffers[n:], c.group
+
+
+def in_place(part, grp, leaf, root):
+    """Whether group `grp` of partition `part` may store its root number `root` over its
+    leaf number `leaf` (see module doc): an untiled loop of the leaf's shape, in which
+    no index map reads the leaf, even through fused values (it would read it at other
+    positions), and the root is computed from it."""
+    if grp is None or grp.kind != "loop" or grp.tiled:
+        return False
+    x, r = grp.leaves[leaf], grp.roots[root]
+    inside = {id(n) for n in grp.nodes}
+    return (tuple(x.aval.shape) == tuple(grp.shape) == tuple(r.aval.shape) and
+            not any(_reads(part, inside, y, x) for n in grp.nodes
+                    if part.impls[id(n)].kind != "scalar" for y in n.inputs) and
+            _reads(part, inside, r, x))
+
+
+def _reads(part, inside, r, x):
+    """Whether value r, as a loop over the nodes `inside` computes it, reads value x."""
+    stack, seen = [r], set()
+    while stack:
+        v = stack.pop()
+        if v is x:
+            return True
+        n = part.producer.get(id(v))
+        if n is not None and id(n) in inside and id(v) not in seen:
+            seen.add(id(v))
+            stack.extend(y for y in n.inputs if type(y) is Var)
+    return False
+
+
+def plan(sched):
+    """The Plan of Schedule `sched`."""
+    part, specs = sched.part, sched.specs
+    invars = part.graph.invars
+    nfixed = len(invars) + len(part.graph.constvars)
+    outs = [k if type(k) is int else None for k in sched.outs]
+    size_of = [nbytes(s) for s in specs]
+    temp = [d is not None and nfixed + j not in outs for j, (_, d) in enumerate(specs)]
+    calls = list(_calls(sched))
+    first, last, made = {}, {}, {}
+    for t, (ins, written, _) in enumerate(calls):
+        for k in list(ins) + list(written):
+            first.setdefault(k, t)
+            last[k] = t
+        for k in written:
+            made[k] = t
+    home = {}               # temporary -> its allocation [start, end, bytes, members]
+    for t, (ins, written, grp) in enumerate(calls):
+        for root, r in enumerate(written):
+            if not temp[r - nfixed]:
+                continue
+            for leaf, k in enumerate(ins):
+                a = home.get(k)
+                if (a is not None and a[1] == t and made[a[3][-1]] < t and
+                        a[2] == size_of[r - nfixed] and in_place(part, grp, leaf, root)):
+                    a[1], home[r] = last[r], a
+                    a[3].append(r)
+                    break
+            else:
+                home[r] = [t, last[r], size_of[r - nfixed], [r]]
+    offsets, size = _place({id(a): a for a in home.values()}.values())
+    donors = tuple(() if k is None or k < nfixed or k in outs[:o] or specs[k - nfixed][1] is None
+                   else tuple(i for i, v in enumerate(invars)
+                              if specs[k - nfixed] == (v.aval.shape, v.aval.dtype) and
+                              i not in outs and _dead(i, k, calls, last, made[k], part))
+                   for o, k in enumerate(outs))
+    return Plan(tuple(offsets.get(nfixed + j) for j in range(len(specs))), size, donors)
+
+
+def _dead(i, k, calls, last, t, part):
+    """Whether input i is dead once call t has written buffer k: read last before t, or
+    last by t, which may write k over it in place."""
+    if last.get(i, -1) != t:
+        return last.get(i, -1) < t
+    ins, written, grp = calls[t]
+    return in_place(part, grp, list(ins).index(i), list(written).index(k))
+
+
+def _place(allocations):
+    """({buffer: offset}, arena bytes): largest first, each at the lowest aligned offset
+    clear of every placed allocation whose lifetime overlaps its own."""
+    placed, offsets, size = [], {}, 0
+    for a in sorted(allocations, key=lambda a: (-a[2], a[0])):
+        start, end, nbytes = a[0], a[1], aligned(a[2])
+        at = 0
+        for off, top in sorted((off, off + aligned(b[2])) for off, b in placed
+                               if b[0] <= end and start <= b[1]):
+            if off - at >= nbytes:
+                break
+            at = max(at, top)
+        placed.append((at, a))
+        size = max(size, at + nbytes)
+        for k in a[3]:
+            offsets[k] = at
+    return offsets, size
