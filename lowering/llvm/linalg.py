@@ -1,10 +1,10 @@
-"""matmul: the generated packed-B, register-tiled kernel of lowering.llvm.matmul for
-numeric dtypes (B packed once per call into the scratch buffer, then rows of C split
-across threads on whole register tiles), and a plain i-k-j loop for bool (or of ands, as
-NumPy)."""
+"""matmul: a call of the packed-B, register-tiled library kernel of lowering.llvm.matmul
+(compiled once per process, lowering.llvm.matmul_shared) for numeric dtypes (B packed once
+per call into the scratch buffer, then rows of C split across threads on whole register
+tiles), and a plain i-k-j loop for bool (or of ands, as NumPy)."""
 import numpy as np
 
-from lowering.llvm import matmul as mm
+from lowering.llvm import irutil, matmul as mm, matmul_shared
 from lowering.llvm.irutil import I64, PTR, i64
 from lowering.llvm.protocol import KernelEmitter
 from lowering.llvm.scalars import arith
@@ -27,17 +27,20 @@ def _native(in_avals, **attrs):
     return in_avals[0].dtype.kind != "b" and batch * m * n > 0
 
 
-def _kernel_text(ctx, ins, attrs):
-    """(symbol, IR text) of the generated kernel for this node (one per group)."""
-    batch, m, k, n = _dims([x.aval for x in ins], **attrs)
-    sym = ctx.unique("mm")
-    return sym, mm.matmul_ir(sym, batch, m, k, n, ins[0].aval.dtype, **attrs)
+def _library(ctx, ins, attrs, pack=False):
+    """The matmul library function (lowering.llvm.matmul_shared) for this node's dtype
+    and transposes, declared in the module: the row function, or the pack function."""
+    sym = matmul_shared.symbol(ins[0].aval.dtype, **attrs)
+    if pack:
+        return irutil.intrinsic(ctx.b.module, sym + "_pack", VOID, [PTR, PTR, I64, I64, I64])
+    return irutil.intrinsic(ctx.b.module, sym, VOID, [PTR, PTR, PTR, I64, I64, I64, I64, I64, I64])
 
 
 def _prepare(ctx, ins, outs, **attrs):
     if _native([x.aval for x in ins], **attrs):
-        sym, text = _kernel_text(ctx, ins, attrs)
-        ctx.b.call(ctx.external(sym + "_pack", VOID, [PTR, PTR], text), [ins[1].ptr, ctx.scratch])
+        batch, m, k, n = _dims([x.aval for x in ins], **attrs)
+        ctx.b.call(_library(ctx, ins, attrs, pack=True),
+                   [ins[1].ptr, ctx.scratch, i64(batch), i64(k), i64(n)])
 
 
 def _matmul(ctx, ins, outs, **attrs):
@@ -45,9 +48,8 @@ def _matmul(ctx, ins, outs, **attrs):
     c, b = outs[0], ctx.b
     batch, m, k, n = _dims([x.aval for x in ins], **attrs)
     if _native([x.aval for x in ins], **attrs):
-        sym, text = _kernel_text(ctx, ins, attrs)
-        fn = ctx.external(sym, VOID, [PTR, PTR, PTR, I64, I64], text)
-        b.call(fn, [a.ptr, ctx.scratch, c.ptr, ctx.start, ctx.end])
+        b.call(_library(ctx, ins, attrs), [a.ptr, ctx.scratch, c.ptr, ctx.start, ctx.end,
+                                           i64(batch), i64(m), i64(k), i64(n)])
         return
     add, mul = arith("add", c.aval.dtype), arith("mul", c.aval.dtype)
     with ctx.loop(ctx.start, ctx.end) as row:          # bool: C[row, j] = or_k A[row, k] & B[k, j]

@@ -14,8 +14,9 @@ clash; a Program holds its Loaded, so code is never freed under a live program. 
 every loaded module is held weakly (a live program's module is always shared) and the
 TRACER_CODE_CACHE_SIZE (default 256) most recently used ones strongly; any other module
 is freed (engine and code pages) as soon as no Program uses it. A module that calls math
-functions in their library (lowering.llvm.mathlib_shared) has each library loaded first, once
-per process and kept, its symbols registered for every engine (llvm.add_symbol).
+functions in their library (lowering.llvm.mathlib_shared) or matmul (matmul_shared) has each
+library loaded first, once per process and kept, its symbols registered for every engine
+(llvm.add_symbol).
 
 Threads compile at once: each compile takes an LLVM context and a target machine of its
 own from a pool (neither is thread-safe; LLVM runs compiles on disjoint ones in parallel,
@@ -44,7 +45,7 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from ir.errors import ArgumentError, CodegenError
-from lowering.llvm import caches, compile_worker, mathlib_shared
+from lowering.llvm import caches, compile_worker, mathlib_shared, matmul_shared
 from lowering.llvm.cpu import CURRENT, TRIPLE
 from lowering.profile import note, phase
 
@@ -94,7 +95,8 @@ _table = threading.Lock()   # _live and _pending; only taken inside _gate, so ne
 _pending = {}               # key -> Event set when the thread compiling it is done
 _tools = []                 # idle (LLVM context, target machine) pairs: one per compile
 _live = weakref.WeakValueDictionary()       # key -> Loaded, every module loaded now
-_linked = {}        # math function -> Loaded of its library, linked into the process
+_linked = {}        # library (a math function, a matmul variant) -> its Loaded, linked
+_LIBRARIES = (mathlib_shared, matmul_shared)
 _recent = caches.Lru(caches.env_size("TRACER_CODE_CACHE_SIZE", 256))
 stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
 IN_PROCESS = 64     # compiles this process runs itself before handing them to workers
@@ -296,18 +298,20 @@ def load(text, key=None):
 
 
 def _link(text):
-    """Load the math libraries module `text` calls (mathlib_shared.libraries; each is compiled
-    once per process) and make their symbols resolvable from every engine."""
-    for name in mathlib_shared.libraries(text):
-        if name not in _linked:
-            symbols, identity, make = mathlib_shared.library(name, CURRENT.isa)
-            loaded = load(make, cache_key(identity))
-            for symbol in symbols:
-                address = loaded.engine.get_function_address(symbol)
-                if not address:     # (MCJIT would abort the process on the missing symbol)
-                    raise CodegenError(f"math library {name!r} lacks its symbol {symbol!r}")
-                llvm.add_symbol(symbol, address)
-            _linked[name] = loaded      # kept for good: other modules call it
+    """Load the libraries module `text` calls (the math functions' and matmul's:
+    `libraries` of mathlib_shared and matmul_shared; each is compiled once per process)
+    and make their symbols resolvable from every engine."""
+    for kind in _LIBRARIES:
+        for name in kind.libraries(text):
+            if name not in _linked:
+                symbols, identity, make = kind.library(name, CURRENT.isa)
+                loaded = load(make, cache_key(identity))
+                for symbol in symbols:
+                    address = loaded.engine.get_function_address(symbol)
+                    if not address:     # (MCJIT would abort the process on the missing symbol)
+                        raise CodegenError(f"library {name!r} lacks its symbol {symbol!r}")
+                    llvm.add_symbol(symbol, address)
+                _linked[name] = loaded      # kept for good: other modules call it
 
 
 def _load(key, text, tools):

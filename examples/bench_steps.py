@@ -1,0 +1,62 @@
+"""Steady-state call times of tracer's llvm backend alone, for comparing two versions of the
+code (run this file from each checkout in turn, alternating, on the same machine): rows of
+the micro-benchmark (examples/bench_workloads.py) and steps of the real workloads
+(examples/real_workloads.py), each after its compile: median and least of `--reps` calls (ms).
+
+Run:  python examples/bench_steps.py [--only W5,W12,W15,W18] [--reps 30]
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import real_workloads  # noqa: E402
+from bench_timing import block  # noqa: E402
+from bench_workloads import ROWS  # noqa: E402
+
+import tracer  # noqa: E402
+
+
+def micro(row, reps):
+    args = row.args(np.random.default_rng(0))
+    f = tracer.jit(row.tracer)
+    block(f(*args))
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        block(f(*args))
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def real(workload, reps):
+    run, state = workload.setup(real_workloads.tracer_lib(), np.random.default_rng(0))
+    state, _ = run(state)
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        state, value = run(state)
+        float(value)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--only", default="W5,W12,W15,W18")
+    p.add_argument("--reps", type=int, default=30)
+    a = p.parse_args()
+    os.environ["TRACER_BACKGROUND_COMPILE"] = "0"
+    rows = {r.key: r for r in ROWS}
+    works = {w.key: w for w in real_workloads.WORKLOADS}
+    for key in a.only.split(","):
+        t = micro(rows[key], a.reps) if key in rows else real(works[key], a.reps)
+        print(f"{key} median {statistics.median(t) * 1e3:.3f} min {min(t) * 1e3:.3f} ms", flush=True)
+
+
+if __name__ == "__main__":
+    main()

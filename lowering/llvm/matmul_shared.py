@@ -1,0 +1,49 @@
+"""Matmul as library functions: one compiled copy per dtype and pair of transposes, taking
+its sizes at run time, that every matmul node of every module calls (linked by
+lowering.llvm.target, compiled once per process and CPU and kept in the disk cache, as the
+math library is). Emitted per node, each matmul's register tiles were optimized and
+emitted by LLVM anew: ~100-200 ms a node, 72 in a 24-layer MLP's value_and_grad.
+
+A library's symbol names its variant and a digest of the generating code, so that a
+cached module never calls a library of another ABI.
+"""
+import hashlib
+import os
+import re
+
+import numpy as np
+
+from lowering.llvm import matmul
+
+
+def _source_digest():
+    digest = hashlib.sha256()
+    for name in ("irtext.py", "matmul.py", "matmul_shared.py"):
+        with open(os.path.join(os.path.dirname(__file__), name), "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()[:12]
+
+
+_SOURCE = _source_digest()
+_DTYPES = {dt.name: dt for dt in matmul._ELEM}
+_DECLARED = re.compile(r'^declare [^\n]*@"?(tracer\.mm\.' + _SOURCE + r'\.\w+\.[nt][nt])"?\(', re.M)
+
+
+def symbol(dtype, transpose_a=False, transpose_b=False):
+    """The row function of the library for `dtype` and the operands' storage; its pack
+    function is `<symbol>_pack` (see matmul.matmul_ir)."""
+    matmul._geometry(dtype)         # an unsupported dtype fails here, naming it
+    return f"tracer.mm.{_SOURCE}.{np.dtype(dtype).name}.{'nt'[transpose_a]}{'nt'[transpose_b]}"
+
+
+def libraries(module_text):
+    """The matmul libraries `module_text` calls (declared, not defined)."""
+    return _DECLARED.findall(module_text)
+
+
+def library(name, isa):
+    """(the symbols it defines, its identity, a function making its module text) of the
+    matmul library `name` (a symbol()) on `isa`."""
+    dtype, trans = _DTYPES[name.split(".")[3]], name.split(".")[4]
+    return [name, name + "_pack"], f"{name} {isa} {matmul._vector_bytes()}", lambda: matmul.matmul_ir(
+        name, dtype, trans[0] == "t", trans[1] == "t")
