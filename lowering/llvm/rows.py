@@ -58,7 +58,12 @@ def _run(part, groups, k):
             break
         run.append(g)
         produced.update((id(v), v) for v in g.roots)
-    return shape, (run if len(run) >= 2 and any(g.kind == "kernel" for g in run) else None)
+    # fusing pays when two members pass over whole rows (a reduction and another one or
+    # an S-shaped loop): that is a pass over S saved. A reduction followed only by values
+    # per row saves none, and its per-row members, run once a row, do not vectorize
+    # (a matvec's rows then the logistic loss's exp, log and division on each row).
+    whole = sum(g.kind == "kernel" or g.shape == shape for g in run)
+    return shape, (run if whole >= 2 and any(g.kind == "kernel" for g in run) else None)
 
 
 def _own_row_reads(part, g, shape, produced):
