@@ -1,17 +1,30 @@
 """What a jit cache entry runs, besides a backend compiler's own program: the graph
 interpreted with a backend's kernels, and a native program still compiling.
 
-Time to first result: compiling a large graph takes a while (about 0.35 ms per op on the
-llvm backend), so a graph of at least TRACER_BACKGROUND_COMPILE nodes (default 1000; 0
-never) compiles on a thread of its own while its first calls run through the NumPy
-interpreter; the first call after the compile is done switches the cache entry to the
-native program for good, so the hot path is unchanged from then on. A program a cache
-serves is ready within FIRST_WAIT and used from the first call. The interpreter's results
-agree with the native ones to the backends' documented tolerance (a few ulp of float32
-math), not bit for bit.
+Time to first result: a graph of at least TRACER_BACKGROUND_COMPILE nodes (default 100; 0
+never) may have its first calls run through the NumPy interpreter while its native code
+compiles, when that gives the user results sooner without delaying the native code:
+- The compile's Python part (passes to codegen; a backend compiler's `prepare`) runs in
+  the caller. Only the part that releases the GIL (LLVM's optimizer and emitter) runs on
+  a thread of its own: a compile thread holding the GIL made each interpreted node wait
+  for it (up to sys.getswitchinterval(), 5 ms), 2-30 s a 1,100-node step.
+- The first call interprets only if the graph's interpreted cost (`interpreted_cost`,
+  loops counted by their trips) is below the compile's estimate (`LINE_S` a line of
+  module text); a later call is not interpreted when the compile should end within it (by
+  the estimate, and as long as the last interpreted call took): it waits for the native
+  code instead. Interpreted calls run OpenBLAS on one thread (`one_blas_thread`), leaving
+  the compile its core.
+The first call after the compile switches the cache entry to the native program for good,
+so the hot path is unchanged from then on. A program a cache serves is ready within
+FIRST_WAIT and used from the first call. The interpreter's results agree with the native
+ones to the backends' documented tolerance (a few ulp of float32 math), not bit for bit.
 """
+import contextlib
+import ctypes
+import functools
 import os
 import threading
+import time
 
 import numpy as np
 
@@ -50,18 +63,19 @@ class InterpretedProgram:
 
     def run(self, leaves):
         from lowering.interpreter import evaluate      # its results never alias constants
-        return evaluate(self.graph, [x if type(x) is np.ndarray and x.dtype.isnative else
+        outs = evaluate(self.graph, [x if type(x) is np.ndarray and x.dtype.isnative else
                                      np.asarray(x, v.aval.dtype)    # scalars, big-endian
                                      for x, v in zip(leaves, self.graph.invars)], self.backend)
+        return [x if type(x) is np.ndarray else np.asarray(x) for x in outs]   # as compiled
 
     def as_text(self):
         return str(self.graph)
 
 
 def background_threshold():
-    """TRACER_BACKGROUND_COMPILE: graphs of at least this many nodes compile in the
-    background (default 1000; 0: never)."""
-    return caches.env_size("TRACER_BACKGROUND_COMPILE", 1000)
+    """TRACER_BACKGROUND_COMPILE: graphs of at least this many nodes may compile in the
+    background (default 100; 0: never)."""
+    return caches.env_size("TRACER_BACKGROUND_COMPILE", 100)
 
 
 def size(graph):
@@ -69,16 +83,38 @@ def size(graph):
     return sum(1 + sum(size(g) for g in n.regions) for n in graph.nodes)
 
 
-class Compiling:
-    """A native program compiling on its own thread. Its `run` interprets until the
-    program is ready, then moves `entry` (the jit cache entry) onto the program; `result`
-    waits for it. A compile that failed is not remembered: each later call compiles in the
-    calling thread, so it raises a fresh error (or succeeds, if the failure was passing).
-    A forked child has no compile thread: its first call starts one of its own."""
+NODE_S = 20e-6      # the interpreter's time a node (Python dispatch, checks), measured
+BYTE_S = 0.25e-9    # and a byte each node writes (NumPy at memory speed), measured
+LINE_S = 1e-3       # LLVM's time a line of module text (O3 and emission), measured
 
-    def __init__(self, entry, compile_graph, interpreted):
+
+def interpreted_cost(graph):
+    """Seconds one interpreted call of `graph` takes at least: NODE_S a node run and
+    BYTE_S a byte it writes. A scan's body runs `length` times, a cond's costliest branch
+    once, a while loop's body an unknown number of times (inf)."""
+    total = 0.0
+    for n in graph.nodes:
+        total += NODE_S + BYTE_S * sum(v.aval.size * v.aval.dtype.itemsize for v in n.outputs)
+        inner = [interpreted_cost(g) for g in n.regions]
+        if inner:
+            total += (float("inf") if n.kernel == "while" else max(inner) if n.kernel == "cond"
+                      else dict(n.attr_items).get("length", 1) * sum(inner))
+    return total
+
+
+class Compiling:
+    """A native program compiling on its own thread (`finish()`, estimated to take
+    `estimate` seconds; None: unknown; an interpreted call estimated to take `cost`). Its `run` interprets while that pays (see the
+    module's docstring), then moves `entry` (the jit cache entry) onto the program;
+    `result` waits for it. A compile that failed is not kept: each later call compiles in
+    the calling thread, so it raises a fresh error (or succeeds, if the failure was
+    passing). A forked child has no compile thread: its first call starts one of its own."""
+
+    def __init__(self, entry, compile_graph, finish, cost, estimate, interpreted):
         self._entry, self._interpreted, self._compile_graph = entry, interpreted, compile_graph
+        self._finish, self._estimate = finish, estimate
         self._program = None
+        self._last = cost           # an interpreted call's time, until one is measured
         self._in_child()
         self._begin()
         self._done.wait(FIRST_WAIT)
@@ -94,13 +130,14 @@ class Compiling:
             if self._started:
                 return
             self._started = True
+            self._since = time.perf_counter()
             with _running_lock:
                 _running.add(self)
         threading.Thread(target=self._compile, name="tracer-compile", daemon=True).start()
 
     def _compile(self):
         try:
-            self._program = self._compile_graph(self._entry.traced)
+            self._program = self._finish()
         except BaseException:       # not kept: the next call compiles and raises it anew
             pass
         self._done.set()            # first: a child forked in between sees it done
@@ -114,14 +151,72 @@ class Compiling:
             self._program = self._compile_graph(self._entry.traced)
         return self._program
 
+    def interprets(self):
+        """Whether a call now should run interpreted: the compile is under way and, by its
+        estimate, does not end within the call (as long as the last one took). Past the
+        estimate (a loaded machine) its end is unknown: calls interpret again, which
+        loses at most one call's time and gains one native call's for each that ends
+        first (the compile, on another core and without the GIL, is not slowed)."""
+        if self._done.is_set():
+            return False
+        self._begin()
+        if self._estimate is None:
+            return True
+        left = self._estimate - (time.perf_counter() - self._since)
+        return not 0 < left <= self._last
+
     def run(self, leaves):
-        if not self._done.is_set():
-            if not self._started:
-                self._begin()
-            return self._interpreted.run(leaves)
+        if self.interprets():
+            began = time.perf_counter()
+            with one_blas_thread():
+                outs = self._interpreted.run(leaves)
+            self._last = time.perf_counter() - began
+            return outs
         program = self._entry.lowered = self.result()
         self._entry.run = program.run
         return program.run(leaves)
+
+
+def _blas_threads_setter():
+    """OpenBLAS's openblas_set_num_threads_local (sets the count, returns the old one) in
+    the OpenBLAS NumPy has loaded, or None (another BLAS, not Linux)."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = sorted({line.split()[-1] for line in f
+                            if "openblas" in line.rsplit("/", 1)[-1].lower()})
+    except OSError:
+        return None
+    for path in paths:
+        setter = getattr(ctypes.CDLL(path), "openblas_set_num_threads_local", None)
+        if setter is not None:
+            setter.argtypes, setter.restype = [ctypes.c_int], ctypes.c_int
+            return setter
+    return None
+
+
+_blas = {"setter": None, "users": 0, "saved": None, "looked": False}
+_blas_lock = forks.lock()
+
+
+@contextlib.contextmanager
+def one_blas_thread():
+    """OpenBLAS on one thread (process-wide) while calls are interpreted beside a compile:
+    its threads spin-wait for each other, so with a core taken by LLVM every matmul
+    stalls (a transformer step interpreted in 3-6 s instead of 0.8 s on a loaded host)."""
+    with _blas_lock:
+        if not _blas["looked"]:
+            _blas["setter"], _blas["looked"] = _blas_threads_setter(), True
+        setter = _blas["setter"]
+        if setter is not None and _blas["users"] == 0:
+            _blas["saved"] = setter(1)
+        _blas["users"] += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas["users"] -= 1
+            if setter is not None and _blas["users"] == 0:
+                setter(_blas["saved"])
 
 
 _running, _running_lock = set(), forks.lock()     # Compiling objects whose thread runs
@@ -137,15 +232,32 @@ def _after_fork():
 os.register_at_fork(after_in_child=_after_fork)
 
 
+def stages(compile_graph, graph):
+    """(the compile's part that releases the GIL as a function of no arguments, its
+    estimated seconds or None): a backend compiler's `prepare(graph)` does the rest first,
+    here, and returns the former with a size in lines of module text; a compiler without
+    one does all of its work in the returned function."""
+    prepare = getattr(compile_graph, "prepare", None)
+    if prepare is None:
+        return functools.partial(compile_graph, graph), None
+    finish, lines = prepare(graph)
+    return finish, lines * LINE_S
+
+
 def start(entry, compile_graph):
     """The program that serves `entry`'s first calls: `compile_graph(entry.traced)`, or,
-    for a large graph every kernel of which has a NumPy kernel, a Compiling one."""
-    threshold = background_threshold()
-    if threshold and size(entry.traced) >= threshold:
-        try:
-            interpreted = InterpretedProgram(inline_calls(entry.traced), "numpy")
-        except KernelNotFoundError:
-            interpreted = None          # a kernel only the compiler can run: wait for it
-        if interpreted is not None:
-            return Compiling(entry, compile_graph, interpreted)
-    return compile_graph(entry.traced)
+    for a graph of at least background_threshold() nodes every kernel of which has a NumPy
+    kernel and which interprets in less time than the rest of its compile takes, a
+    Compiling one."""
+    threshold, graph = background_threshold(), entry.traced
+    if not threshold or size(graph) < threshold:
+        return compile_graph(graph)
+    finish, estimate = stages(compile_graph, graph)
+    cost = interpreted_cost(graph)
+    if estimate is not None and cost >= estimate:
+        return finish()
+    try:
+        interpreted = InterpretedProgram(inline_calls(graph), "numpy")
+    except KernelNotFoundError:
+        return finish()                     # a kernel only the compiler can run
+    return Compiling(entry, compile_graph, finish, cost, estimate, interpreted)

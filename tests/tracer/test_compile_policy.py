@@ -1,0 +1,147 @@
+"""The background-compile policy (tracer.programs): which graphs interpret their first
+calls beside a compile, which compile first, which calls wait for the native code, and
+which thread does which part of the compile. A fake backend whose compile is split like
+llvm's (`prepare` in the caller, the rest on the compile thread, held back by an Event)
+makes every decision observable without timing a real compile."""
+import threading
+
+import numpy as np
+import pytest
+
+import registry
+import tracer
+import tracer.numpy as tnp
+from tracer import programs
+
+X = np.linspace(-1, 1, 5)
+
+
+def chain(x):
+    for i in range(8):
+        x = tnp.tanh(x * (1.0 + i / 10)) + x * 0.5
+    return x
+
+
+class Sevens:
+    def __init__(self, graph):
+        self.graph = graph
+
+    def run(self, leaves):
+        return [np.full(v.aval.shape, 7.0, v.aval.dtype) for v in self.graph.outvars]
+
+
+@pytest.fixture
+def split(monkeypatch):
+    """Backend "split": `prepare` returns a module of `lines` lines (LINE_S = 1 ms a line)
+    and a finish that waits for `release`; records the thread each part ran on."""
+    monkeypatch.setenv("TRACER_BACKGROUND_COMPILE", "10")
+    monkeypatch.setattr(programs, "LINE_S", 1e-3, raising=False)
+    state = {"release": threading.Event(), "lines": 100_000, "threads": []}
+
+    def prepare(graph):
+        state["threads"].append(("prepare", threading.current_thread()))
+
+        def finish():
+            state["threads"].append(("finish", threading.current_thread()))
+            assert state["release"].wait(10)
+            return Sevens(graph)
+        return finish, state["lines"]
+
+    def compile_graph(graph):
+        finish, _ = prepare(graph)
+        return finish()
+    compile_graph.prepare = prepare
+    registry.register_backend("split", compile=compile_graph)
+    yield state
+    state["release"].set()
+    registry.unregister_backend("split")
+
+
+def compiling_of(f):
+    (entry,) = f._cache.values()
+    return entry.lowered
+
+
+def test_prepare_runs_in_the_caller_and_only_the_rest_on_the_compile_thread(split):
+    """The Python part of a compile holds the GIL: beside interpreted calls it would make
+    each of their nodes wait for the GIL."""
+    f = tracer.jit(chain, backend="split")
+    np.testing.assert_allclose(f(X), np.asarray(chain(X)), rtol=1e-12)    # interpreted
+    split["release"].set()
+    assert isinstance(f.lower(X), Sevens)
+    np.testing.assert_array_equal(f(X), 7.0)
+    (_, prep), (_, fin) = split["threads"]
+    assert prep is threading.main_thread() and fin is not threading.main_thread()
+
+
+def test_a_compile_estimated_shorter_than_an_interpreted_call_runs_first(split):
+    split["release"].set()
+    split["lines"] = 0                  # a compile that takes no time, by the estimate
+    assert programs.interpreted_cost(tracer.make_graph(chain)(X)) > 0
+    f = tracer.jit(chain, backend="split")
+    np.testing.assert_array_equal(f(X), 7.0)
+    assert isinstance(compiling_of(f), Sevens)
+    assert [t for _, t in split["threads"]] == [threading.main_thread()] * 2
+
+
+def test_a_loop_of_unknown_trip_count_never_interprets_beside_a_compile(split):
+    split["release"].set()
+
+    def loop(x):
+        return tracer.lax.while_loop(lambda v: tnp.sum(v) < 100.0, chain, x)
+    assert programs.interpreted_cost(tracer.make_graph(loop)(X + 2)) == float("inf")
+    np.testing.assert_array_equal(tracer.jit(loop, backend="split")(X + 2), 7.0)
+
+
+def test_a_scan_costs_its_body_times_its_length():
+    body = programs.interpreted_cost(tracer.make_graph(chain)(X))
+    g = tracer.make_graph(lambda x: tracer.lax.fori_loop(0, 1000, lambda i, v: chain(v), x))(X)
+    assert programs.interpreted_cost(g) >= 1000 * body
+
+
+def test_a_call_that_would_end_after_the_compile_waits_for_it(split, monkeypatch):
+    """An interpreted call that took longer than the compile's estimated remaining time is
+    not repeated: the next call waits for the native program."""
+    split["lines"] = 1000               # a 1 s compile, by the estimate
+    run = programs.InterpretedProgram.run
+    gate = threading.Event()
+
+    def slow_run(self, leaves):
+        gate.wait(0.6)
+        return run(self, leaves)
+    monkeypatch.setattr(programs.InterpretedProgram, "run", slow_run)
+    f = tracer.jit(chain, backend="split")
+    np.testing.assert_allclose(f(X), np.asarray(chain(X)), rtol=1e-12)
+    compiling = compiling_of(f)
+    assert isinstance(compiling, programs.Compiling) and not compiling.interprets()
+    threading.Timer(0.2, split["release"].set).start()
+    np.testing.assert_array_equal(f(X), 7.0)            # waited, then native
+
+
+def test_interpreted_results_are_arrays_as_native_ones(split):
+    """A 0-d result has one type whatever runs the call: a new type would change the
+    signature of a loop that feeds it back, and retrace it at the switch."""
+    f = tracer.jit(lambda x: tnp.sum(chain(x)), backend="split")
+    first = f(X)
+    split["release"].set()
+    f.lower(X)
+    assert type(first) is type(f(X)) is np.ndarray
+
+
+def test_interpreted_calls_beside_a_compile_run_blas_on_one_thread(split, monkeypatch):
+    setter = programs._blas_threads_setter()
+    if setter is None:
+        pytest.skip("NumPy's BLAS is not OpenBLAS")
+    before = setter(2)
+    seen = []
+    run = programs.InterpretedProgram.run
+
+    def spy(self, leaves):
+        seen.append(setter(1))
+        return run(self, leaves)
+    monkeypatch.setattr(programs.InterpretedProgram, "run", spy)
+    try:
+        tracer.jit(chain, backend="split")(X)
+        assert seen == [1] and setter(2) == 2          # restored after the call
+    finally:
+        setter(before)
