@@ -1,7 +1,8 @@
 """The benchmark's compile-time workloads: trace + compile + first run of structures no
 cache has seen (W7, W10, W11), the warm disk cache in a fresh process, and the
-`--profile-compile` phase table. Run alone, `python examples/bench_compile.py [rounds]`
-prints W10's and W11's times beside jax.jit's with tracer's compile phases."""
+`--profile-compile` phase table with rows of the real workloads' graphs. Run alone,
+`python examples/bench_compile.py [rounds]` prints W10's and W11's times beside jax.jit's
+with tracer's compile phases; `python examples/bench_compile.py real` the real rows."""
 import contextlib
 import os
 import statistics
@@ -73,6 +74,8 @@ JAX_MAX_OPS = 1000      # jax.jit of a 2,000-op chain ran out of memory (24 GB) 
 COMPILE_SIZES = (64, 250, 1000, 2000)
 PHASES = ["trace", "passes", "partition", "schedule", "codegen", "llvm-optimize", "llvm-emit",
           "load"]
+HEADER = (f"| ops | mode | tracer | jax.jit | vs jax | {' | '.join(PHASES)} | target | verdict "
+          f"| first result, compiling in the background |\n|" + " --- |" * (len(PHASES) + 8))
 # issue 13's targets: (ops, mode) -> (label, check(tracer s, jax s or None, {row: s}) ->
 # True, False, or None when a time it needs is missing)
 CHAIN_TARGETS = {
@@ -101,8 +104,7 @@ def profile_compile(sizes=COMPILE_SIZES, rounds=3):
         if jax:
             block(jax.jit(_chain(jnp, jax.grad, 64, mode, 0.5))(x))
     print(f"\ncompile table, fresh structures, median of {rounds} (ms; phases are tracer's)\n"
-          f"| ops | mode | tracer | jax.jit | vs jax | {' | '.join(PHASES)} | target | verdict "
-          f"| first result, compiling in the background |\n|" + " --- |" * (len(PHASES) + 8))
+          + HEADER)
     rows, salt = {}, 20_000       # salts no other row of the benchmark uses
     for n, mode in ((n, m) for n in sizes for m in ("plain", "grad")):
         ours, theirs = [], []
@@ -122,6 +124,29 @@ def profile_compile(sizes=COMPILE_SIZES, rounds=3):
         print(f"| {n} | {mode} | {rows[n, mode] * 1e3:.1f} | "
               f"{'-' if jax_time is None else f'{jax_time * 1e3:.1f}'} | {ratio} | "
               f"{' | '.join(cells)} | {label} | {verdict} | {first * 1e3:.1f} |", flush=True)
+    real_rows()
+
+
+def real_rows():
+    """Compile-table rows of the real workloads' graphs (examples/real_workloads.py, W17
+    on): each one's first call (trace + compile + run) in a fresh process with an empty
+    disk cache, compiling first, beside jax.jit's (issue 23's target: <= 1x jax), with
+    tracer's phases; and its first result with background compiles on (the default)."""
+    import bench_real
+    for w in bench_real.real_workloads.WORKLOADS:
+        ours = bench_real.spawn(w.key, "tracer, compile first", 1)
+        theirs = bench_real.spawn(w.key, "jax.jit", 1) if jax else None
+        default = bench_real.spawn(w.key, "tracer", 1)
+        if ours is None:
+            continue
+        def ms(run):
+            return "-" if run is None else f"{run['first'] * 1e3:.1f}"
+        t, j = ours["first"], theirs and theirs["first"]
+        cells = [f"{ours['phases'].get(p, 0) * 1e3:.1f}" for p in PHASES]
+        verdict = "-" if j is None else "met" if t <= j else "missed"
+        print(f"| {w.key} graph | first step | {ms(ours)} | {ms(theirs)} | "
+              f"{'-' if j is None else f'{t / j:.2f}x'} | {' | '.join(cells)} | <= 1x jax | "
+              f"{verdict} | {ms(default)} |", flush=True)
 
 
 def _first_call(f, *args):
@@ -182,5 +207,9 @@ def phase_table(rows):
     return lines
 
 
-if __name__ == "__main__":      # python examples/bench_compile.py [rounds]: W10/W11 phases
-    print("\n".join(phase_table(loop_compile(int(sys.argv[1]) if sys.argv[1:] else 5))))
+if __name__ == "__main__":      # python examples/bench_compile.py [rounds | real]
+    if sys.argv[1:] == ["real"]:    # the compile table's rows of the real workloads
+        print(HEADER)
+        real_rows()
+    else:                           # W10/W11 with their phases
+        print("\n".join(phase_table(loop_compile(int(sys.argv[1]) if sys.argv[1:] else 5))))
