@@ -85,16 +85,19 @@ def size(graph):
 
 NODE_S = 20e-6      # the interpreter's time a node (Python dispatch, checks), measured
 BYTE_S = 0.25e-9    # and a byte each node writes (NumPy at memory speed), measured
+FLOP_S = 2e-11      # and a matmul's multiply-add (OpenBLAS on one AVX-512 core)
 LINE_S = 1e-3       # LLVM's time a line of module text (O3 and emission), measured
 
 
 def interpreted_cost(graph):
-    """Seconds one interpreted call of `graph` takes at least: NODE_S a node run and
-    BYTE_S a byte it writes. A scan's body runs `length` times, a cond's costliest branch
-    once, a while loop's body an unknown number of times (inf)."""
+    """Seconds one interpreted call of `graph` takes at least: NODE_S a node run, BYTE_S
+    a byte it writes, FLOP_S a matmul's multiply-add. A scan's body runs `length` times, a
+    cond's costliest branch once, a while loop's body an unknown number of times (inf)."""
     total = 0.0
     for n in graph.nodes:
         total += NODE_S + BYTE_S * sum(v.aval.size * v.aval.dtype.itemsize for v in n.outputs)
+        if n.kernel == "matmul":
+            total += 2 * FLOP_S * n.outputs[0].aval.size * n.inputs[0].aval.shape[-1]
         inner = [interpreted_cost(g) for g in n.regions]
         if inner:
             total += (float("inf") if n.kernel == "while" else max(inner) if n.kernel == "cond"

@@ -99,6 +99,12 @@ def test_a_scan_costs_its_body_times_its_length():
     assert programs.interpreted_cost(g) >= 1000 * body
 
 
+def test_a_matmul_costs_its_multiply_adds():
+    a, b = np.ones((64, 256), np.float32), np.ones((256, 128), np.float32)
+    cost = programs.interpreted_cost(tracer.make_graph(lambda a, b: a @ b)(a, b))
+    assert cost >= 2 * 64 * 256 * 128 * programs.FLOP_S
+
+
 def test_a_call_that_would_end_after_the_compile_waits_for_it(split, monkeypatch):
     """An interpreted call that took longer than the compile's estimated remaining time is
     not repeated: the next call waits for the native program."""
