@@ -146,7 +146,7 @@ class Program:
         bufs = self._inputs(leaves)
         bufs.extend(self._consts)
         temps, nfixed, recycled = self._temps.take(), len(bufs), self._recycled
-        donors = self._donors(leaves, bufs)
+        donors = self._donors(leaves, bufs) if self.donations else {}
         it = iter(temps)
         bufs.extend([next(it) if p else bufs[donors[k]] if k in donors else
                      self._outputs.takers[recycled[k]]() if k in recycled
