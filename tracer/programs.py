@@ -8,9 +8,9 @@ compiles, when that gives the user results sooner without delaying the native co
   the caller. Only the part that releases the GIL (LLVM's optimizer and emitter) runs on
   a thread of its own: a compile thread holding the GIL made each interpreted node wait
   for it (up to sys.getswitchinterval(), 5 ms), 2-30 s a 1,100-node step.
-- The first call interprets only if the graph's interpreted cost (`interpreted_cost`,
-  loops counted by their trips) is below the compile's estimate (`LINE_S` a line of
-  module text); a later call is not interpreted when the compile should end within it (by
+- The first call interprets only if a core is idle for the compile (`idle_core`) and
+  the graph's interpreted cost (`interpreted_cost`, loops counted by their trips) is
+  below the compile's estimate (`LINE_S` a line of module text); a later call is not interpreted when the compile should end within it (by
   the estimate, and as long as the last interpreted call took): it waits for the native
   code instead. Interpreted calls run OpenBLAS on one thread (`one_blas_thread`), leaving
   the compile its core.
@@ -235,6 +235,19 @@ def _after_fork():
 os.register_at_fork(after_in_child=_after_fork)
 
 
+def idle_core():
+    """Whether the compile has a core of its own beside the caller's thread: the load
+    average (runnable threads, the caller's included: at least 1) is under the CPUs this
+    process may use minus half of one. On a busy host the interpreter would only take the compile's
+    share of the cores: the policy measured even with compiling first there (load 5-7 on
+    2 cores), so it compiles first."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:          # not Linux
+        cpus = os.cpu_count() or 1
+    return max(os.getloadavg()[0], 1.0) < cpus - 0.5
+
+
 def stages(compile_graph, graph):
     """(the compile's part that releases the GIL as a function of no arguments, its
     estimated seconds or None): a backend compiler's `prepare(graph)` does the rest first,
@@ -250,14 +263,14 @@ def stages(compile_graph, graph):
 def start(entry, compile_graph):
     """The program that serves `entry`'s first calls: `compile_graph(entry.traced)`, or,
     for a graph of at least background_threshold() nodes every kernel of which has a NumPy
-    kernel and which interprets in less time than the rest of its compile takes, a
-    Compiling one."""
+    kernel, which interprets in less time than the rest of its compile takes, on a host
+    with a core idle, a Compiling one (a compiler with no estimate: always)."""
     threshold, graph = background_threshold(), entry.traced
     if not threshold or size(graph) < threshold:
         return compile_graph(graph)
     finish, estimate = stages(compile_graph, graph)
     cost = interpreted_cost(graph)
-    if estimate is not None and cost >= estimate:
+    if estimate is not None and (cost >= estimate or not idle_core()):
         return finish()
     try:
         interpreted = InterpretedProgram(inline_calls(graph), "numpy")

@@ -36,6 +36,7 @@ def split(monkeypatch):
     and a finish that waits for `release`; records the thread each part ran on."""
     monkeypatch.setenv("TRACER_BACKGROUND_COMPILE", "10")
     monkeypatch.setattr(programs, "LINE_S", 1e-3, raising=False)
+    monkeypatch.setattr(programs, "idle_core", lambda: True, raising=False)
     state = {"release": threading.Event(), "lines": 100_000, "threads": []}
 
     def prepare(graph):
@@ -82,6 +83,23 @@ def test_a_compile_estimated_shorter_than_an_interpreted_call_runs_first(split):
     np.testing.assert_array_equal(f(X), 7.0)
     assert isinstance(compiling_of(f), Sevens)
     assert [t for _, t in split["threads"]] == [threading.main_thread()] * 2
+
+
+def test_on_a_busy_host_the_compile_runs_first(split, monkeypatch):
+    split["release"].set()
+    monkeypatch.setattr(programs, "idle_core", lambda: False)
+    np.testing.assert_array_equal(tracer.jit(chain, backend="split")(X), 7.0)
+
+
+@pytest.mark.parametrize("load, cpus, idle", [(0.9, 2, True), (1.6, 2, False),
+                                              (0.1, 1, False), (6.0, 8, True)])
+def test_a_core_is_idle_under_a_load_of_the_cpus_less_half_a_core(monkeypatch, load, cpus,
+                                                                     idle):
+    """The caller's own thread counts in the load: a 2-CPU host running only it is idle."""
+    monkeypatch.setattr(programs.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(programs.os, "sched_getaffinity", lambda pid: set(range(cpus)),
+                        raising=False)
+    assert programs.idle_core() is idle
 
 
 def test_a_loop_of_unknown_trip_count_never_interprets_beside_a_compile(split):
