@@ -10,10 +10,10 @@ compiles, when that gives the user results sooner without delaying the native co
   for it (up to sys.getswitchinterval(), 5 ms), 2-30 s a 1,100-node step.
 - The first call interprets only if a core is idle for the compile (`idle_core`) and
   the graph's interpreted cost (`interpreted_cost`, loops counted by their trips) is
-  below the compile's estimate (`LINE_S` a line of module text); a later call is not interpreted when the compile should end within it (by
-  the estimate, and as long as the last interpreted call took): it waits for the native
-  code instead. Interpreted calls run OpenBLAS on one thread (`one_blas_thread`), leaving
-  the compile its core.
+  below the compile's estimate (`LINE_S` a line of module text); a later call is not
+  interpreted when the compile should end within it (by the estimate, and as long as the
+  last interpreted call took): it waits for the native code instead. Interpreted calls
+  run OpenBLAS on one thread (`one_blas_thread`), leaving the compile its core.
 The first call after the compile switches the cache entry to the native program for good,
 so the hot path is unchanged from then on. A program a cache serves is ready within
 FIRST_WAIT and used from the first call. The interpreter's results agree with the native
@@ -85,13 +85,13 @@ def size(graph):
 
 NODE_S = 20e-6      # the interpreter's time a node (Python dispatch, checks), measured
 BYTE_S = 0.25e-9    # and a byte each node writes (NumPy at memory speed), measured
-FLOP_S = 2e-11      # and a matmul's multiply-add (OpenBLAS on one AVX-512 core)
+FLOP_S = 2e-11      # and a matmul's flop (OpenBLAS on one AVX-512 core: ~50 GFLOP/s)
 LINE_S = 1e-3       # LLVM's time a line of module text (O3 and emission), measured
 
 
 def interpreted_cost(graph):
     """Seconds one interpreted call of `graph` takes at least: NODE_S a node run, BYTE_S
-    a byte it writes, FLOP_S a matmul's multiply-add. A scan's body runs `length` times, a
+    a byte it writes, FLOP_S a matmul's flop. A scan's body runs `length` times, a
     cond's costliest branch once, a while loop's body an unknown number of times (inf)."""
     total = 0.0
     for n in graph.nodes:
@@ -107,7 +107,8 @@ def interpreted_cost(graph):
 
 class Compiling:
     """A native program compiling on its own thread (`finish()`, estimated to take
-    `estimate` seconds; None: unknown; an interpreted call estimated to take `cost`). Its `run` interprets while that pays (see the
+    `estimate` seconds, None: unknown; an interpreted call, `cost`). Its `run` interprets
+    while that pays (see the
     module's docstring), then moves `entry` (the jit cache entry) onto the program;
     `result` waits for it. A compile that failed is not kept: each later call compiles in
     the calling thread, so it raises a fresh error (or succeeds, if the failure was
@@ -238,9 +239,9 @@ os.register_at_fork(after_in_child=_after_fork)
 def idle_core():
     """Whether the compile has a core of its own beside the caller's thread: the load
     average (runnable threads, the caller's included: at least 1) is under the CPUs this
-    process may use minus half of one. On a busy host the interpreter would only take the compile's
-    share of the cores: the policy measured even with compiling first there (load 5-7 on
-    2 cores), so it compiles first."""
+    process may use minus half of one. On a busy host the interpreter only takes the
+    compile's share of the cores: measured there (load 5-7 on 2 cores), the policy was
+    at best even with compiling first, so it compiles first."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:          # not Linux
