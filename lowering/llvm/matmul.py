@@ -87,16 +87,17 @@ def scratch_bytes(batch, m, k, n, dtype) -> int:
     return batch * -(-n // nr) * k * nr * _BYTES[elem]
 
 
-def _tile(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1):
+def _tile(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1, vectors=None):
     """`void name(ptr a, ptr b, ptr c, i64 kc, i1 add, i64 panels, i64 n, i64 k, i64 lda,
     i64 ldk, i64 cols)`: for each of `panels` panels, C[rows x cols] = (C if add else 0)
     + A @ B over kc steps of k, where a is a sliver of A (rows x kc; A[r, kk] at a + r *
     lda + kk * ldk), b the first packed B panel (kc x NR, the next one k * NR further) and
     c the tile's first element (row stride n). Each of cols, lda, n, k, ldk is a constant
-    or the name of its parameter ("%cols"...: given at run time; cols < NR then, masked).
+    or the name of its parameter ("%cols"...: given at run time; cols <= `vectors` * VL
+    then, masked).
     The panel loop is here rather than in the caller so that LLVM does not unroll it into
     many calls."""
-    (elem, mem), nv = elems, -(-cols // vl) if isinstance(cols, int) else nr // vl
+    (elem, mem), nv = elems, -(-cols // vl) if isinstance(cols, int) else vectors
     f, vec = _Body(elem, mem), f"<{vl} x {elem}>"
     is_float = elem in ("float", "double")
     # narrow panel: masked
@@ -149,18 +150,24 @@ def _tile(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1):
                   "noinline")  # inlined, it would be copied per call site
 
 
-def call_tiles(f, stem, abuf, panels, k, c, n, nr, kc, add, ldc=None, lda=0, ldk=0):
+def call_tiles(f, stem, abuf, panels, k, c, n, nr, kc, add, ldc=None, lda=0, ldk=0, vl=None):
     """Call the register tiles on n columns of C (row stride ldc, default n): `stem`x{nr}
     on the full nr-wide panels (B packed as k x nr panels from `panels`), then on the
-    remainder `stem`x{n % nr}, or `stem`xe (its width given at run time) if n is."""
+    remainder `stem`x{n % nr}; if n is given at run time, `stem`xe{v}, the remainder's
+    width given at run time too, v the vectors of VL = `vl` lanes it spans (computing
+    both of NV = 2 on a remainder of at most VL cost 1.4x on a 256x512 @ 512x10)."""
     if isinstance(n, int):
-        parts = [(nr, nr, n // nr, 0), (n % nr, n % nr, 1, n // nr)]
+        parts = [(f'@"{stem}x{nr}"', nr, n // nr, 0), (f'@"{stem}x{n % nr}"', n % nr, 1, n // nr)]
     else:
         full, edge = f(f"udiv i64 {n}, {nr}"), f(f"urem i64 {n}, {nr}")
-        parts = [(nr, nr, full, 0), ("e", edge, f(f"zext i1 {f(f'icmp ne i64 {edge}, 0')} to i64"), full)]
-    for name, cols, count, p in parts:
+        fn = f'@"{stem}xe{nr // vl}"'
+        for v in range(nr // vl - 1, 0, -1):
+            fn = f(f'select i1 {f(f"icmp ule i64 {edge}, {v * vl}")}, ptr @"{stem}xe{v}", ptr {fn}')
+        parts = [(f'@"{stem}x{nr}"', nr, full, 0),
+                 (fn, edge, f(f"zext i1 {f(f'icmp ne i64 {edge}, 0')} to i64"), full)]
+    for fn, cols, count, p in parts:
         if cols and count:
-            f.emit(f"call void @\"{stem}x{name}\"(ptr {abuf}, ptr {f.gep(panels, f.mul(p, f.mul(k, nr)))}, "
+            f.emit(f"call void {fn}(ptr {abuf}, ptr {f.gep(panels, f.mul(p, f.mul(k, nr)))}, "
                    f"ptr {f.mgep(c, f.mul(p, nr))}, i64 {kc}, i1 {add}, i64 {count}, "
                    f"i64 {n if ldc is None else ldc}, i64 {k}, i64 {lda}, i64 {ldk}, i64 {cols})")
 
@@ -213,7 +220,7 @@ def _pack(symbol, elems, nr, trans_b):
                   "i64 %k, i64 %n)")
 
 
-def _rows(symbol, elems, nr, sizes, kc_max, lda, trans_a):
+def _rows(symbol, elems, vl, nr, sizes, kc_max, lda, trans_a):
     """The row function: batches -> K blocks -> row tiles (each size in `sizes` in turn;
     the tile's A sliver is copied to the stack, rows lda apart, or, with one panel (n <=
     NR: each element of A is read once, a copy would only double the reads) and no
@@ -244,7 +251,7 @@ def _rows(symbol, elems, nr, sizes, kc_max, lda, trans_a):
                 f.emit(f"br i1 {in_place}, label {direct}, label {copied}")
                 f.label(direct)
                 call_tiles(f, f"{symbol}.{size}i", src, panels, k, crow, n, nr, kc, add,
-                           lda=1 if trans_a else k, ldk=m if trans_a else 1)
+                           lda=1 if trans_a else k, ldk=m if trans_a else 1, vl=vl)
                 f.emit(f"br label {done}")
                 f.label(copied)
 
@@ -256,7 +263,7 @@ def _rows(symbol, elems, nr, sizes, kc_max, lda, trans_a):
                     f.loop(0, kc, lambda kk: f.loop(0, size, lambda r: copy(r, kk)))
                 else:
                     f.loop(0, size, lambda r: f.loop(0, kc, lambda kk: copy(r, kk)))
-                call_tiles(f, f"{symbol}.{size}", abuf, panels, k, crow, n, nr, kc, add)
+                call_tiles(f, f"{symbol}.{size}", abuf, panels, k, crow, n, nr, kc, add, vl=vl)
                 f.emit(f"br label {done}")
                 f.label(done)
             over_rows(f, lo, hi, sizes, row_tile)
@@ -290,9 +297,10 @@ def matmul_ir(symbol: str, dtype, transpose_a: bool = False, transpose_b: bool =
     sizes = sorted({mr, 4, 1}, reverse=True)
     kc = KC_BYTES // size
     lda = kc + 64 // size  # +1 cache line: A rows 4 KB apart share L1 sets
-    tiles = [_tile(f"{symbol}.{r}{mode}x{w}", elem, vl, nr, r, cols, *strides)
-             for r in sizes for w, cols in ((nr, nr), ("e", "%cols"))
+    widths = [(nr, nr, None)] + [(f"e{v}", "%cols", v) for v in range(1, nv + 1)]
+    tiles = [_tile(f"{symbol}.{r}{mode}x{w}", elem, vl, nr, r, cols, *strides, vectors=v)
+             for r in sizes for w, cols, v in widths
              for mode, strides in (("", (1, "%n", "%k", r) if transpose_a else (lda, "%n", "%k", 1)),
                                    ("i", ("%lda", "%n", "%k", "%ldk")))]
     return "\n".join([_pack(symbol, elem, nr, transpose_b),
-                      _rows(symbol, elem, nr, sizes, kc, lda, transpose_a), *tiles])
+                      _rows(symbol, elem, vl, nr, sizes, kc, lda, transpose_a), *tiles])

@@ -4,6 +4,7 @@ integers, and buffers flush against PROT_NONE guard pages (any stray access faul
 import ctypes
 import itertools
 import mmap
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -218,6 +219,19 @@ def test_single_panel_reads_a_in_place():
     text = matmul.matmul_ir("x", np.float32)
     assert f"icmp sle i64 %n, {nr}" in text and '@"x.1ix' in text
     assert "icmp sle i64 %n" not in matmul.matmul_ir("x", np.float16)
+
+
+def test_narrow_remainder_computes_only_the_vectors_it_spans():
+    """The remainder panel's width is known only at run time: a tile per count of vectors
+    it spans (one vector's FMAs for n = 10 of AVX-512's 32-wide float32 panels, not two),
+    picked by the width."""
+    text = matmul.matmul_ir("x", np.float32)
+    _, vl, _, nv = matmul._geometry(np.float32)
+    assert nv == 2 and re.search(rf"icmp ule i64 %t\d+, {vl}\n", text)
+    for v in (1, 2):
+        tile = text[text.index(f'define internal void @"x.1xe{v}"'):]
+        tile = tile[:tile.index("\n}")]
+        assert tile.count("@llvm.fma.") == v
 
 
 def test_rejects_bad_dtype_and_shape():
