@@ -25,7 +25,8 @@ import real_workloads as rw  # noqa: E402
 
 def optimizer(lib, loss, terms, lr=3e-3, b1=0.9, b2=0.999, eps=1e-8):
     """A jitted step with the optimizer `terms`: "sgd", "momentum", "adam" (no bias
-    correction) or "adam+bias" (real_workloads.adam_step's)."""
+    correction) or "adam+bias" (real_workloads.adam_step's). New parameters keep their
+    dtype (the float32 step count would promote bfloat16 ones, and retrace the step)."""
     vg, xp, tm = lib.value_and_grad(loss), lib.np, lib.tree_map
 
     def step(params, m, v, t, *batch):
@@ -39,8 +40,8 @@ def optimizer(lib, loss, terms, lr=3e-3, b1=0.9, b2=0.999, eps=1e-8):
         v = tm(lambda v_, g: b2 * v_ + (1 - b2) * g * g, v, grads)
         mc, vc = ((1 - xp.power(b1, t), 1 - xp.power(b2, t)) if terms == "adam+bias"
                   else (1.0, 1.0))
-        return value, tm(lambda p, m_, v_: p - lr * (m_ / mc) / (xp.sqrt(v_ / vc) + eps),
-                         params, m, v), m, v, t
+        return value, tm(lambda p, m_, v_: (p - lr * (m_ / mc) / (xp.sqrt(v_ / vc) + eps))
+                         .astype(p.dtype), params, m, v), m, v, t
     return lib.jit(step)
 
 
