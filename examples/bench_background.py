@@ -3,10 +3,11 @@ examples/real_workloads.py: the transformer step with each optimizer term added 
 (SGD, momentum, Adam without and with bias correction), in float32 and bfloat16
 parameters, the deep MLP at several depths, the HMC sampler. Per variant: nodes, the
 interpreted cost the policy estimates, the compile's estimate (after the caller's part of
-the compile, which this runs), and the decision: "background" (the first calls interpret
-beside the compile) or "compile first". With --steps N each variant also runs N steps in
-a fresh process (disk cache off), with the policy on and with TRACER_BACKGROUND_COMPILE=0,
-and prints the whole run's time of each.
+the compile, which this runs), and the decision on a host with a core idle: "background"
+(the first calls interpret beside the compile) or "compile first"; a busy host (as
+programs.idle_core says) compiles everything first. With --steps N each variant also
+runs N steps in a fresh process (disk cache off), with the policy on and with
+TRACER_BACKGROUND_COMPILE=0, and prints the whole run's time of each.
 
 Run:  python examples/bench_background.py [--steps N] [--only transformer,mlp,hmc]
 """
@@ -113,6 +114,7 @@ def decide(name):
         compiling(self, *args)
         report("background")
     programs.stages, programs.Compiling.__init__ = recording_stages, recording_compiling
+    programs.idle_core = lambda: True       # the decision on an idle host (main says ours)
     VARIANTS[name][1]()[1]()
     print(f"| {name} | < {programs.background_threshold()} | | | compile first |", flush=True)
 
@@ -136,6 +138,11 @@ def main():
     if opts.variant:
         return decide(opts.variant)
     kinds = set(filter(None, opts.only.split(",")))
+    from tracer import programs
+    idle = programs.idle_core()
+    print(f"load average {os.getloadavg()[0]:.1f}: a core is {'' if idle else 'not '}idle, "
+          f"so this host {'follows' if idle else 'compiles first instead of'} the decisions "
+          "below (made as on an idle host)")
     print("| variant | nodes | interpreted cost | compile estimate | decision |\n"
           "| --- | --- | --- | --- | --- |", flush=True)
     for name, (kind, _) in VARIANTS.items():
