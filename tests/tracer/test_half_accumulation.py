@@ -103,3 +103,12 @@ def test_products_over_70000_terms(name, dt):
         got = np.asarray(got)
         assert got.dtype == dt, (mode, got.dtype)
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=RTOL[dt], err_msg=mode)
+
+
+@pytest.mark.parametrize("dt", HALVES, ids=str)
+@pytest.mark.parametrize("n", [64, 4096])      # unrolled in llvm code; the NumPy kernel
+def test_window_sums(n, dt):
+    """Sum pooling adds in float32 (bfloat16 windows of 4096 quarters came to 64, not 1024)."""
+    x = np.full((2, n), 0.25, dt)
+    check(lambda x: tracer.lax.reduce_window(x, 0.0, tracer.lax.add, (1, n), (1, 1), "VALID"),
+          n / 4, x)

@@ -30,6 +30,7 @@ from registry.batching import register_batching_rule
 from tracer import numpy as tnp
 from tracer.core import run_kernel
 from tracer.lax.conv import dilate, ints, pads_of
+from tracer.numpy.reductions import computation as computation_dtype
 
 
 def add(x, y):
@@ -68,8 +69,11 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     strides = ints("reduce_window", "window_strides", window_strides, n)
     bdil = ints("reduce_window", "base_dilation", base_dilation, n)
     pads = pads_of("reduce_window", padding, x.shape, window, strides)
-    return run_kernel("reduce_window", [x], {"op": op, "init": init, "window": window,
-                                             "strides": strides, "pads": pads, "bdil": bdil})
+    wide = computation_dtype(x.dtype) if op == "add" else x.dtype    # half sums in float32
+    out = run_kernel("reduce_window", [tnp.astype(x, wide)], {
+        "op": op, "init": init, "window": window, "strides": strides, "pads": pads,
+        "bdil": bdil})
+    return tnp.astype(out, x.dtype)
 
 
 def _out_shape(shape, window, strides, pads, bdil):
