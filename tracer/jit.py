@@ -47,6 +47,9 @@ def _cache_size():
 CACHE_SIZE = _cache_size()
 
 
+_SCALAR = (np.number, np.bool_)
+
+
 def _plain_key(args):
     """The cache key of arguments that are all plain arrays: their shapes and dtypes
     (None if any is not a plain array)."""
@@ -101,9 +104,14 @@ class Jitted:
 
     def _signature(self, args, kwargs, extra_static=()):
         """(leaves, cache key, Call or None for plain arrays)."""
-        key = _plain_key(args) if self._plain and not kwargs and not extra_static else None
-        if key is not None:
-            return args, key, None
+        if self._plain and not kwargs and not extra_static:
+            key = _plain_key(args)
+            if key is None and any(isinstance(a, _SCALAR) for a in args):
+                # a NumPy scalar is the 0-d array it becomes: one entry for both, as jax
+                args = tuple(np.asarray(a) if isinstance(a, _SCALAR) else a for a in args)
+                key = _plain_key(args)
+            if key is not None:
+                return args, key, None
         nums = self.static_argnums + extra_static
         call = Call(f"jit({self.__name__})", args, kwargs, nums, self.static_argnames)
         return call.leaves, call.key, call

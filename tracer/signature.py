@@ -100,9 +100,9 @@ class Call:
         for x in self.leaves:
             if type(x) is _ndarray:
                 key.append((x.shape, x.dtype))
-            else:
+            else:       # a NumPy scalar keys as the 0-d array it becomes
                 a = leaf_aval(x, where)
-                key.append((a.shape, a.dtype, a.weak_type))
+                key.append((a.shape, a.dtype, True) if a.weak_type else (a.shape, a.dtype))
         self.key = tuple(key)
 
     def rebuild(self, values):

@@ -71,3 +71,17 @@ def test_jvp_accepts_equal_dtypes_in_any_byte_order():
     x = np.array([0.5, 1.0], ">f8")
     out, t = tracer.jvp(tnp.sin, (x,), (np.ones(2),))
     np.testing.assert_allclose(t, np.cos([0.5, 1.0]), rtol=1e-15)
+
+
+def test_a_numpy_scalar_and_its_0d_array_share_one_jit_entry():
+    """As in jax: np.float32(1) and np.array(1, np.float32) are one signature, positional
+    or by keyword (a Python float, weakly typed, is another)."""
+    f = tracer.jit(lambda x: x * 2)
+    assert f(np.float32(1)) == 2 and f(np.array(3, np.float32)) == 6
+    assert f.cache_info().misses == 1
+    f(1.0)
+    assert f.cache_info().misses == 2
+    g = tracer.jit(lambda x, *, k: x * k)
+    g(np.float32(1), k=2.0)
+    g(np.array(1, np.float32), k=2.0)
+    assert g.cache_info().misses == 1
