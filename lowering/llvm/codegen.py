@@ -140,18 +140,20 @@ class Ctx:
         return irutil.loop(self.b, start, end, name, hints)
 
     @contextlib.contextmanager
-    def nest(self, shape, parallel=False):
+    def nest(self, shape, parallel=False, hints=(), inner=None):
         """Loops over `shape` yielding the multi-index (axes of extent 1 get no loop).
-        With parallel=True the outermost axis of extent > 1 runs over [start, end)."""
+        With parallel=True the outermost axis of extent > 1 runs over [start, end). Its
+        loops get LLVM loop `hints`, the innermost `inner` if given."""
         with contextlib.ExitStack() as stack:
             multi, first = [], parallel
-            for d in shape:
+            for axis, d in enumerate(shape):
                 if d == 1:
                     multi.append(i64(0))
                     continue
                 lo, hi = (self.start, self.end) if first else (0, d)
                 first = False
-                multi.append(stack.enter_context(self.loop(lo, hi)))
+                last = inner is not None and axis == len(shape) - 1
+                multi.append(stack.enter_context(self.loop(lo, hi, hints=inner if last else hints)))
             yield multi
 
     def index(self, shape, flat=None, multi=None):
@@ -334,6 +336,20 @@ def _emit_kernel(mb, part, grp, launch, name):
 # random bits' threefry, ~100 integer ops) ran no faster, and shorter loops keep their
 # compile time.
 LONG_LOOP, COSTLY, INTERLEAVED = 1 << 16, 20, 4
+# A row loop of more than LONG_ROW items (its bounds are constants once a group is inlined
+# into its caller) was vectorized and then fully unrolled by LLVM, and the loops around it
+# too: a column sum (16, 64, 512) -> (512) grew to ~9,300 optimized lines, a broadcast copy
+# 128x512 -> 16x128x512 to ~7,300, for no speed (such a row does not fit in registers). The
+# row stays a loop of four vectors an iteration, and the loops around it stay loops.
+LONG_ROW = 256
+
+
+def row_hints(n):
+    """(hints of the loops around a row loop of n items, hints of the row loop)."""
+    if n <= LONG_ROW:
+        return (), ()
+    hold = transpose.NOT_UNROLLED
+    return hold, (("llvm.loop.interleave.count", INTERLEAVED),) + hold
 
 
 def _emit_loop(ctx, values, grp, outs):
@@ -371,5 +387,6 @@ def _flat(ctx, shape, hints=()):
 
 @contextlib.contextmanager
 def _nested(ctx, shape):
-    with ctx.nest(shape, parallel=True) as multi:
+    outer, row = row_hints(shape[-1] if shape else 1)
+    with ctx.nest(shape, parallel=True, hints=outer, inner=row) as multi:
         yield Index(ctx.b, shape, multi=multi)

@@ -17,7 +17,7 @@ import numpy as np
 from llvmlite import ir
 
 from ir import ShapedArray
-from lowering.llvm.codegen import Buffer
+from lowering.llvm.codegen import Buffer, row_hints
 from lowering.llvm.cpu import CURRENT
 from lowering.llvm.fusion import parallel_extent
 from lowering.llvm.irutil import F32, F64, REDUCE_FAST, const, i64, kind, lltype, typed_intrinsic
@@ -140,13 +140,13 @@ def _rolled(n):
 
 
 @contextlib.contextmanager
-def _reduced(ctx, red, hints):
-    """ctx.nest(red), its innermost loop with LLVM loop `hints`."""
+def _reduced(ctx, red, hints, outer=()):
+    """ctx.nest(red) with LLVM loop hints `outer`, its innermost loop with `hints`."""
     if not hints or red[-1] == 1:
-        with ctx.nest(red) as rm:
+        with ctx.nest(red, hints=outer) as rm:
             yield rm
         return
-    with ctx.nest(red[:-1]) as rm, ctx.loop(0, red[-1], "k", hints) as k:
+    with ctx.nest(red[:-1], hints=outer) as rm, ctx.loop(0, red[-1], "k", hints) as k:
         yield rm + [k]
 
 
@@ -182,17 +182,18 @@ def _reduce_columns(ctx, kernel, x, out, axes, red):
     acc = Buffer(b, ShapedArray(shape, np.float64), ctx.scratch) if wide else out
     combine = _combine(kernel, np.float64 if wide else dtype)
     split_rows = parallel_extent(shape[:-1]) > 1
-    with ctx.nest(shape[:-1], parallel=split_rows) as pm:
+    outer, row = row_hints(shape[-1])
+    with ctx.nest(shape[:-1], parallel=split_rows, hints=outer) as pm:
         lo, hi = (0, shape[-1]) if split_rows else (ctx.start, ctx.end)
-        with ctx.loop(lo, hi) as j:
+        with ctx.loop(lo, hi, "j", row) as j:
             acc.store(pm + [j], _identity(kernel, np.float64 if wide else dtype))
-        with _reduced(ctx, red, _SCALAR if shape[-1] <= ROLLED[1] else ()) as rm:
-            with ctx.loop(lo, hi) as j:
+        with _reduced(ctx, red, _SCALAR if shape[-1] <= ROLLED[1] else (), outer) as rm:
+            with ctx.loop(lo, hi, "j", row) as j:
                 v = x.read(_positions(pm + [j], rm, axes, x.aval.ndim))
                 v = b.fpext(v, F64) if wide else v
                 acc.store(pm + [j], combine(ctx, acc.load(pm + [j]), v))
         if wide:
-            with ctx.loop(lo, hi) as j:
+            with ctx.loop(lo, hi, "j", row) as j:
                 out.store(pm + [j], b.fptrunc(acc.load(pm + [j]), F32))
 
 

@@ -1,0 +1,45 @@
+"""Loops along rows longer than codegen.LONG_ROW stay loops (four vectors an iteration) and
+the loops around them are not unrolled: LLVM otherwise unrolls them fully once a group is
+inlined with constant bounds, and the optimized module grows ~100x for no speed."""
+import numpy as np
+import pytest
+
+import tracer
+import tracer.numpy as tnp
+
+from lowering.llvm import codegen
+
+LONG = codegen.LONG_ROW + 256
+
+
+def _optimized_lines(tmp_path, monkeypatch, f, *args):
+    monkeypatch.setenv("TRACER_DUMP_DIR", str(tmp_path / "dump"))
+    monkeypatch.setenv("TRACER_CACHE_DIR", str(tmp_path / "cache"))
+    out = tracer.jit(f)(*args)
+    (opt,) = (tmp_path / "dump").glob("*.opt.ll")
+    return len(opt.read_text().splitlines()), out
+
+
+CASES = {
+    "column sum": (lambda x: tnp.sum(x, axis=(0, 1)), (16, 64, LONG),
+                   lambda x: x.sum(axis=(0, 1))),
+    "broadcast": (lambda y: tnp.broadcast_to(y, (16,) + y.shape) * 2.0, (128, LONG),
+                  lambda y: np.broadcast_to(y, (16,) + y.shape) * 2.0),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_long_row_nests_stay_loops(tmp_path, monkeypatch, name):
+    f, shape, ref = CASES[name]
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    lines, out = _optimized_lines(tmp_path, monkeypatch, f, x)
+    assert lines < 400, lines           # unrolled: 7,000-9,000 lines
+    np.testing.assert_allclose(out, ref(x), rtol=1e-5, atol=1e-4)
+
+
+def test_long_rows_carry_the_hints_short_rows_do_not():
+    x = np.ones((64, LONG), np.float32)
+    text = tracer.jit(lambda x: tnp.sum(x, axis=0)).lower(x).as_text()
+    assert '!"llvm.loop.unroll.disable"' in text
+    short = tracer.jit(lambda x: tnp.sum(x, axis=0)).lower(x[:, :codegen.LONG_ROW]).as_text()
+    assert '!"llvm.loop.unroll.disable"' not in short
