@@ -44,6 +44,15 @@ def dtype_kind(dtype):
     return "f" if dtype == BFLOAT16 else dtype.kind
 
 
+def saturated(value, dtype):
+    """The float `value` in `dtype`; for an integer dtype clamped to its range, so an
+    infinite reduction init (max's -inf) becomes the dtype's extreme."""
+    if dtype_kind(dtype) in "iu":
+        info = np.iinfo(dtype)
+        value = min(max(value, info.min), info.max)
+    return np.asarray(value).astype(dtype)
+
+
 class ShapedArray:
     """The abstract value of an array: what the tracer knows without data.
 

@@ -21,6 +21,7 @@ import itertools
 import numpy as np
 
 from ir.errors import ShapeError
+from ir.types import saturated
 from registry.exporters import INT64, dilate, register_exporter, where
 
 F32 = np.dtype(np.float32)
@@ -119,8 +120,7 @@ def _reduce_window(g, inputs, attrs):
     active = [a for a in range(xa.ndim) if (window[a], strides[a], pads[a], bdil[a])
               != (1, 1, (0, 0), 1)]
     _check_batch_free(g, active)
-    from tracer.lax.window import init_of       # tracer imports the registry first
-    init = g.const(init_of(attrs["init"], g.node.inputs[0].aval.dtype).astype(xa.dtype))
+    init = g.const(saturated(attrs["init"], g.node.inputs[0].aval.dtype).astype(xa.dtype))
     combine = COMBINE[attrs["op"]]
     if 0 in window:         # no element in any window: init everywhere, as the kernel
         return g.op(combine, _zeros_like_output(g, g.const(_i64(out.shape))), init)

@@ -11,7 +11,6 @@ usual pooling: strides = window, no padding or dilation) use one `tile_scatter` 
 instead, in gather form: each position of dx reads its window, so no index arrays and
 no scatter.
 """
-import builtins
 import functools
 import itertools
 
@@ -20,7 +19,7 @@ from llvmlite import ir
 
 from ir import ShapedArray
 from ir.errors import ArgumentError, DTypeError, ShapeError
-from ir.types import dtype_kind
+from ir.types import dtype_kind, saturated
 from lowering.llvm.graph_cache import register_builtin
 from lowering.llvm.irutil import i64
 from lowering.llvm.protocol import IndexMap
@@ -120,18 +119,10 @@ def _index(x, attrs):
                                           ("window", "strides", "pads", "bdil")))
 
 
-def init_of(init, dtype):
-    """init in dtype; an infinite init of an integer operand is its dtype's extreme."""
-    if dtype_kind(dtype) in "iu":
-        info = np.iinfo(dtype)
-        init = builtins.min(builtins.max(init, info.min), info.max)
-    return np.asarray(init).astype(dtype)
-
-
 def _numpy(x, *, op, init, window, strides, pads, bdil):
     idx = _index(x, {"window": window, "strides": strides, "pads": pads, "bdil": bdil})
     out = _out_shape(x.shape, window, strides, pads, bdil)
-    init = init_of(init, x.dtype)
+    init = saturated(init, x.dtype)
     ext = np.append(np.ravel(x), init)
     ufunc = _UFUNC[op]
     red = ufunc.reduce(ext[idx], axis=0) if idx.shape[0] else np.zeros(idx.shape[1], x.dtype)
@@ -142,7 +133,7 @@ def _llvm(ctx, index, read, *, op, init, window, strides, pads, bdil):
     """The window's elements read in turn (padding and holes give init; positions are
     clamped so every read stays inside x) and combined as NumPy's ufunc does."""
     b, x = ctx.b, ctx.in_avals[0]
-    combine, acc = arith(op, x.dtype), ctx.const(init_of(init, x.dtype).item())
+    combine, acc = arith(op, x.dtype), ctx.const(saturated(init, x.dtype).item())
     for kpos in itertools.product(*map(range, window)):
         ok, multi = ir.Constant(ir.IntType(1), 1), []
         for v, k, s, (lo, _), d, n in zip(index.multi, kpos, strides, pads, bdil, x.shape):
@@ -153,7 +144,7 @@ def _llvm(ctx, index, read, *, op, init, window, strides, pads, bdil):
                 t = b.udiv(t, i64(d))
             multi.append(b.select(b.icmp_unsigned(">", t, i64(n - 1)), i64(n - 1), t))
         acc = combine(ctx, acc, b.select(ok, read(0, ctx.index(x.shape, multi=multi)),
-                                         ctx.const(init_of(init, x.dtype).item())))
+                                         ctx.const(saturated(init, x.dtype).item())))
     return acc
 
 
