@@ -11,7 +11,7 @@ from registry.tables import (backends, check_backend, epoch, get_gradient, get_k
                              version)
 from registry.batching import (batching_rules, get_batching_rule, has_batching_rule,
                                register_batching_rule, unregister_batching_rule)
-from registry.families import declare_family, family
+from registry.families import declare_effects, declare_family, family, has_effects
 from registry.exporters import (exporters, get_exporter, has_exporter, register_exporter,
                                 unregister_exporter)
 
@@ -25,4 +25,4 @@ __all__ = ["register_kernel", "get_kernel", "unregister_kernel", "has_kernel", "
            "check_backend", "infer_avals", "epoch", "version", "BUILTIN_KERNELS",
            "register_exporter", "get_exporter", "has_exporter", "unregister_exporter",
            "exporters", "register_batching_rule", "get_batching_rule", "has_batching_rule",
-           "unregister_batching_rule", "batching_rules", "declare_family", "family"]
+           "unregister_batching_rule", "batching_rules", "declare_family", "family", "declare_effects", "has_effects"]

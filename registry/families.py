@@ -26,6 +26,7 @@ FAMILIES = frozenset({"elementwise", "reduction", "arg_reduction", "index_map", 
                       "gather", "scatter", "contraction", "control_flow", "linalg"})
 _families = {}
 _not_differentiable = set()
+_effects = set()
 
 
 def declare_family(kernel, family_name, differentiable=True):
@@ -55,6 +56,20 @@ def family(kernel):
 def differentiable(kernel):
     """False if `kernel` is declared to pass no gradient (its outputs act as constants)."""
     return kernel not in _not_differentiable
+
+
+def declare_effects(kernel, effects=True):
+    """Declare whether `kernel` has a side effect: its nodes are then never folded,
+    reordered, deduplicated or removed as dead."""
+    _check_name(kernel, "declare_effects")
+    with _lock:
+        (_effects.add if effects else _effects.discard)(kernel)
+        _touch(kernel)
+
+
+def has_effects(kernel):
+    """True if `kernel` is declared to have a side effect."""
+    return kernel in _effects
 
 
 def kernels_of(family_name):
