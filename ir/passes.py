@@ -3,7 +3,11 @@ constant folding, call inlining. Each returns a new Graph and never mutates its 
 
 Each pass also runs inside every region (node.with_regions), treating the region as the
 closed graph it is: its signature is kept, and nothing moves into or out of it (an outer
-value is a node input, so folding or merging it outside is all a region ever sees)."""
+value is a node input, so folding or merging it outside is all a region ever sees).
+
+A node with a side effect (its kernel declared with registry.declare_effects, e.g. a
+collective, or a node whose regions hold one) is never folded, merged or removed, and no
+pass moves a node: the order of effects is the order they were traced in."""
 import numpy as np
 
 from ir.graph import Graph, Literal, Node, Var
@@ -11,6 +15,16 @@ from ir.graph import Graph, Literal, Node, Var
 
 def _subst(x, env):
     return env.get(id(x), x) if isinstance(x, Var) else x
+
+
+# Set by `registry` on import: kernel name -> True if its nodes have a side effect.
+has_effects = lambda kernel: False  # noqa: E731
+
+
+def effectful(node):
+    """True if `node` has a side effect: its kernel's, or one of a node in its regions."""
+    return has_effects(node.kernel) or any(effectful(m) for g in node.regions
+                                           for m in g.nodes)
 
 
 _PRUNERS = {}
@@ -25,13 +39,14 @@ def register_pruner(kernel, prune):
 
 
 def dce(graph):
-    """Drop nodes whose outputs nothing uses, and constvars nothing reads."""
+    """Drop nodes whose outputs nothing uses (unless effectful), and constvars nothing
+    reads."""
     live = {id(v) for v in graph.outvars if type(v) is Var}
     kept = []
     for n in reversed(graph.nodes):
         used = [id(o) in live for o in n.outputs]
-        if any(used):
-            prune = _PRUNERS.get(n.kernel)
+        if any(used) or effectful(n):
+            prune = _PRUNERS.get(n.kernel) if any(used) else None
             n = prune(n, used) if prune is not None else n.with_regions(dce)
             kept.append(n)
             live.update([id(x) for x in n.inputs if type(x) is Var])
@@ -41,11 +56,16 @@ def dce(graph):
 
 
 def cse(graph):
-    """Merge nodes with the same kernel, inputs and attrs (kernels are pure)."""
+    """Merge nodes with the same kernel, inputs and attrs (kernels without effects are
+    pure; each effectful node happens once per occurrence)."""
     env, seen, nodes = {}, {}, []
     for n in graph.nodes:
         n = n.with_regions(cse)
         inputs = tuple([_subst(x, env) for x in n.inputs]) if env else n.inputs
+        new = n if inputs == n.inputs else Node(n.kernel, inputs, n.outputs, n.attrs, n.source)
+        if effectful(n):
+            nodes.append(new)
+            continue
         # a Var is keyed by its id (an int), a Literal by its (dtype, bytes) tuple
         key = (n.kernel, tuple([x.key if type(x) is Literal else id(x) for x in inputs]),
                n.attr_items)
@@ -54,7 +74,6 @@ def cse(graph):
             for o, p in zip(n.outputs, prev.outputs):
                 env[id(o)] = p
             continue
-        new = n if inputs == n.inputs else Node(n.kernel, inputs, n.outputs, n.attrs, n.source)
         seen[key] = new
         nodes.append(new)
     outs = [_subst(v, env) for v in graph.outvars]
@@ -84,7 +103,7 @@ def fold_constants(graph, evaluate, max_size=1 << 16):
             values = [x.value if type(x) is Literal else consts[id(x)] for x in inputs]
             in_size = sum(np.size(v) for v in values)
             out_size = sum(o.aval.size for o in n.outputs)
-            if out_size <= max(in_size, 1) and out_size <= max_size:
+            if out_size <= max(in_size, 1) and out_size <= max_size and not effectful(n):
                 outs = evaluate(n, values)
         if outs is not None:
             for o, val in zip(n.outputs, outs):

@@ -12,9 +12,11 @@ from registry.tables import (backends, check_backend, epoch, get_gradient, get_k
 from registry.batching import (batching_rules, get_batching_rule, has_batching_rule,
                                register_batching_rule, unregister_batching_rule)
 from registry.families import declare_effects, declare_family, family, has_effects
+from ir import passes as _passes
 from registry.exporters import (exporters, get_exporter, has_exporter, register_exporter,
                                 unregister_exporter)
 
+_passes.has_effects = has_effects      # ir passes keep effectful nodes
 register_backend("numpy")
 register_backend("llvm")
 
