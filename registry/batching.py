@@ -9,43 +9,27 @@ the old rule is rebuilt on its next call. A kernel without a rule is still batch
 elementwise kernels (see registry.families) by one shared rule, anything else by a loop.
 """
 from ir.errors import ArgumentError, KernelNotFoundError
-from registry.tables import _check_name, _did_you_mean, _lock, _touch
+from registry.tables import _check_name, _did_you_mean
+from registry.versioned import VersionedTable
 
-_rules = {}
 
-
-def register_batching_rule(name, rule):
-    """Add or replace how vmap batches kernel `name`."""
+def _check_rule(name, rule):
     _check_name(name, "register_batching_rule")
     if not callable(rule):
         raise ArgumentError(f"register_batching_rule({name!r}): rule must be callable, got "
                             f"{type(rule).__name__}")
-    with _lock:
-        _rules[name] = rule
-        _touch(name)
 
 
-def get_batching_rule(name):
-    try:
-        return _rules[name]
-    except KeyError:
-        raise KernelNotFoundError(
-            f"no batching rule registered for kernel {name!r}.{_did_you_mean(name, _rules)} "
-            f"Register one with registry.register_batching_rule({name!r}, lambda inputs, "
-            f"batch_dims, attrs: (outputs, out_batch_dims)).") from None
+def _missing_rule(name):
+    return KernelNotFoundError(
+        f"no batching rule registered for kernel {name!r}.{_did_you_mean(name, _rules)} "
+        f"Register one with registry.register_batching_rule({name!r}, lambda inputs, "
+        f"batch_dims, attrs: (outputs, out_batch_dims)).")
 
 
-def has_batching_rule(name):
-    return name in _rules
-
-
-def unregister_batching_rule(name):
-    """Remove the rule of `name`; vmap then batches it by the shared or fallback rule."""
-    get_batching_rule(name)
-    with _lock:
-        _rules.pop(name, None)
-        _touch(name)
-
-
-def batching_rules():
-    return sorted(_rules)
+BATCHING_RULES = VersionedTable(_missing_rule, _check_rule)
+_rules = BATCHING_RULES.entries
+register_batching_rule, unregister_batching_rule = (BATCHING_RULES.register,
+                                                    BATCHING_RULES.unregister)
+get_batching_rule, has_batching_rule = BATCHING_RULES.get, BATCHING_RULES.has
+batching_rules = BATCHING_RULES.keys

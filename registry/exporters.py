@@ -23,15 +23,13 @@ import numpy as np
 from ir.errors import ArgumentError, KernelNotFoundError
 from ir.types import dtype_kind
 from registry.tables import _did_you_mean
-
-_exporters = {}
+from registry.versioned import VersionedTable
 
 BOOL, INT32, INT64 = np.dtype(bool), np.dtype(np.int32), np.dtype(np.int64)
 INT64_MIN = np.iinfo(np.int64).min
 
 
-def register_exporter(kernel, format, fn):
-    """Add or replace how kernel `kernel` is written in `format` (e.g. "onnx")."""
+def _check_exporter(kernel, format, fn):
     for what, v in (("kernel", kernel), ("format", format)):
         if not isinstance(v, str) or not v:
             raise ArgumentError(f"register_exporter: {what} must be a non-empty string, "
@@ -39,7 +37,6 @@ def register_exporter(kernel, format, fn):
     if not callable(fn):
         raise ArgumentError(f"register_exporter({kernel!r}, {format!r}): fn must be "
                             f"callable, got {type(fn).__name__}")
-    _exporters[(kernel, format)] = fn
 
 
 # Built-in kernels with no ONNX exporter, and why: models using them fail to export with
@@ -50,34 +47,25 @@ NOT_EXPORTABLE = dict.fromkeys(
     "elimination would not give LAPACK's results")
 
 
-def get_exporter(kernel, format):
-    try:
-        return _exporters[(kernel, format)]
-    except KeyError:
-        have = [k for k, f in _exporters if f == format]
-        why = f" It cannot be exported: {NOT_EXPORTABLE[kernel]}." if format == "onnx" \
-            and kernel in NOT_EXPORTABLE else ""
-        raise KernelNotFoundError(
-            f"no {format!r} exporter for kernel {kernel!r}."
-            f"{why or _did_you_mean(kernel, have)} "
-            f"Register one with registry.register_exporter({kernel!r}, {format!r}, fn), "
-            f"where fn(g, inputs, attrs) builds the nodes with "
-            f"g.op(op_type, *inputs, **attributes) and returns the name of each output "
-            f"(see tracer.export).") from None
+def _missing_exporter(kernel, format):
+    have = [k for k, f in list(_exporters) if f == format]
+    why = f" It cannot be exported: {NOT_EXPORTABLE[kernel]}." if format == "onnx" \
+        and kernel in NOT_EXPORTABLE else ""
+    return KernelNotFoundError(
+        f"no {format!r} exporter for kernel {kernel!r}."
+        f"{why or _did_you_mean(kernel, have)} "
+        f"Register one with registry.register_exporter({kernel!r}, {format!r}, fn), "
+        f"where fn(g, inputs, attrs) builds the nodes with "
+        f"g.op(op_type, *inputs, **attributes) and returns the name of each output "
+        f"(see tracer.export).")
 
 
-def has_exporter(kernel, format):
-    return (kernel, format) in _exporters
-
-
-def unregister_exporter(kernel, format):
-    get_exporter(kernel, format)
-    del _exporters[(kernel, format)]
-
-
-def exporters():
-    """Every registered (kernel name, format) pair, sorted."""
-    return sorted(_exporters)
+# (kernel, format) -> exporter; register_exporter adds or replaces how a kernel is written
+# in a format (e.g. "onnx")
+EXPORTERS = VersionedTable(_missing_exporter, _check_exporter)
+_exporters = EXPORTERS.entries
+register_exporter, unregister_exporter = EXPORTERS.register, EXPORTERS.unregister
+get_exporter, has_exporter, exporters = EXPORTERS.get, EXPORTERS.has, EXPORTERS.keys
 
 
 # ---- built-in ONNX exporters ----------------------------------------------------------

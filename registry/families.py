@@ -18,63 +18,75 @@ stop_gradient, comparisons, argmax): its outputs carry no gradient, so autodiff 
 them as constants and never asks the gradient registry. (Bool and integer outputs are never
 differentiated anyway; declaring such kernels says they need no gradient entry.)
 """
-from ir.errors import ArgumentError
+from ir.errors import ArgumentError, KernelNotFoundError
 from registry.shape_rules import ARG_REDUCE, BINARY, COMPARE, REDUCE, UNARY
-from registry.tables import _check_name, _lock, _touch
+from registry.tables import _check_name
+from registry.versioned import VersionedTable
 
 FAMILIES = frozenset({"elementwise", "reduction", "arg_reduction", "index_map", "along_axis",
                       "gather", "scatter", "contraction", "control_flow", "linalg"})
-_families = {}
-_not_differentiable = set()
-_effects = set()
+
+
+def _check_family(kernel, family_name):
+    _check_name(kernel, "declare_family")
+    if family_name not in FAMILIES:
+        raise ArgumentError(f"declare_family({kernel!r}, {family_name!r}): unknown family; "
+                            f"known families: {', '.join(sorted(FAMILIES))}")
+
+
+def _missing(what):
+    return lambda kernel: KernelNotFoundError(f"kernel {kernel!r} is not declared {what}")
+
+
+FAMILY = VersionedTable(_missing("in a family"), _check_family)
+# kernels whose outputs carry no gradient, and kernels with a side effect (sets)
+NOT_DIFFERENTIABLE = VersionedTable(_missing("not differentiable"))
+EFFECTS = VersionedTable(_missing("to have effects"))
+
+
+def _set_flag(table, kernel, on):
+    if on:
+        table.register(kernel, True)
+    else:
+        table.discard(kernel)
 
 
 def declare_family(kernel, family_name, differentiable=True):
     """Declare (or redeclare) the family of `kernel`, and whether its outputs carry a
     gradient; family None removes the declaration."""
-    _check_name(kernel, "declare_family")
-    if family_name is not None and family_name not in FAMILIES:
-        raise ArgumentError(f"declare_family({kernel!r}, {family_name!r}): unknown family; "
-                            f"known families: {', '.join(sorted(FAMILIES))}")
-    with _lock:
-        if family_name is None:
-            _families.pop(kernel, None)
-        else:
-            _families[kernel] = family_name
-        if differentiable or family_name is None:
-            _not_differentiable.discard(kernel)
-        else:
-            _not_differentiable.add(kernel)
-        _touch(kernel)
+    if family_name is None:
+        _check_name(kernel, "declare_family")
+        FAMILY.discard(kernel)
+    else:
+        FAMILY.register(kernel, family_name)
+    _set_flag(NOT_DIFFERENTIABLE, kernel, not differentiable and family_name is not None)
 
 
 def family(kernel):
     """The family declared for `kernel`, or None."""
-    return _families.get(kernel)
+    return FAMILY.entries.get(kernel)
 
 
 def differentiable(kernel):
     """False if `kernel` is declared to pass no gradient (its outputs act as constants)."""
-    return kernel not in _not_differentiable
+    return kernel not in NOT_DIFFERENTIABLE.entries
 
 
 def declare_effects(kernel, effects=True):
     """Declare whether `kernel` has a side effect: its nodes are then never folded,
     reordered, deduplicated or removed as dead."""
     _check_name(kernel, "declare_effects")
-    with _lock:
-        (_effects.add if effects else _effects.discard)(kernel)
-        _touch(kernel)
+    _set_flag(EFFECTS, kernel, effects)
 
 
 def has_effects(kernel):
     """True if `kernel` is declared to have a side effect."""
-    return kernel in _effects
+    return kernel in EFFECTS.entries
 
 
 def kernels_of(family_name):
     """Every kernel declared in `family_name`, sorted."""
-    return sorted(k for k, f in list(_families.items()) if f == family_name)
+    return sorted(k for k, f in list(FAMILY.entries.items()) if f == family_name)
 
 
 def _declare_builtins():
@@ -89,8 +101,9 @@ def _declare_builtins():
                        (("matmul",), "contraction"),
                        (("custom_call", "cond", "while", "scan", "remat"), "control_flow")]:
         for k in names:
-            _families[k] = fam
-    _not_differentiable.update(COMPARE + ARG_REDUCE + ("sign", "stop_gradient"))
+            FAMILY.entries[k] = fam
+    NOT_DIFFERENTIABLE.entries.update(
+        dict.fromkeys(COMPARE + ARG_REDUCE + ("sign", "stop_gradient"), True))
 
 
 _declare_builtins()
