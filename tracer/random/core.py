@@ -17,6 +17,7 @@ normal's log1p and categorical's log are written with them), so it gives the sam
 eagerly, under jit and on every backend.
 """
 import math
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -53,7 +54,30 @@ def PRNGKey(seed):
     return np.array([seed >> 32, seed & 0xFFFFFFFF], U32)
 
 
-key = PRNGKey
+def key(seed, *, impl=None):
+    """`PRNGKey(seed)`: keys here are JAX's raw uint32 keys (threefry2x32 only)."""
+    _check_impl(impl, "key")
+    return PRNGKey(seed)
+
+
+def _check_impl(impl, op):
+    if impl not in (None, "threefry2x32"):
+        raise ArgumentError(f"{op}: only impl='threefry2x32' is available, got {impl!r}")
+
+
+def key_data(keys):
+    """The uint32 words of keys (..., 2): keys here are already raw, so they are returned."""
+    keys = value(keys, "key_data")
+    if dtype_of(keys) != U32 or shape_of(keys)[-1:] != (2,):
+        raise ShapeError(f"key_data: keys are uint32 arrays of shape (..., 2), got "
+                         f"{dtype_of(keys)}{list(shape_of(keys))} ({_KEY_HELP})")
+    return keys
+
+
+def wrap_key_data(key_bits_array, *, impl=None):
+    """Keys from uint32 words of shape (..., 2), as JAX's raw keys: checked, returned."""
+    _check_impl(impl, "wrap_key_data")
+    return key_data(key_bits_array)
 
 
 def _traced_seed(seed):
@@ -153,10 +177,19 @@ def _float_dtype(dtype, op):
 
 
 # ---- samplers --------------------------------------------------------------------------
-def bits(key, shape=()):
-    """Uniform uint32 words (jax.random.bits)."""
+def bits(key, shape=(), dtype=None):
+    """Uniform unsigned words (jax.random.bits): uint32 by default; uint64 concatenates
+    an element's two output words, uint8/uint16 keep the low bits of their xor."""
     shape = _shape(shape, "bits")
-    return tnp.bitwise_xor(*_hash(key, shape, "bits"))
+    dt = np.dtype(np.uint32 if dtype is None else dtype)
+    if dt.kind != "u":
+        raise DTypeError(f"bits: dtype must be an unsigned integer dtype (uint8, uint16, "
+                         f"uint32, uint64), got {dt}")
+    w1, w2 = _hash(key, shape, "bits")
+    if dt.itemsize == 8:
+        return tnp.bitwise_or(tnp.left_shift(tnp.astype(w1, dt), np.uint64(32)),
+                              tnp.astype(w2, dt))
+    return tnp.astype(tnp.bitwise_xor(w1, w2), dt)
 
 
 def _unit(key, shape, dt, op, scale=1):
@@ -221,11 +254,12 @@ def bernoulli(key, p=0.5, shape=None):
 
 
 def randint(key, shape, minval, maxval, dtype=np.int32):
-    """Integers in [minval, maxval), JAX's: two 32-bit samples combined modulo the span."""
+    """Integers in [minval, maxval), JAX's: two samples of the dtype's width (32 bits
+    for narrower dtypes) combined modulo the span."""
     shape, dt = _shape(shape, "randint"), np.dtype(dtype)
-    if dt not in (np.dtype(np.int32), np.dtype(np.uint32)):
-        raise DTypeError(f"randint: dtype must be int32 or uint32, got {dt} "
-                         f"(draw int32 and cast)")
+    if dt.kind not in "iu":
+        raise DTypeError(f"randint: dtype must be an integer dtype (int8 ... int64, uint8 ... "
+                         f"uint64; int32 by default), got {dt}")
     lo, hi = value(minval, "randint"), value(maxval, "randint")
     for v in (lo, hi):
         if dtype_kind(dtype_of(v)) not in "iu":
@@ -235,22 +269,22 @@ def randint(key, shape, minval, maxval, dtype=np.int32):
             np.asarray(hi) <= np.asarray(lo)):
         raise ArgumentError(f"randint: needs minval < maxval, got minval={minval!r}, "
                             f"maxval={maxval!r}")
-    info = np.iinfo(dt)
+    info, word = np.iinfo(dt), np.dtype(np.uint64 if dt.itemsize == 8 else np.uint32)
     lo = tnp.astype(tnp.clip(lo, info.min, info.max), dt)
     hi_clipped = tnp.astype(tnp.clip(hi, info.min, info.max), dt)
     k1, k2 = split(key)
-    high, low = bits(k1, shape), bits(k2, shape)
-    span = tnp.astype(tnp.subtract(hi_clipped, lo), U32)
-    span = tnp.where(tnp.less_equal(hi_clipped, lo), np.uint32(1), span)
+    high, low = bits(k1, shape, word), bits(k2, shape, word)
+    span = tnp.astype(tnp.subtract(hi_clipped, lo), word)
+    span = tnp.where(tnp.less_equal(hi_clipped, lo), word.type(1), span)
     # maxval one past the dtype's max: the span is one more than the clipped bounds say
     span = tnp.where(tnp.logical_and(tnp.greater(hi, info.max), tnp.greater(hi_clipped, lo)),
-                     span + np.uint32(1), span)
-    full = tnp.equal(span, 0)              # the whole 2**32 range: x % 0 is x, as in XLA
-    divisor = tnp.where(full, np.uint32(1), span)
+                     span + word.type(1), span)
+    full = tnp.equal(span, 0)              # the whole word range: x % 0 is x, as in XLA
+    divisor = tnp.where(full, word.type(1), span)
 
     def rem(x):
         return tnp.where(full, x, tnp.remainder(x, divisor))
-    mult = rem(np.uint32(2 ** 16))
+    mult = rem(word.type(2 ** (4 * word.itemsize)))
     offset = rem(rem(high) * rem(mult * mult) + rem(low))
     return tnp.add(lo, tnp.astype(offset, dt))
 
@@ -298,3 +332,10 @@ def permutation(key, x, axis=0):
         key, sub = split(key)
         index = tnp.take(index, tnp.argsort(bits(sub, (n,)), stable=True))
     return tnp.take(x, index, axis=axis)
+
+
+def shuffle(key, x, axis=0):
+    """Deprecated (as in JAX): use permutation(key, x, axis)."""
+    warnings.warn("tracer.random.shuffle is deprecated; use permutation", DeprecationWarning,
+                  stacklevel=2)
+    return permutation(key, x, axis)

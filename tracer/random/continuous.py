@@ -1,0 +1,177 @@
+"""JAX's continuous distributions that are transforms of uniform or normal draws (JAX's
+transforms, so the statistics are JAX's), with exact.py's math so every backend gives
+the same bits. Parameters broadcast to the sample shape and are cast to `dtype`; their
+gradients are the reparameterised ones JAX gives.
+"""
+import math
+
+import ml_dtypes
+import numpy as np
+
+import tracer.numpy as tnp
+from ir.errors import ArgumentError, ShapeError
+from tracer.lax import stop_gradient
+from tracer.numpy._base import broadcast_shapes, shape as shape_of, value
+from tracer.random import exact
+from tracer.random.core import (_check_broadcast, _float_dtype, _shape, normal, split,
+                                uniform)
+
+
+def params(op, shape, dtype, *values):
+    """(sample shape, dtype, parameters cast to it): a shape of None is the parameters'
+    broadcast shape, and a given one must hold them (JAX's rule)."""
+    dt = _float_dtype(np.float32 if dtype is None else dtype, op)
+    values = [tnp.astype(value(v, op), dt) for v in values]
+    if shape is None:
+        shape = broadcast_shapes(op, *(shape_of(v) for v in values))
+    shape = _shape(shape, op)
+    _check_broadcast(op, shape, *values)
+    return shape, dt, values
+
+
+def _open_uniform(key, shape, dt, minval):
+    return uniform(key, shape, dt, minval, 1.0)
+
+
+def sum_last(x):
+    """The sum over the last axis, left to right (one order on every backend)."""
+    total = x[..., 0]
+    for i in range(1, shape_of(x)[-1]):
+        total = total + x[..., i]
+    return total
+
+
+def exponential(key, shape=(), dtype=None):
+    """Exponential(1) draws: -log1p(-u)."""
+    shape, dt, _ = params("exponential", shape, dtype)
+    return -exact.log1p(-uniform(key, shape, dt))
+
+
+def laplace(key, shape=(), dtype=None):
+    """Laplace(0, 1) draws: sign(u) log1p(-|u|), u uniform in (-1, 1)."""
+    shape, dt, _ = params("laplace", shape, dtype)
+    u = uniform(key, shape, dt, -1.0 + float(ml_dtypes.finfo(dt).epsneg), 1.0)
+    return tnp.sign(u) * exact.log1p(-tnp.abs(u))
+
+
+def logistic(key, shape=(), dtype=None):
+    """Logistic(0, 1) draws: log(u) - log1p(-u)."""
+    shape, dt, _ = params("logistic", shape, dtype)
+    u = _open_uniform(key, shape, dt, float(ml_dtypes.finfo(dt).tiny))
+    return exact.log(u) - exact.log1p(-u)
+
+
+def cauchy(key, shape=(), dtype=None):
+    """Standard Cauchy draws: tan(pi (u - 1/2))."""
+    shape, dt, _ = params("cauchy", shape, dtype)
+    u = _open_uniform(key, shape, dt, float(ml_dtypes.finfo(dt).eps))
+    return exact.tanpi(u - np.array(0.5, dt))
+
+
+def gumbel(key, shape=(), dtype=None, mode=None):
+    """Standard Gumbel draws: -log(-log(u)) (JAX's default mode)."""
+    if mode not in (None, "low"):
+        raise ArgumentError(f"gumbel: only mode=None or 'low' is available, got {mode!r}")
+    shape, dt, _ = params("gumbel", shape, dtype)
+    return -exact.log(-exact.log(_open_uniform(key, shape, dt,
+                                               float(ml_dtypes.finfo(dt).tiny))))
+
+
+def pareto(key, b, shape=None, dtype=None):
+    """Pareto(b) draws: exp(e / b), e exponential."""
+    shape, dt, (b,) = params("pareto", shape, dtype, b)
+    return exact.exp(exponential(key, shape, dt) / b)
+
+
+def rayleigh(key, scale, shape=None, dtype=None):
+    """Rayleigh(scale) draws: scale sqrt(-2 log u)."""
+    shape, dt, (scale,) = params("rayleigh", shape, dtype, scale)
+    u = uniform(key, shape, dt)
+    return scale * tnp.sqrt(exact.log(u) * np.array(-2, dt))
+
+
+def weibull_min(key, scale, concentration, shape=(), dtype=None):
+    """Weibull draws: scale (-log1p(-u)) ** (1 / concentration)."""
+    shape, dt, (scale, conc) = params("weibull_min", shape, dtype, scale, concentration)
+    u = uniform(key, shape, dt)
+    return exact.power(-exact.log1p(-u), 1 / conc) * scale
+
+
+def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
+    """exp(sigma z), z standard normal."""
+    shape, dt, (sigma,) = params("lognormal", shape, dtype, sigma)
+    return exact.exp(normal(key, shape, dt) * sigma)
+
+
+def maxwell(key, shape=(), dtype=None):
+    """Maxwell draws: the norm of three standard normals."""
+    shape, dt, _ = params("maxwell", shape, dtype)
+    z = normal(key, shape + (3,), dt)
+    return tnp.sqrt(sum_last(z * z))
+
+
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
+    """A random sign times a Maxwell draw, scaled and shifted (shape + the parameters'
+    broadcast shape, as JAX)."""
+    _, dt, (loc, scale) = params("double_sided_maxwell", None, dtype, loc, scale)
+    shape = _shape(shape, "double_sided_maxwell") + broadcast_shapes(
+        "double_sided_maxwell", shape_of(loc), shape_of(scale))
+    k1, k2 = split(key)
+    return rademacher(k2, shape, dt) * maxwell(k1, shape, dt) * scale + loc
+
+
+def rademacher(key, shape=(), dtype=None):
+    """-1 or 1 with probability 1/2 each (int32 by default): 2 bernoulli(0.5) - 1."""
+    shape = _shape(shape, "rademacher")
+    return tnp.astype(tnp.astype(uniform(key, shape) < 0.5, np.int32) * 2 - 1,
+                      np.int32 if dtype is None else dtype)
+
+
+def truncated_normal(key, lower, upper, shape=None, dtype=None):
+    """Normal draws conditioned on (lower, upper): sqrt(2) erfinv(u), u uniform between
+    the bounds' erf images, clipped into the open interval."""
+    shape, dt, (lower, upper) = params("truncated_normal", shape, dtype, lower, upper)
+    sqrt2 = np.array(math.sqrt(2), dt)
+    a, b = exact.erf(lower / sqrt2), exact.erf(upper / sqrt2)
+    out = sqrt2 * exact.erfinv(uniform(key, shape, dt, a, b))
+    lo, hi = (stop_gradient(v) for v in (lower, upper))
+    return tnp.clip(out, exact.next_float(lo, 1), exact.next_float(hi, -1))
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """mean + factor @ z, factor a square root of cov (cholesky, or eigh/svd scaled)."""
+    if method not in ("cholesky", "eigh", "svd"):
+        raise ArgumentError(f"multivariate_normal: method must be 'cholesky', 'eigh' or "
+                            f"'svd', got {method!r}")
+    dt = _float_dtype(np.float32 if dtype is None else dtype, "multivariate_normal")
+    mean, cov = (tnp.astype(value(v, "multivariate_normal"), dt) for v in (mean, cov))
+    ms, cs = shape_of(mean), shape_of(cov)
+    if len(ms) < 1 or len(cs) < 2 or cs[-2:] != (ms[-1], ms[-1]):
+        raise ShapeError(f"multivariate_normal: needs mean (..., n) and cov (..., n, n), "
+                         f"got mean {ms} and cov {cs}")
+    batch = broadcast_shapes("multivariate_normal", ms[:-1], cs[:-2])
+    shape = batch if shape is None else _shape(shape, "multivariate_normal")
+    if broadcast_shapes("multivariate_normal", shape, batch) != shape:
+        raise ShapeError(f"multivariate_normal: parameter batch shape {batch} does not "
+                         f"broadcast to the sample shape {shape}")
+    if method == "cholesky":
+        factor = tnp.linalg.cholesky(cov)
+    else:
+        w, v = tnp.linalg.eigh(cov) if method == "eigh" else tnp.linalg.svd(cov)[:2]
+        factor = v * tnp.sqrt(w)[..., None, :]
+    z = normal(key, shape + ms[-1:], dt)
+    return mean + sum_last(factor * z[..., None, :])
+
+
+def orthogonal(key, n, shape=(), dtype=None, m=None):
+    """A Haar-random (n, m) matrix with orthonormal columns (rows if n < m): the Q of
+    the QR of a normal matrix, columns signed by R's diagonal."""
+    m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
+            raise ArgumentError(f"orthogonal: {name} must be a non-negative int, got {v!r}")
+    shape, dt, _ = params("orthogonal", shape, dtype)
+    z = normal(key, shape + (max(n, m), min(n, m)), dt)
+    q, r = tnp.linalg.qr(z)
+    x = q * tnp.sign(tnp.diagonal(r, axis1=-2, axis2=-1))[..., None, :]
+    return tnp.swapaxes(x, -1, -2) if n < m else x

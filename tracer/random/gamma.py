@@ -1,0 +1,153 @@
+"""Gamma draws (JAX's Marsaglia-Tsang loop, one key per element) and the distributions
+JAX builds on them: loggamma, beta, dirichlet, chisquare, t, f, generalized_normal, ball.
+"""
+import numpy as np
+
+import tracer.numpy as tnp
+from ir.errors import GradientError, ShapeError
+from tracer import lax
+from tracer.custom import custom_vjp
+from tracer.numpy._base import dtype_of, shape as shape_of, value
+from tracer.random import exact
+from tracer.random.continuous import exponential, params, rademacher, sum_last
+from tracer.random.core import _shape, normal, split, uniform
+from tracer.vmap import vmap
+
+
+def _gamma_one(key, alpha, log_space):
+    """One Gamma(alpha) draw (alpha < 1 boosted: Gamma(alpha + 1) u ** (1 / alpha)),
+    or its log; JAX's loop, its keys and its acceptance test."""
+    dt = dtype_of(alpha)
+
+    def c(v):
+        return np.array(v, dt)
+    boost = alpha >= c(1)
+    a = tnp.where(boost, alpha, alpha + c(1))
+    d = a - c(1 / 3)
+    scale = c(1 / 3) / tnp.sqrt(d)
+
+    def rejected(state):
+        _, x2, v, u = state
+        return (u >= c(1) - c(0.0331) * x2 * x2) & (
+            exact.log(u) >= x2 * c(0.5) + d * (c(1) - v + exact.log(v)))
+
+    def positive_v(state):
+        k, sub = split(state[0])
+        x = normal(sub, (), dt)
+        return k, x, c(1) + x * scale
+
+    def propose(state):
+        k, xk, uk = split(state[0], 3)
+        _, x, v = lax.while_loop(lambda s: s[2] <= c(0), positive_v, (xk, c(0), c(-1)))
+        return k, x * x, v * v * v, uniform(uk, (), dt)
+
+    key, sub = split(key)
+    v = lax.while_loop(rejected, propose, (key, c(0), c(1), c(2)))[2]
+    if log_space:
+        e = -exponential(sub, (), dt)
+        log_boost = tnp.where(boost | (e == c(0)), c(0), e * (c(1) / alpha))
+        return exact.log(d) + exact.log(v) + log_boost
+    u = c(1) - uniform(sub, (), dt)
+    return d * v * tnp.where(boost, c(1), exact.power(u, c(1) / alpha))
+
+
+def _no_gradient(op):
+    def bwd(res, dy):
+        raise GradientError(f"{op}: the gradient with respect to the shape parameter (JAX's "
+                            f"implicit reparameterisation) is not implemented; apply "
+                            f"stop_gradient to it")
+    return bwd
+
+
+def _draws(log_space):
+    """Gamma draws of the shape of `a` (one key per element, as JAX)."""
+    def draws(key, a):
+        keys = tnp.reshape(split(key, max(1, a.size)), (-1, 2))[:a.size]
+        one = vmap(lambda k, x: _gamma_one(k, x, log_space))(keys, tnp.reshape(a, (-1,)))
+        return tnp.reshape(one, shape_of(a))
+    f = custom_vjp(draws)
+    f.defvjp(lambda key, a: (draws(key, a), None),
+             _no_gradient("loggamma" if log_space else "gamma"))
+    return f
+
+
+_GAMMA, _LOGGAMMA = _draws(False), _draws(True)
+
+
+def _gamma(op, key, a, shape, dtype, log_space):
+    shape, dt, (a,) = params(op, shape, dtype, a)
+    return (_LOGGAMMA if log_space else _GAMMA)(key, tnp.broadcast_to(a, shape))
+
+
+def gamma(key, a, shape=None, dtype=None):
+    """Gamma(a, 1) draws."""
+    return _gamma("gamma", key, a, shape, dtype, False)
+
+
+def loggamma(key, a, shape=None, dtype=None):
+    """log of Gamma(a, 1) draws, computed in log space (accurate for small a)."""
+    return _gamma("loggamma", key, a, shape, dtype, True)
+
+
+def beta(key, a, b, shape=None, dtype=None):
+    """Beta(a, b) draws: ga / (ga + gb) from log-space gamma draws."""
+    shape, dt, (a, b) = params("beta", shape, dtype, a, b)
+    ka, kb = split(key)
+    la, lb = loggamma(ka, a, shape, dt), loggamma(kb, b, shape, dt)
+    top = tnp.maximum(la, lb)
+    ga, gb = exact.exp(la - top), exact.exp(lb - top)
+    return ga / (ga + gb)
+
+
+def dirichlet(key, alpha, shape=None, dtype=None):
+    """Dirichlet(alpha) draws over alpha's last axis: softmax of log-space gamma draws."""
+    alpha = value(alpha, "dirichlet")
+    if len(shape_of(alpha)) < 1:
+        raise ShapeError(f"dirichlet: alpha must have rank >= 1, got shape {shape_of(alpha)}")
+    k = shape_of(alpha)[-1:]
+    batch = shape_of(alpha)[:-1] if shape is None else _shape(shape, "dirichlet")
+    shape, dt, (alpha,) = params("dirichlet", batch + k, dtype, alpha)
+    logs = loggamma(key, alpha, shape, dt)
+    e = exact.exp(logs - tnp.max(logs, axis=-1, keepdims=True))
+    return e / sum_last(e)[..., None]
+
+
+def chisquare(key, df, shape=None, dtype=None):
+    """Chi-square(df) draws: 2 Gamma(df / 2)."""
+    shape, dt, (df,) = params("chisquare", shape, dtype, df)
+    return exact.exp(loggamma(key, df / np.array(2, dt), shape, dt)) * np.array(2, dt)
+
+
+def t(key, df, shape=None, dtype=None):
+    """Student's t(df) draws: z sqrt(df / 2 / Gamma(df / 2))."""
+    shape, dt, (df,) = params("t", shape, dtype, df)
+    kn, kg = split(key)
+    half = df / np.array(2, dt)
+    return normal(kn, shape, dt) * tnp.sqrt(half / gamma(kg, half, shape, dt))
+
+
+def f(key, dfnum, dfden, shape=None, dtype=None):
+    """F(dfnum, dfden) draws: a ratio of chi-squares over their degrees of freedom."""
+    shape, dt, (dfnum, dfden) = params("f", shape, dtype, dfnum, dfden)
+    kd, kn = split(key)
+    return (chisquare(kn, dfnum, shape, dt) / dfnum) / (chisquare(kd, dfden, shape, dt) / dfden)
+
+
+def generalized_normal(key, p, shape=(), dtype=None):
+    """Draws with density proportional to exp(-|x| ** p): a random sign times
+    Gamma(1 / p) ** (1 / p)."""
+    shape, dt, (p,) = params("generalized_normal", shape, dtype, p)
+    k1, k2 = split(key)
+    g = gamma(k1, 1 / p, shape, dt)
+    return rademacher(k2, shape, dt) * exact.power(g, 1 / p)
+
+
+def ball(key, d, p=2, shape=(), dtype=None):
+    """Uniform draws from the unit p-norm ball in d dimensions (shape + (d,))."""
+    if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or d < 1:
+        raise ShapeError(f"ball: d must be a positive int, got {d!r}")
+    shape, dt, (p,) = params("ball", shape, dtype, p)
+    k1, k2 = split(key)
+    g = generalized_normal(k1, p, shape + (d,), dt)
+    e = exponential(k2, shape, dt)
+    return g / exact.power(sum_last(exact.power(tnp.abs(g), p)) + e, 1 / p)[..., None]
