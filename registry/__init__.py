@@ -15,6 +15,7 @@ from registry.families import declare_effects, declare_family, family, has_effec
 from ir import passes as _passes
 from registry.exporters import (exporters, get_exporter, has_exporter, register_exporter,
                                 unregister_exporter)
+from registry.define import define_kernel, describe
 
 _passes.has_effects = has_effects      # ir passes keep effectful nodes
 register_backend("numpy")
@@ -27,4 +28,5 @@ __all__ = ["register_kernel", "get_kernel", "unregister_kernel", "has_kernel", "
            "check_backend", "infer_avals", "epoch", "version", "BUILTIN_KERNELS",
            "register_exporter", "get_exporter", "has_exporter", "unregister_exporter",
            "exporters", "register_batching_rule", "get_batching_rule", "has_batching_rule",
-           "unregister_batching_rule", "batching_rules", "declare_family", "family", "declare_effects", "has_effects"]
+           "unregister_batching_rule", "batching_rules", "declare_family", "family",
+           "declare_effects", "has_effects", "define_kernel", "describe"]

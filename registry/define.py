@@ -1,0 +1,143 @@
+"""`define_kernel`: a kernel declared in one call, and `describe`: what is declared for one.
+
+define_kernel writes every part into its table (registry.tables, batching, families,
+exporters), so the `register_*` calls still override one part afterwards. A part left out
+is derived from the family where the family allows it:
+
+* batching: an "elementwise" or "along_axis" kernel is batched by vmap's shared rule for
+  its family; any other kernel with no rule is batched by a loop, and define_kernel warns.
+* llvm: a plain callable is a scalar body (`body(ctx, *xs, **attrs)`), which fuses into
+  its neighbours' loop; any other form is an llvm impl object (lowering.llvm.protocol).
+* onnx: for an elementwise kernel a string names the ONNX operator applied to the inputs
+  (`onnx="Softplus"`); otherwise an exporter `fn(g, inputs, attrs)`.
+
+Redefining a kernel declares it afresh: a part the new call leaves out is removed.
+"""
+import warnings
+
+from ir.errors import ArgumentError, KernelNotFoundError
+from registry import families, tables
+from registry.batching import BATCHING_RULES
+from registry.exporters import EXPORTERS, _op
+
+# the families vmap batches with one shared rule (tracer.vmap.FAMILY_RULES implements them)
+SHARED_BATCHING = frozenset({"elementwise", "along_axis"})
+
+
+def _callable_or_none(name, what, value):
+    if value is not None and not callable(value):
+        raise ArgumentError(f"define_kernel({name!r}): {what} must be callable or None, got "
+                            f"{type(value).__name__}")
+
+
+def _checked_exporter(name, family, onnx):
+    """The ONNX exporter for `onnx` (a callable, or an operator name for an elementwise
+    kernel), or None."""
+    if isinstance(onnx, str):
+        if family != "elementwise":
+            raise ArgumentError(
+                f"define_kernel({name!r}): onnx={onnx!r} names an ONNX operator, which "
+                f"only an elementwise kernel can be exported as (family is {family!r}); "
+                f"pass an exporter fn(g, inputs, attrs) instead")
+        return _op(onnx)
+    _callable_or_none(name, "onnx", onnx)
+    return onnx
+
+
+def define_kernel(name, *, shape, numpy, family=None, gradient=None, batching=None,
+                  llvm=None, onnx=None, differentiable=True, effects=False):
+    """Declare kernel `name` in one call (see the module doc for what is derived)."""
+    tables._check_name(name, "define_kernel")
+    for what, value in (("shape", shape), ("numpy", numpy)):
+        if not callable(value):
+            raise ArgumentError(f"define_kernel({name!r}): {what} must be callable, got "
+                                f"{type(value).__name__}")
+    for what, value in (("gradient", gradient), ("batching", batching)):
+        _callable_or_none(name, what, value)
+    if family is not None and family not in families.FAMILIES:
+        raise ArgumentError(f"define_kernel({name!r}): unknown family {family!r}; known "
+                            f"families: {', '.join(sorted(families.FAMILIES))}")
+    if llvm is not None and not callable(llvm) and not hasattr(llvm, "emit"):
+        raise ArgumentError(f"define_kernel({name!r}): llvm must be a scalar body (callable) "
+                            f"or an llvm impl object, got {type(llvm).__name__}")
+    if gradient is not None and not differentiable:
+        raise ArgumentError(f"define_kernel({name!r}): a gradient was given with "
+                            f"differentiable=False; pass one or the other")
+    exporter = _checked_exporter(name, family, onnx)
+
+    tables.SHAPE_RULES.register(name, shape)
+    tables.KERNELS.register(name, "numpy", numpy)
+    for table, key, part in ((tables.KERNELS, (name, "llvm"), llvm),
+                             (EXPORTERS, (name, "onnx"), exporter),
+                             (tables.GRADIENTS, (name,), gradient),
+                             (BATCHING_RULES, (name,), batching),
+                             (families.FAMILY, (name,), family),
+                             (families.NOT_DIFFERENTIABLE, (name,), not differentiable or None),
+                             (families.EFFECTS, (name,), effects or None)):
+        if part is None:
+            table.discard(*key)
+        else:
+            table.register(*key, part)
+    if batching is None and family not in SHARED_BATCHING:
+        warnings.warn(f"define_kernel({name!r}): no batching rule and no family batched by a "
+                      f"shared rule ({', '.join(sorted(SHARED_BATCHING))}), so vmap batches "
+                      f"it by a loop over the batch; pass family='elementwise' if it is "
+                      f"elementwise, or batching=rule", stacklevel=2)
+
+
+class KernelDescription:
+    """Everything declared for one kernel; `str()` lists it, one part a line."""
+
+    def __init__(self, name):
+        self.name = name
+        self.shape_rule = tables.SHAPE_RULES.entries.get(name)
+        self.impls = {b: impl for (k, b), impl in list(tables.KERNELS.entries.items())
+                      if k == name}
+        self.family = families.family(name)
+        self.gradient = tables.GRADIENTS.entries.get(name)
+        self.batching_rule = BATCHING_RULES.entries.get(name)
+        self.exporters = {f: fn for (k, f), fn in list(EXPORTERS.entries.items()) if k == name}
+        self.differentiable = families.differentiable(name)
+        self.effects = families.has_effects(name)
+        self.version = tables.version(name)
+
+    def _batching(self):
+        if self.batching_rule is not None:
+            return _named(self.batching_rule)
+        if self.family in SHARED_BATCHING:
+            return f"the shared {self.family} rule"
+        return "none (vmap batches it by a loop)"
+
+    def _gradient(self):
+        if not self.differentiable:
+            return "none (not differentiable: its outputs carry no gradient)"
+        return _named(self.gradient) if self.gradient else "none (differentiating through it raises)"
+
+    def __str__(self):
+        rows = [("shape rule", _named(self.shape_rule) if self.shape_rule else "none"),
+                *((f"impl [{b}]", _named(i)) for b, i in sorted(self.impls.items())),
+                ("family", self.family or "none"), ("gradient", self._gradient()),
+                ("batching", self._batching()),
+                *((f"exporter [{f}]", _named(e)) for f, e in sorted(self.exporters.items())),
+                ("effects", "yes (never folded, reordered or removed)" if self.effects
+                 else "no"), ("version", str(self.version))]
+        return "\n".join([f"kernel {self.name!r}"] + [f"  {k:<16}{v}" for k, v in rows])
+
+    __repr__ = __str__
+
+
+def _named(fn):
+    """A short readable name of a registered callable or impl object."""
+    if hasattr(fn, "__qualname__"):
+        return f"{getattr(fn, '__module__', '?')}.{fn.__qualname__}"
+    return repr(fn)
+
+
+def describe(name):
+    """Everything declared for kernel `name` (printable); an unknown name is an error."""
+    d = KernelDescription(name)
+    if d.shape_rule is None and not d.impls:
+        raise KernelNotFoundError(
+            f"describe({name!r}): no kernel of that name is declared (it has no shape rule "
+            f"and no impl).{tables._did_you_mean(name, tables.SHAPE_RULES.entries)}")
+    return d
