@@ -20,12 +20,15 @@ from tracer.jacobians import hessian, jacfwd, jacrev, linearize
 from tracer.check import check_grads
 from tracer import numpy, nn, lax, tree_util  # noqa: F401
 from tracer import random  # noqa: F401  (JAX's threefry PRNG as tracer.numpy ops)
-from tracer.lax.remat import checkpoint
+from tracer.lax.remat import checkpoint, checkpoint as remat
+from tracer import checkpoint_policies  # noqa: F401
+from tracer.checkpoint_policies import checkpoint_name
 from tracer import export  # noqa: F401  (onnx is imported only when used)
 
 __all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp", "vmap",
            "jacfwd", "jacrev", "hessian", "linearize", "float0",
-           "custom_vjp", "custom_grad", "checkpoint", "run_kernel", "set_backend",
+           "custom_vjp", "custom_grad", "checkpoint", "remat", "checkpoint_policies",
+           "checkpoint_name", "run_kernel", "set_backend",
            "get_backend", "check_grads", "Tracer", "numpy", "nn", "lax", "random", "tree_util",
            "TracerError", "ShapeError", "OutOfBoundsError", "DTypeError", "ArgumentError",
            "KernelNotFoundError", "BackendNotFoundError", "ShapeRuleNotFoundError",

@@ -125,15 +125,17 @@ def _select_masks(cond, mask):
     return None, tnp.where(mask, True, not_cond), tnp.where(mask, True, cond)
 
 
-def backward(graph, args, cts, wrt):
+def backward(graph, args, cts, wrt, saved=None):
     """Evaluate `graph` on `args`, then pull `cts` (one per output, None = zero) back.
 
+    `saved` maps id(node) to that node's outputs (in its own form) stored by a forward
+    pass: they are read, not recomputed, and the gradient still flows through the node.
     Returns (outputs, grads) with one grad per input flagged in `wrt`.
     """
     path, active = _active(graph, wrt)
     forms = {id(n): _differentiable_attrs(n) for n in path}
     env = core.inline(graph, args, core.innermost_trace(args) or core.current_trace(),
-                      lambda n: forms.get(id(n)) or n.attrs)
+                      lambda n: forms.get(id(n)) or n.attrs, saved)
     outs = [core.read(env, v) for v in graph.outvars]
     ct_env, masks = {}, {}   # id(var) -> cotangent, and its zero mask (None: unknown)
 

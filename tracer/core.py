@@ -372,20 +372,24 @@ def trace_flat(fun, in_avals):
     return graph, list(t.captured)
 
 
-def inline(graph, args, trace, attrs_of=None):
+def inline(graph, args, trace, attrs_of=None, given=None):
     """Emit graph's nodes into `trace` on `args`; returns the value environment: id(var)
     -> value, and id(node) -> the tuple of all outputs emitted for that node.
 
     `attrs_of(node)`, if given, gives the attrs to emit each node with: autodiff asks for
-    forms that return more outputs (the node's own first). Nodes are emitted even when
-    all their inputs are constants, so a broadcast literal stays a node instead of
-    becoming a baked-in array (folding is the optimizer's job)."""
+    forms that return more outputs (the node's own first). `given` maps id(node) to
+    that node's outputs computed elsewhere (a checkpoint's saved residuals): such a node
+    is not emitted. Nodes are emitted even when all their inputs are constants, so a
+    broadcast literal stays a node instead of becoming a baked-in array (folding is the
+    optimizer's job)."""
     env = {id(v): c for v, c in zip(graph.constvars, graph.consts)}
     env.update((id(v), a) for v, a in zip(graph.invars, args))
     for n in graph.nodes:
-        out = trace.emit(n.kernel, [x.value if type(x) is Literal else env[id(x)]
-                                    for x in n.inputs],
-                         n.attrs if attrs_of is None else attrs_of(n), n.source)
+        out = given.get(id(n)) if given else None
+        if out is None:
+            out = trace.emit(n.kernel, [x.value if type(x) is Literal else env[id(x)]
+                                        for x in n.inputs],
+                             n.attrs if attrs_of is None else attrs_of(n), n.source)
         out = env[id(n)] = out if isinstance(out, tuple) else (out,)
         for o, val in zip(n.outputs, out):
             env[id(o)] = val

@@ -267,7 +267,7 @@ def _cond(ctx, ins, outs, *, branches):
     b.position_at_end(done)
 
 
-def _remat(ctx, ins, outs, *, body):
+def _remat(ctx, ins, outs, *, body, policy=None):
     fn = emit_region(ctx.mb, region(body), ctx.unique("body"))
     irutil.return_if_failed(ctx.b, ctx.b.call(fn, _pointers(ctx, ins) + [o.ptr for o in outs] + [ctx.scratch]))
 
@@ -333,7 +333,7 @@ KERNELS = {
         _cond, lambda n: [(f"branch{k}", g) for k, g in enumerate(n.attrs["branches"])],
         lambda i, o, *, branches: max(region(g).scratch for g in branches)),
     "remat": ControlEmitter(_remat, lambda n: [("body", n.attrs["body"])],
-                            lambda i, o, *, body: region(body).scratch),
+                            lambda i, o, *, body, policy=None: region(body).scratch),
     "stop_gradient": ScalarKernel(lambda ctx, x: x, cost=0),
     "dynamic_index": IndexMap(_dynamic_index),
     "dynamic_update_index": IndexMap(_dynamic_update_index),

@@ -203,7 +203,7 @@ def _remat_rule(inputs, dims, attrs):
         outs = batch_values(attrs["body"], size, list(xs), dims)
         out_dims.extend(d for _, d in outs)
         return [o for o, _ in outs]
-    return tuple(checkpoint(fun)(*inputs)), tuple(out_dims)
+    return tuple(checkpoint(fun, policy=attrs.get("policy"))(*inputs)), tuple(out_dims)
 
 
 def _slot(i, n):

@@ -1,49 +1,155 @@
 """`tracer.checkpoint` (remat, as jax.checkpoint): one `remat` node holding `fun` as its
-`body` region.
+`body` region, and the node's `policy` (tracer.checkpoint_policies) if one is given.
 
-The node's gradient is the body's VJP, emitted into the backward pass, so the backward
-recomputes the body's intermediates from the node's inputs instead of the forward
-storing them: memory for time. The node keeps the forward opaque, so no pass merges the
-recomputation back into it.
+Differentiated, the node runs in a form whose body also returns the outputs of the body
+nodes the policy saves (residuals). Its gradient is the body's VJP emitted into the
+backward pass, reading the saved outputs and recomputing every other intermediate from
+the node's inputs: memory for time. The forward stays opaque inside the node, so no pass
+merges the recomputation back into it; residuals no backward reads are pruned by dce.
+
+A control-flow node in the body (a loop, cond, nested checkpoint, custom_vjp) is never
+saved as a whole: it is recomputed, and its own gradient decides what it stores.
 """
 import functools
 
+import numpy as np
+
 import registry
+from ir import Graph, Node
+from ir.errors import ArgumentError
+from ir.passes import register_pruner
 from lowering.interpreter import evaluate
 from tracer import core
-from tracer.autodiff import backward
-from tracer.lax._regions import check_signature, is_float, leaf_avals, trace_region
+from tracer.autodiff import backward, register_differentiable_form
+from tracer.lax._regions import (check_signature, is_float, leaf_avals, prune_region,
+                                 trace_region)
 from tracer.pytree import flatten, unflatten
+from tracer.signature import static_spec
 
 
-def checkpoint(fun):
-    """`fun`, whose intermediates the backward pass recomputes instead of storing."""
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
+    """`fun`, whose intermediates the backward pass recomputes instead of storing,
+    except those `policy(prim, *avals, **attrs)` says to save (tracer.checkpoint_policies;
+    None saves nothing). Arguments at `static_argnums` are Python values `fun` sees as
+    they are (not traced). `prevent_cse` is accepted for JAX's sake and changes nothing:
+    the recomputation is never merged with the forward here, as the forward runs inside
+    the node that no pass looks into across its boundary."""
+    if policy is not None and not callable(policy):
+        raise ArgumentError(f"checkpoint(fun, policy=...): policy must be None or a "
+                            f"callable policy(prim, *avals, **attrs) -> bool such as "
+                            f"tracer.checkpoint_policies.dots_saveable, got {policy!r}")
+    static, _ = static_spec(fun, "checkpoint", static_argnums, ())
+    attrs = {} if policy is None else {"policy": policy}
+
     @functools.wraps(fun)
-    def remat(*args):
-        leaves, in_tree = flatten(list(args))
+    def remat(*args, **kwargs):
+        bound = _bind_static(fun, args, static) if static else fun
+        dynamic = [a for k, a in enumerate(args) if k not in _positions(static, len(args))]
+        leaves, in_tree = flatten((dynamic, kwargs))
         if core.innermost_trace(leaves) is None and core.current_trace() is None:
-            return fun(*args)             # nothing is differentiated: just run it
-        graph, out_tree, captured = trace_region(fun, in_tree, leaf_avals(leaves, "checkpoint"))
-        outs = core.run_kernel("remat", leaves + captured, {"body": graph})
+            return fun(*args, **kwargs)       # nothing is differentiated: just run it
+        graph, out_tree, captured = trace_region(lambda a, k: bound(*a, **k), in_tree,
+                                                 leaf_avals(leaves, "checkpoint"))
+        outs = core.run_kernel("remat", leaves + captured, {"body": graph, **attrs})
         return unflatten(out_tree, list(outs) if isinstance(outs, tuple) else [outs])
     return remat
 
 
-def _rule(*avals, body):
+def _positions(static, n):
+    return {k % n for k in static if -n <= k < n}
+
+
+def _bind_static(fun, args, static):
+    """`fun` taking only the dynamic positional arguments, the static ones bound."""
+    bad = [k for k in static if not -len(args) <= k < len(args)]
+    if bad:
+        raise ArgumentError(f"checkpoint: static_argnums={static} but the call passes "
+                            f"{len(args)} positional arguments; each index must be in "
+                            f"[-{len(args)}, {len(args)})")
+    fixed = _positions(static, len(args))
+    traced = [k for k in sorted(fixed) if isinstance(args[k], core.Tracer)]
+    if traced:
+        raise ArgumentError(f"checkpoint: argument {traced[0]} is in static_argnums but is "
+                            f"a traced value ({args[traced[0]].aval}); pass a Python value "
+                            f"there, or drop it from static_argnums")
+
+    def bound(*dynamic, **kwargs):
+        it = iter(dynamic)
+        return fun(*[args[k] if k in fixed else next(it) for k in range(len(args))],
+                   **kwargs)
+    return bound
+
+
+class _Prim:
+    """What a policy sees of a node: `.name`, its kernel (JAX passes a Primitive)."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+def saved_nodes(body, policy):
+    """The body nodes whose outputs `policy` has the forward pass save, in order."""
+    if policy is None:
+        return []
+    return [n for n in body.nodes if registry.family(n.kernel) != "control_flow"
+            and _decide(policy, n)]
+
+
+def _decide(policy, node):
+    out = policy(_Prim(node.kernel), *[x.aval for x in node.inputs], **node.attrs)
+    if not isinstance(out, (bool, np.bool_)):
+        raise ArgumentError(f"checkpoint: policy {policy!r} returned {out!r} for kernel "
+                            f"{node.kernel!r}; a policy returns True (save) or False "
+                            f"(recompute)")
+    return bool(out)
+
+
+def _form(attrs):
+    """The body also returning the saved nodes' outputs, after its own."""
+    body = attrs["body"]
+    residuals = [o for n in saved_nodes(body, attrs.get("policy")) for o in n.outputs]
+    if not residuals:
+        return attrs
+    return {**attrs, "body": Graph(body.invars, body.outvars + residuals, body.nodes,
+                                   body.constvars, body.consts)}
+
+
+def _rule(*avals, body, policy=None):
     check_signature("remat", "the body's inputs", body.in_avals, avals)
     return tuple(a.strip_weak() for a in body.out_avals)
 
 
 def _grad(dy, inputs, outputs, attrs):
     body = attrs["body"]
+    outs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
     dys = list(dy) if isinstance(dy, tuple) else [dy]
-    cts = [d if is_float(v.aval) else None for d, v in zip(dys, body.outvars)]
+    saved, given, at = saved_nodes(body, attrs.get("policy")), {}, len(outs)
+    for n in reversed(saved):             # the residuals close the body's outputs
+        at -= len(n.outputs)
+        given[id(n)] = tuple(outs[at:at + len(n.outputs)])
+    cts = [d if is_float(v.aval) and k < at else None
+           for k, (d, v) in enumerate(zip(dys, body.outvars))]
     wrt = [is_float(v.aval) for v in body.invars]
-    grads = iter(backward(body, list(inputs), cts, wrt)[1])
+    grads = iter(backward(body, list(inputs), cts, wrt, given)[1])
     return [next(grads) if w else None for w in wrt]
 
 
+def _prune(node, used):
+    """dce of a remat: dead outputs (unread residuals) go, then inputs none reads."""
+    a = node.attrs
+    keep = [j for j, u in enumerate(used) if u]
+    body, kept = prune_region(a["body"], keep, set(range(len(node.inputs))))
+    return Node("remat", [node.inputs[k] for k in kept],
+                     [node.outputs[j] for j in keep], {**a, "body": body}, node.source)
+
+
 registry.register_shape_rule("remat", _rule)
-registry.register_kernel("remat", "numpy", lambda *args, body: tuple(
+registry.register_kernel("remat", "numpy", lambda *args, body, policy=None: tuple(
     evaluate(body, list(args), "numpy")))
 registry.register_gradient("remat", _grad)
+register_differentiable_form("remat", _form)
+register_pruner("remat", _prune)
