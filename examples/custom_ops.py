@@ -1,8 +1,9 @@
 """Custom ops, the three ways of the TensorFlow.js guide.
 
 (a) an op defined with existing ops;
-(b) a new kernel: shape rule + register_kernel(name, "numpy", impl) + an op calling
-    run_kernel; it works eagerly, traced (its node names the new kernel) and under jit;
+(b) a new kernel: one registry.define_kernel call + an op calling run_kernel; it works
+    eagerly, traced (its node names the new kernel), under jit, grad, vmap (batched, no
+    loop) and ONNX export;
 (c) replacing a built-in kernel's implementation changes results eagerly and under jit.
 
 The new kernel also gets an `llvm` scalar body, which fuses into its neighbours' loop:
@@ -24,26 +25,22 @@ def squared_difference(a, b):
     return d * d
 
 
-# (b) A new kernel. The shape rule gets one object per input with .shape and .dtype.
-def softplus_shape(x):
-    return x
-
-
-registry.register_shape_rule("softplus", softplus_shape)
-registry.register_kernel("softplus", "numpy", lambda x: np.logaddexp(x.dtype.type(0), x))
-registry.register_gradient("softplus",
-                           lambda dy, inputs, outputs, attrs: (dy * tracer.nn.sigmoid(inputs[0]),))
-
-
+# (b) A new kernel, declared in one call. The shape rule gets one object per input with
+# .shape and .dtype; the llvm impl is a scalar body, emitted with llvmlite's IRBuilder.
 def softplus_llvm(ctx, x):
-    """Scalar body: max(x, 0) + log1p(exp(-|x|)), emitted with llvmlite's IRBuilder."""
+    """max(x, 0) + log1p(exp(-|x|))"""
     b = ctx.b
     tail = ctx.math("log1p", ctx.math("exp", b.fneg(ctx.intrinsic("fabs", x))))
     zero = ctx.const(0.0)
     return b.fadd(b.select(b.fcmp_ordered(">", x, zero), x, zero), tail)
 
 
-registry.register_kernel("softplus", "llvm", ScalarKernel(softplus_llvm, cost=20))
+# family="elementwise" is what batches it under vmap (one batched node, no loop) and lets
+# onnx name the ONNX operator it is exported as; the scalar body fuses into neighbours.
+registry.define_kernel(
+    "softplus", shape=lambda x: x, numpy=lambda x: np.logaddexp(x.dtype.type(0), x),
+    family="elementwise", llvm=ScalarKernel(softplus_llvm, cost=20), onnx="Softplus",
+    gradient=lambda dy, inputs, outputs, attrs: (dy * tracer.nn.sigmoid(inputs[0]),))
 
 
 def softplus(x):
@@ -61,6 +58,14 @@ def main():
     print("    softplus jit:  ", tracer.jit(softplus, backend="numpy")(x))
     print("    grad of sum(softplus):", tracer.grad(lambda v: tnp.sum(softplus(v)))(x))
     print(tracer.make_graph(lambda v: softplus(v) * 2)(x))
+    print("    vmap of softplus: one batched softplus node, no loop")
+    print(tracer.make_graph(tracer.vmap(softplus))(np.stack([x, -x])))
+    print(registry.describe("softplus"))
+    try:
+        from tracer.export import to_onnx
+        print("    ONNX nodes:", [n.op_type for n in to_onnx(softplus, x).graph.node])
+    except ImportError:
+        print("    (onnx is not installed: no ONNX export)")
     fused = tracer.jit(lambda v: softplus(v) * 2 + 1)
     print("    llvm jit:", fused(x), " vs numpy:", 2 * np.logaddexp(0, x) + 1)
     lowered = fused.lower(x)

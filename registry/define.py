@@ -18,7 +18,7 @@ import warnings
 from ir.errors import ArgumentError, KernelNotFoundError
 from registry import families, tables
 from registry.batching import BATCHING_RULES
-from registry.exporters import EXPORTERS, _op
+from registry.exporters import EXPORTERS
 
 # the families vmap batches with one shared rule (tracer.vmap.FAMILY_RULES implements them)
 SHARED_BATCHING = frozenset({"elementwise", "along_axis"})
@@ -30,6 +30,19 @@ def _callable_or_none(name, what, value):
                             f"{type(value).__name__}")
 
 
+class OnnxOperator:
+    """The ONNX exporter of an elementwise kernel that is one ONNX operator."""
+
+    def __init__(self, op_type):
+        self.op_type = op_type
+
+    def __call__(self, g, inputs, attrs):
+        return g.op(self.op_type, *inputs)
+
+    def __repr__(self):
+        return f"OnnxOperator({self.op_type!r})"
+
+
 def _checked_exporter(name, family, onnx):
     """The ONNX exporter for `onnx` (a callable, or an operator name for an elementwise
     kernel), or None."""
@@ -39,7 +52,7 @@ def _checked_exporter(name, family, onnx):
                 f"define_kernel({name!r}): onnx={onnx!r} names an ONNX operator, which "
                 f"only an elementwise kernel can be exported as (family is {family!r}); "
                 f"pass an exporter fn(g, inputs, attrs) instead")
-        return _op(onnx)
+        return OnnxOperator(onnx)
     _callable_or_none(name, "onnx", onnx)
     return onnx
 
@@ -128,9 +141,12 @@ class KernelDescription:
 
 def _named(fn):
     """A short readable name of a registered callable or impl object."""
-    if hasattr(fn, "__qualname__"):
-        return f"{getattr(fn, '__module__', '?')}.{fn.__qualname__}"
-    return repr(fn)
+    if not hasattr(fn, "__qualname__"):
+        return repr(fn)
+    code = getattr(fn, "__code__", None)
+    where = f" at {code.co_filename}:{code.co_firstlineno}" if code and \
+        fn.__name__ == "<lambda>" else ""
+    return f"{getattr(fn, '__module__', '?')}.{fn.__qualname__}{where}"
 
 
 def describe(name):

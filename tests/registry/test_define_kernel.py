@@ -1,6 +1,8 @@
 """A kernel declared with one registry.define_kernel call works everywhere: eagerly, under
 jit on both backends (fused on llvm), grad, jvp, vmap (no loop) and ONNX export; the
 register_* calls override one part; describe lists what is declared."""
+import importlib.util
+import os
 import warnings
 
 import numpy as np
@@ -182,3 +184,17 @@ def test_bad_declarations_are_argument_errors_and_register_nothing():
 def test_shared_batching_families_match_vmap():
     from tracer.vmap import FAMILY_RULES
     assert set(FAMILY_RULES) == SHARED_BATCHING
+
+
+def test_custom_ops_example_softplus_vmaps_to_one_batched_node():
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "custom_ops.py")
+    spec = importlib.util.spec_from_file_location("custom_ops_example", path)
+    example = importlib.util.module_from_spec(spec)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            spec.loader.exec_module(example)
+            graph = tracer.make_graph(tracer.vmap(example.softplus))(np.stack([X, -X]))
+        assert _top_kernels(graph) == ["softplus"]
+    finally:
+        _forget("softplus")
