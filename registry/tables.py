@@ -55,7 +55,7 @@ def register_backend(name, eager=None, compile=None):
 def unregister_backend(name):
     """Remove a backend and every kernel registered for it."""
     check_backend(name)
-    for key in [k for k in _kernels if k[1] == name]:
+    for key in [k for k in list(_kernels) if k[1] == name]:
         KERNELS.discard(*key)
     BACKENDS.unregister(name)
 

@@ -59,6 +59,7 @@ class VersionedTable:
         self._missing, self._check, self._per_kernel = missing, check, per_kernel
 
     def register(self, *parts_and_entry):
+        """Add or replace the entry under the key (the last argument is the entry)."""
         *parts, entry = parts_and_entry
         if self._check is not None:
             self._check(*parts, entry)
@@ -67,6 +68,7 @@ class VersionedTable:
             _touch(parts[0] if self._per_kernel else None)
 
     def get(self, *parts):
+        """The entry under the key; an absent one is an error naming what is there."""
         try:
             return self.entries[parts[0] if len(parts) == 1 else parts]
         except KeyError:
