@@ -17,6 +17,7 @@ if __name__ == "__main__":
 
 import ctypes
 import marshal
+import os
 import struct
 import subprocess
 import time
@@ -144,4 +145,7 @@ class Worker:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], sys.argv[2], sys.stdin.buffer, sys.stdout.buffer)
+    try:
+        serve(sys.argv[1], sys.argv[2], sys.stdin.buffer, sys.stdout.buffer)
+    except BrokenPipeError:     # the process it served ended mid-compile: nothing to say
+        os._exit(0)

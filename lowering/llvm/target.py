@@ -23,7 +23,11 @@ own from a pool (neither is thread-safe; LLVM runs compiles on disjoint ones in 
 as ThinLTO does), and its two long calls, the optimizer and object emission, bypass the
 lock llvmlite puts around every call (ctypes releases the GIL). The same module text is
 compiled once however many threads ask for it. Fork waits until no thread is inside
-LLVM (`_gate`), so a child never inherits LLVM halfway through.
+LLVM (`_gate`), so a child never inherits LLVM halfway through; so does the interpreter's
+exit, which then keeps every other thread out: a daemon thread still inside LLVM when
+exit() runs LLVM's static destructors crashes the process in LLVM's code generator. For
+the same reason a daemon thread (jit's background compiles) never runs the optimizer or
+emitter here: it hands the module to a worker process and waits outside the gate.
 
 llvmlite leaks ~85 KiB per optimizer run, which only the end of a process returns: past
 its first IN_PROCESS compiles a process hands compiles to worker processes
@@ -45,6 +49,7 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from ir.errors import ArgumentError, CodegenError
+from lowering import forks
 from lowering.llvm import caches, compile_worker, mathlib_shared, matmul_shared
 from lowering.llvm.cpu import CURRENT, TRIPLE
 from lowering.profile import note, phase
@@ -87,11 +92,16 @@ class _Gate:
             self._forking = None
             self._cv.notify_all()
 
+    def close(self):
+        """At exit: wait until no other thread is inside LLVM, then keep them out."""
+        self.before_fork()
+
 
 _gate = _Gate()
 os.register_at_fork(before=_gate.before_fork, after_in_parent=_gate.after_fork_in_parent,
                     after_in_child=_gate.__init__)
-_table = threading.Lock()   # _live and _pending; only taken inside _gate, so never forked
+atexit.register(_gate.close)
+_table = forks.lock()       # _live and _pending (each change to them is one dict operation)
 _pending = {}               # key -> Event set when the thread compiling it is done
 _tools = []                 # idle (LLVM context, target machine) pairs: one per compile
 _live = weakref.WeakValueDictionary()       # key -> Loaded, every module loaded now
@@ -104,7 +114,16 @@ RECYCLE = 256       # compiles a worker process runs before it is replaced
 _compiles = itertools.count()
 _workers = []       # idle compile_worker.Worker processes
 atexit.register(lambda: [w.close() for w in _workers])
-os.register_at_fork(after_in_child=lambda: _workers.clear())    # they serve the parent
+
+
+def _after_fork():
+    """The child has no compiling threads and none of the parent's workers: no module is
+    pending (one the parent was compiling is compiled anew if the child asks for it)."""
+    _pending.clear()
+    _workers.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def cache_key(text):
@@ -146,14 +165,15 @@ def _emit_object(machine, mod):
         raise CodegenError(str(e)) from e
 
 
-def _compile(key, text, tools):
+def _compile(key, text):
     """Object code of module `text`: optimized and emitted here for this process's first
     IN_PROCESS compiles, then by worker processes, each replaced after RECYCLE compiles
-    (llvmlite leaks ~85 KiB per optimizer run; a worker's end returns it). Here too if no
-    worker process can be started."""
+    (llvmlite leaks ~85 KiB per optimizer run; a worker's end returns it). A daemon thread
+    always uses a worker, and waits for it outside the gate (see the module's docstring).
+    Here too if no worker process can be started."""
     global IN_PROCESS
     worker = None
-    if next(_compiles) >= IN_PROCESS:
+    if next(_compiles) >= IN_PROCESS or threading.current_thread().daemon:
         try:
             worker = _workers.pop()
         except IndexError:
@@ -162,14 +182,15 @@ def _compile(key, text, tools):
             except OSError:         # none can start here: every compile stays here
                 IN_PROCESS = float("inf")
     if worker is None:
-        with phase("llvm-optimize"):
-            mod = _optimize(text, *tools)
-        try:
-            with phase("llvm-emit"):
-                obj = _emit_object(tools[1], mod)
-            _dump(key, text, mod, tools)
-        finally:
-            mod.close()             # before the context goes to another compile
+        with _llvm() as tools:
+            with phase("llvm-optimize"):
+                mod = _optimize(text, *tools)
+            try:
+                with phase("llvm-emit"):
+                    obj = _emit_object(tools[1], mod)
+                _dump(key, text, mod, tools)
+            finally:
+                mod.close()         # before the context goes to another compile
         return obj
     try:
         obj, optimize_s, emit_s = worker.compile(text)
@@ -185,7 +206,7 @@ def _compile(key, text, tools):
         worker.close()
     note("llvm-optimize", optimize_s)
     note("llvm-emit", emit_s)
-    _dump(key, text, None, tools)
+    _dump_here(key, text)
     return obj
 
 
@@ -211,6 +232,12 @@ def _dump(key, text, mod, tools):
     finally:
         if own:
             mod.close()
+
+
+def _dump_here(key, text):
+    if os.environ.get("TRACER_DUMP_DIR"):
+        with _llvm() as tools:
+            _dump(key, text, None, tools)
 
 
 @contextlib.contextmanager
@@ -264,37 +291,33 @@ def load(text, key=None):
     several threads ask for it at the same time). `key` names its cache entries (default:
     cache_key(text)); then `text` may be a function making the text, called on a miss."""
     key = key or cache_key(text)
-    with _gate:
-        while True:
-            with _table:
-                loaded = _live.get(key)
-                if loaded is not None:
-                    stats["memory_hits"] += 1
-                    _recent.put(key, loaded)
-                    break
-                done = _pending.get(key)
-                if done is None:
-                    done = _pending[key] = threading.Event()
-                    break
-            done.wait()             # another thread compiles it; then look again
-        if loaded is not None:
-            if os.environ.get("TRACER_DUMP_DIR"):
-                with _llvm() as tools:
-                    _dump(key, text, None, tools)
-            return loaded
-        try:
-            if isinstance(text, str):      # (a library, made by a function, calls none)
-                _link(text)
-            with _llvm() as tools:
-                loaded = _load(key, text, tools)
-            with _table:
-                _live[key] = loaded
+    while True:
+        with _table:
+            loaded = _live.get(key)
+            if loaded is not None:
+                stats["memory_hits"] += 1
                 _recent.put(key, loaded)
-            return loaded
-        finally:
-            with _table:
-                del _pending[key]
-            done.set()
+                break
+            done = _pending.get(key)
+            if done is None:
+                done = _pending[key] = threading.Event()
+                break
+        done.wait()                 # another thread compiles it; then look again
+    if loaded is not None:
+        _dump_here(key, text)
+        return loaded
+    try:
+        if isinstance(text, str):   # (a library, made by a function, calls none)
+            _link(text)
+        loaded = _load(key, text)
+        with _table:
+            _live[key] = loaded
+            _recent.put(key, loaded)
+        return loaded
+    finally:
+        with _table:
+            _pending.pop(key, None)
+        done.set()
 
 
 def _link(text):
@@ -307,24 +330,23 @@ def _link(text):
                 symbols, identity, make = kind.library(name, CURRENT.isa)
                 loaded = load(make, cache_key(identity))
                 for symbol in symbols:
-                    address = loaded.engine.get_function_address(symbol)
-                    if not address:     # (MCJIT would abort the process on the missing symbol)
-                        raise CodegenError(f"library {name!r} lacks its symbol {symbol!r}")
-                    llvm.add_symbol(symbol, address)
+                    address = loaded.address(symbol)    # (MCJIT aborts on a missing one)
+                    with _gate:
+                        llvm.add_symbol(symbol, address)
                 _linked[name] = loaded      # kept for good: other modules call it
 
 
-def _load(key, text, tools):
+def _load(key, text):
     directory, name = _cache_dir(), key + ".o"
     obj = caches.read(directory, name) if directory else None
     if obj is None:
-        obj = _compile(key, text() if callable(text) else text, tools)
+        obj = _compile(key, text() if callable(text) else text)
         stats["compiled"] += 1
         if directory:
             caches.write(directory, name, obj)
     else:
         stats["disk_hits"] += 1
         note("object-disk-hits")
-        _dump(key, text, None, tools)
-    with phase("load"):
+        _dump_here(key, text)
+    with _llvm() as tools, phase("load"):
         return Loaded(key, obj, tools[0])

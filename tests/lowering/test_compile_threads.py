@@ -1,5 +1,6 @@
 """Compiles in different threads run at the same time (no process-wide lock around LLVM's
-work), and a module several threads ask for at once is compiled once."""
+work), a module several threads ask for at once is compiled once, and a daemon thread's
+compile runs in a worker process."""
 import ctypes
 import threading
 
@@ -39,7 +40,7 @@ def run(value):
 
 
 def start(fun, *args):
-    t = threading.Thread(target=fun, args=args, daemon=True)
+    t = threading.Thread(target=fun, args=args)     # (a daemon thread compiles elsewhere)
     t.start()
     return t
 
@@ -73,3 +74,15 @@ def test_threads_asking_for_one_module_at_once_compile_it_once(held):
         assert not t.is_alive()
     assert target.stats["compiled"] == before + 1
     assert results[0] is results[1]
+
+
+def test_a_daemon_threads_compile_runs_in_a_worker_process(held):
+    """A daemon thread may still be inside LLVM when the interpreter exits and LLVM's
+    static destructors run: it must never run the optimizer or emitter in this process."""
+    hold, entered, release = held
+    hold.add(900_004)
+    worker = threading.Thread(target=run, args=(900_004,), daemon=True)
+    worker.start()
+    worker.join(WAIT)
+    assert not worker.is_alive()
+    assert not entered.is_set(), "a daemon thread optimized a module in this process"
