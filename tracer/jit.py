@@ -32,6 +32,7 @@ from tracer.core import eval_graph, trace_flat
 from tracer.programs import Compiling, InterpretedProgram, start
 from tracer.pytree import LEAF, flatten, is_pytree, unflatten
 from tracer.signature import Call, leaf_aval, static_spec
+from tracer.vmap import NAMED_RULES, named_axes
 
 DEFAULT_BACKEND = "llvm"
 _ndarray = np.ndarray
@@ -131,7 +132,7 @@ class Jitted:
         leaves, key, call = self._signature(args, kwargs, extra_static)
         trace = core.innermost_trace(leaves)       # first: a leaked tracer fails here
         entry = self._entry(key, call or args, leaves)
-        if entry.captured or trace is not None:
+        if entry.lowered is None or trace is not None:
             outs = eval_graph(entry.traced, list(leaves) + entry.captured)
         else:
             outs = entry.run(leaves)
@@ -181,8 +182,9 @@ class Jitted:
             with phase("trace"), building():
                 graph, out_tree, captured, touched = self._trace(call, leaves)
             entry = self._new_entry(graph, out_tree, captured, touched, versions, epoch)
-            if captured:
-                return entry   # closes over values of an enclosing trace: inline, never cache
+            if captured or (named_axes.bound and not NAMED_RULES.keys().isdisjoint(touched)):
+                return entry   # closes over values of an enclosing trace, or holds
+                               # collectives of its bound named axes: inline, never cache
             graph.donated = self._donated(call)
             with compile_log.progress(self.__name__, len(graph.nodes)), phase("lower"):
                 entry.run = self._lower(entry, first=True).run

@@ -9,13 +9,21 @@ A node whose inputs are all unbatched is emitted as it is. Otherwise its rule co
 every "elementwise" kernel shares one rule, as does every "along_axis" one; any other
 kernel is batched by a loop over the batch (one `tracer.lax.map` region), with one
 warning naming it.
+
+Named axes: `vmap(f, axis_name="i")` binds "i" (with the batch size) while `f` is traced,
+so collectives inside it (tracer.lax.psum...) can be traced, and batches with "i" as the
+axis being batched, so each collective node over "i" goes through its NAMED_RULES entry
+(a reduction or a shuffle along the batch dim, even of unbatched inputs); a collective
+over another name is batched like any kernel (it maps over the batch). Region rules
+(scan, cond) batch their bodies inside the same binding.
 """
+import threading
 import warnings
 
 import numpy as np
 
 from ir import Literal, ShapedArray
-from ir.errors import ArgumentError, KernelError, ShapeError
+from ir.errors import ArgumentError, ArgumentValueError, KernelError, ShapeError
 from lowering import forks
 from registry import batching as _table
 from registry import families
@@ -27,6 +35,46 @@ from tracer.pytree import flatten, unflatten
 
 _warned = set()
 _warn_lock = forks.lock()
+
+
+class _Axes(threading.local):
+    """This thread's named axes: `bound`, the (name, size) pairs of the enclosing
+    vmaps being traced, innermost last; `batching`, the name vmap is batching now."""
+
+    def __init__(self):
+        self.bound = []
+        self.batching = None
+
+
+named_axes = _Axes()
+# kernel -> rule(inputs, batch_dims, attrs, size) for a collective over the axis being
+# batched (registered by tracer.lax.collectives)
+NAMED_RULES = {}
+
+
+def bound_axis_size(name):
+    """The size of axis `name`, bound by an enclosing vmap (or shard_map) being traced."""
+    for bound, size in reversed(named_axes.bound):
+        if bound == name:
+            return size
+    have = ", ".join(repr(n) for n, _ in named_axes.bound) or "none"
+    raise NameError(f"unbound axis name: {name!r} (bound here: {have}); a collective "
+                    f"runs inside vmap(f, axis_name={name!r}) or a shard_map over a mesh "
+                    f"with that axis")
+
+
+class _naming:
+    """Context manager: set axes.bound and axes.batching for one vmap's trace/batch."""
+
+    def __init__(self, bound, batching):
+        self.new = bound, batching
+
+    def __enter__(self):
+        self.old = named_axes.bound, named_axes.batching
+        named_axes.bound, named_axes.batching = self.new
+
+    def __exit__(self, *exc):
+        named_axes.bound, named_axes.batching = self.old
 
 
 # ---- helpers the rules share ------------------------------------------------------------
@@ -152,12 +200,17 @@ def batch_values(graph, size, args, in_dims):
     env = {id(v): (c, None) for v, c in zip(graph.constvars, graph.consts)}
     env.update((id(v), (a, d)) for v, a, d in zip(graph.invars, args, in_dims))
     trace = core.current_trace()
+    named = named_axes.batching
 
     def read(x):
         return (x.value, None) if type(x) is Literal else env[id(x)]
     for n in graph.nodes:
         ins, dims = zip(*[read(x) for x in n.inputs]) if n.inputs else ((), ())
-        if all(d is None for d in dims):
+        rule = NAMED_RULES.get(n.kernel) if named is not None else None
+        if rule is not None and n.attrs["axis_name"] == named:
+            out, dims_out = rule(list(ins), list(dims), n.attrs, size)
+            outs, dims_out = _checked(n, out, dims_out, size)
+        elif all(d is None for d in dims):
             out = trace.emit(n.kernel, list(ins), n.attrs, n.source)
             outs = out if isinstance(out, tuple) else (out,)
             dims_out = (None,) * len(outs)
@@ -201,13 +254,13 @@ def _axes_per_leaf(prefix, tree, what, where):
         return [prefix] * len(flatten(tree)[0])
     if isinstance(prefix, (tuple, list)) and isinstance(tree, (tuple, list)):
         if len(prefix) != len(tree):
-            raise ArgumentError(f"{where}: {what} {prefix!r} has {len(prefix)} entries for "
-                                f"{len(tree)} values")
+            raise ArgumentValueError(f"{where}: {what} {prefix!r} has {len(prefix)} entries "
+                                     f"for {len(tree)} values")
         return [a for p, t in zip(prefix, tree) for a in _axes_per_leaf(p, t, what, where)]
     if isinstance(prefix, dict) and isinstance(tree, dict):
         if sorted(prefix) != sorted(tree):
-            raise ArgumentError(f"{where}: {what} has keys {sorted(prefix)} but the value "
-                                f"has keys {sorted(tree)}")
+            raise ArgumentValueError(f"{where}: {what} has keys {sorted(prefix)} but the "
+                                     f"value has keys {sorted(tree)}")
         return [a for k in sorted(tree) for a in _axes_per_leaf(prefix[k], tree[k], what,
                                                                  where)]
     raise ArgumentError(f"{where}: {what} must be an int, None, or a pytree prefix of the "
@@ -232,15 +285,21 @@ def _leaf_names(args):
     return names
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     """Vectorize `fun` over an axis of its arguments, as `jax.vmap`: `in_axes` and
     `out_axes` are ints (negative count from the end), None (not mapped / broadcast), or
     pytree prefixes; keyword arguments are not mapped; `axis_size` is needed only when
-    no argument is mapped."""
+    no argument is mapped; `axis_name` (a hashable, e.g. "i") names the mapped axis for
+    the collectives inside `fun` (tracer.lax.psum(x, "i")...)."""
     name = getattr(fun, "__name__", "function")
     where = f"vmap({name})"
     if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
         raise ArgumentError(f"{where}: axis_size must be a non-negative int, got {axis_size!r}")
+    try:
+        hash(axis_name)
+    except TypeError:
+        raise ArgumentError(f"{where}: axis_name must be hashable (e.g. a string), got "
+                            f"{axis_name!r}") from None
 
     def vmapped(*args, **kwargs):
         axes = _axes_per_leaf(in_axes if not isinstance(in_axes, list) else tuple(in_axes),
@@ -269,14 +328,18 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         def flat_fun(*xs):
             outs, trees["out"] = flatten(fun(*unflatten(in_tree, xs), **kwargs))
             return outs
-        graph, captured = trace_flat(flat_fun, example)
+        outside = named_axes.bound
+        bound = outside if axis_name is None else outside + [(axis_name, size)]
+        with _naming(bound, named_axes.batching):
+            graph, captured = trace_flat(flat_fun, example)
         shaped = unflatten(trees["out"], list(range(len(graph.outvars))))
         outs_axes = _axes_per_leaf(out_axes if not isinstance(out_axes, list)
                                    else tuple(out_axes), shaped, "out_axes", where)
         outs_axes = [_normalize(d, len(v.aval.shape) + 1, f"out_axes for output {i}", where)
                      for i, (d, v) in enumerate(zip(outs_axes, graph.outvars))]
-        g, more = batch_graph(graph, size, axes + [None] * len(captured), outs_axes,
-                                where)
+        with _naming(outside, axis_name):
+            g, more = batch_graph(graph, size, axes + [None] * len(captured), outs_axes,
+                                  where)
         return unflatten(trees["out"], eval_graph(g, list(leaves) + captured + more))
     vmapped.__name__ = f"vmap_{name}"
     vmapped.__doc__ = getattr(fun, "__doc__", None)
