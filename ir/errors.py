@@ -2,8 +2,9 @@
 
 It lives at the bottom layer so every package (ir, registry, lowering, tracer) raises
 the same classes; `tracer` re-exports them. Each class also derives from the builtin
-exception a Python user would expect (TypeError, ValueError, LookupError), so existing
-`except` clauses keep working.
+exception JAX raises in the same situation (TypeError, ValueError, IndexError,
+NotImplementedError, LookupError), so `except` clauses written for JAX or NumPy keep working;
+where NumPy and JAX raise different builtins, the class derives from both.
 """
 
 
@@ -12,10 +13,21 @@ class TracerError(Exception):
 
 
 class ShapeError(TracerError, ValueError):
-    """Operand shapes that an op cannot combine (broadcasting, axes, matmul dims)."""
+    """A shape, axis or size an op cannot take (an axis out of range, an uneven split)."""
 
 
-class OutOfBoundsError(ShapeError, IndexError):
+class ShapeMismatchError(ShapeError, TypeError):
+    """Shapes an op cannot combine or produce: operands that do not broadcast, contract or
+    concatenate, a reshape to another size, a transpose that is no permutation, a negative
+    dimension. NumPy raises ValueError here and JAX TypeError (its shape checks are type
+    checks), so this is both."""
+
+
+class IndexingError(ShapeError, IndexError):
+    """An index an array cannot take: more indices than axes, a second ellipsis."""
+
+
+class OutOfBoundsError(IndexingError):
     """An index outside its axis (static indices when traced, any index when run)."""
 
 
@@ -27,7 +39,13 @@ class ArgumentError(TracerError, TypeError):
     """A non-array argument where an array is needed, or a bad static argument."""
 
 
-class KernelNotFoundError(TracerError, LookupError):
+class ArgumentValueError(ArgumentError, ValueError):
+    """An argument of the right type whose value the call cannot take (static_argnums past
+    the function's arguments, in_axes that do not match the arguments, an unhashable static
+    argument): JAX raises ValueError."""
+
+
+class KernelNotFoundError(TracerError, LookupError, NotImplementedError):
     """No implementation registered for (kernel, backend)."""
 
 
@@ -35,11 +53,11 @@ class BackendNotFoundError(TracerError, LookupError):
     """An unknown backend name."""
 
 
-class ShapeRuleNotFoundError(TracerError, LookupError):
+class ShapeRuleNotFoundError(TracerError, LookupError, NotImplementedError):
     """A kernel was traced but has no registered shape rule."""
 
 
-class GradientNotFoundError(TracerError, LookupError):
+class GradientNotFoundError(TracerError, LookupError, NotImplementedError):
     """A kernel on the differentiated path has no registered gradient."""
 
 
@@ -47,8 +65,22 @@ class GradientError(TracerError, ValueError):
     """A gradient function (or `grad` call) produced or got something malformed."""
 
 
+class GradientTypeError(GradientError, TypeError):
+    """A transform applied to the wrong kind of function or arguments: grad of a non-scalar
+    or non-float output, argnums naming no positional argument, tangents of another tree
+    structure (JAX raises TypeError)."""
+
+
 class ConcretizationError(TracerError, TypeError):
     """A traced value was used where a concrete Python value is needed."""
+
+
+class TracerBoolConversionError(ConcretizationError):
+    """bool() of a traced value (Python `if`/`while`/`and` on it), JAX's name."""
+
+
+class TracerIntegerConversionError(ConcretizationError):
+    """A traced value used as a Python int index (`__index__`), JAX's name."""
 
 
 class KernelError(TracerError, RuntimeError):

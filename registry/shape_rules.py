@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 from ir import graph as _graph
-from ir.errors import DTypeError, KernelError, ShapeError, TracerError
+from ir.errors import DTypeError, KernelError, ShapeError, ShapeMismatchError, TracerError
 from ir.types import ShapedArray, check_dtype
 from ir.types import dtype_kind
 from registry.tables import get_shape_rule, register_shape_rule
@@ -194,14 +194,14 @@ def _broadcast_to(x, *, shape):
 def _reshape(x, *, shape):
     shape = _check_shape("reshape", shape)
     if math.prod(shape) != x.size:
-        raise ShapeError(f"reshape: cannot reshape {x.shape} ({x.size} elements) to "
+        raise ShapeMismatchError(f"reshape: cannot reshape {x.shape} ({x.size} elements) to "
                          f"{tuple(shape)}")
     return ShapedArray(shape, x.dtype)
 
 
 def _transpose(x, *, perm):
     if sorted(perm) != list(range(x.ndim)):
-        raise ShapeError(f"transpose: perm {perm} is not a permutation of {x.ndim} axes")
+        raise ShapeMismatchError(f"transpose: perm {perm} is not a permutation of {x.ndim} axes")
     return ShapedArray(tuple(x.shape[p] for p in perm), x.dtype)
 
 
@@ -240,7 +240,8 @@ def _concatenate(*xs, axis):
     for x in xs:
         if x.ndim != r.ndim or (x.shape[:axis] + x.shape[axis + 1:]
                                 != r.shape[:axis] + r.shape[axis + 1:]):
-            raise ShapeError(f"concatenate: shapes {[x.shape for x in xs]} differ off axis {axis}")
+            raise ShapeMismatchError(f"concatenate: shapes {[x.shape for x in xs]} differ off "
+                                     f"axis {axis}")
         if x.dtype != r.dtype:
             raise DTypeError(f"concatenate: dtypes {[str(x.dtype) for x in xs]} differ")
     _check_axes("concatenate", r.ndim, (axis,))

@@ -9,6 +9,9 @@ from ir.errors import (ArgumentError, BackendNotFoundError, CodegenError,
                        ConcretizationError, DTypeError, GradientError, GradientNotFoundError,
                        IRError, KernelError, KernelNotFoundError, OutOfBoundsError,
                        ShapeError, ShapeRuleNotFoundError, TracerError)
+from ir.errors import (ArgumentValueError, GradientTypeError, IndexingError,
+                       ShapeMismatchError, TracerBoolConversionError,
+                       TracerIntegerConversionError)
 from tracer.core import Tracer, get_backend, run_kernel, set_backend
 from tracer import methods  # noqa: F401  (operators on Tracer)
 from tracer import gradients  # noqa: F401  (registers built-in gradients)
@@ -33,4 +36,6 @@ __all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp"
            "TracerError", "ShapeError", "OutOfBoundsError", "DTypeError", "ArgumentError",
            "KernelNotFoundError", "BackendNotFoundError", "ShapeRuleNotFoundError",
            "GradientNotFoundError", "GradientError", "ConcretizationError", "KernelError",
-           "IRError", "CodegenError"]
+           "IRError", "CodegenError", "ShapeMismatchError", "IndexingError",
+           "ArgumentValueError", "GradientTypeError", "TracerBoolConversionError",
+           "TracerIntegerConversionError"]

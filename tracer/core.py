@@ -21,7 +21,8 @@ import registry
 from ir import (Graph, Literal, Node, ShapedArray, Var, aval_of, check_dtype, dtype_kind,
                 scalar_array)
 from ir.passes import inline_calls
-from ir.errors import (ArgumentError, ConcretizationError, KernelError, TracerError)
+from ir.errors import (ArgumentError, ConcretizationError, KernelError, TracerError,
+                       TracerBoolConversionError, TracerIntegerConversionError)
 from lowering.interpreter import own
 from registry.shape_rules import apply_shape_rule, infer_avals
 from registry.tables import _kernels
@@ -267,8 +268,8 @@ class Tracer:
     def __repr__(self):
         return f"Tracer<{self.aval}>"
 
-    def _concretize(self, what, hint=""):
-        raise ConcretizationError(
+    def _concretize(self, what, hint="", error=ConcretizationError):
+        raise error(
             f"{what}() of a traced value {self.aval} at {user_source(3)}: its value is not "
             f"known while tracing (jit, grad, make_graph). {hint}Use tracer.numpy.where for "
             f"data-dependent choices, tracer.lax.cond/switch for branches and "
@@ -276,7 +277,7 @@ class Tracer:
             f"jit(f, static_argnums=(0,)).")
 
     def __bool__(self):
-        self._concretize("bool")
+        self._concretize("bool", error=TracerBoolConversionError)
 
     def __int__(self):
         self._concretize("int")
@@ -285,7 +286,7 @@ class Tracer:
         self._concretize("float")
 
     def __index__(self):
-        self._concretize("index")
+        self._concretize("index", error=TracerIntegerConversionError)
 
     def __complex__(self):
         self._concretize("complex")

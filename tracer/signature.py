@@ -11,7 +11,7 @@ import inspect
 import numpy as np
 
 from ir import ShapedArray, aval_of, check_dtype, scalar_array
-from ir.errors import ArgumentError
+from ir.errors import ArgumentError, ArgumentValueError
 from tracer.core import Tracer, as_array
 from tracer.pytree import flatten, unflatten
 
@@ -38,8 +38,8 @@ def static_spec(fun, where, static_argnums, static_argnames):
     if params and not any(p.kind == p.VAR_POSITIONAL for p in params):
         bad = [i for i in nums if not -len(positional) <= i < len(positional)]
         if bad:
-            raise ArgumentError(f"{where}: static_argnums={tuple(nums)} but the function "
-                                f"takes only {len(positional)} positional arguments")
+            raise ArgumentValueError(f"{where}: static_argnums={tuple(nums)} but the "
+                                     f"function takes only {len(positional)} positional arguments")
     nums = set(nums) | {positional.index(n) for n in names if n in positional}
     names = set(names) | {positional[i] for i in nums if -len(positional) <= i < len(
         positional)}
@@ -59,8 +59,8 @@ def static_key(v, where):
     try:
         hash(v)
     except TypeError:
-        raise ArgumentError(f"{where}: static argument of type {type(v).__name__} is not "
-                            f"hashable; pass a tuple, list, array or hashable value") from None
+        raise ArgumentValueError(f"{where}: static argument of type {type(v).__name__} is "
+                                 f"not hashable; pass a tuple, list, array or hashable value") from None
     return (type(v), v)
 
 

@@ -9,7 +9,7 @@ import functools
 import numpy as np
 
 from ir import cse, dce
-from ir.errors import DTypeError, GradientError
+from ir.errors import DTypeError, GradientError, GradientTypeError
 from ir.types import dtype_kind
 from tracer import numpy as tnp
 from tracer.autodiff import backward, check_differentiable, partition, vjp_graph
@@ -46,7 +46,7 @@ def matching_leaves(where, what, values, tree, shapes):
     and the leaf `shapes` of what they stand for, else a GradientError saying which."""
     leaves, got = flatten(values)
     if got != tree:
-        raise GradientError(f"{where}: {what} structure {got} does not match {tree}")
+        raise GradientTypeError(f"{where}: {what} structure {got} does not match {tree}")
     for x, shape in zip(leaves, shapes):
         if tuple(np.shape(x)) != tuple(shape):
             raise GradientError(f"{where}: {what} shape {np.shape(x)} does not match "
@@ -109,8 +109,8 @@ def _argnums(argnums, args, where):
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for i in nums:
         if not isinstance(i, int) or not -len(args) <= i < len(args):
-            raise GradientError(f"{where}: argnums={argnums} but the function got "
-                                f"{len(args)} positional arguments")
+            raise GradientTypeError(f"{where}: argnums={argnums} but the function got "
+                                    f"{len(args)} positional arguments")
     nums = tuple(i % len(args) for i in nums)
     for i in nums:
         for x in flatten(args[i])[0]:
@@ -136,9 +136,9 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
         if num_leaves(out_tree) != 1 or out.aval.shape != () or dtype_kind(out.aval.dtype) != "f":
             got = (f"{num_leaves(out_tree)} outputs" if num_leaves(out_tree) != 1
                    else str(out.aval))
-            raise GradientError(f"{where}: the function must return a float scalar, got "
-                                f"{got}. For non-scalar outputs use vjp(f, *args) and call "
-                                f"vjp_fn with a cotangent.")
+            raise GradientTypeError(f"{where}: the function must return a float scalar, got "
+                                    f"{got}. For non-scalar outputs use vjp(f, *args) and "
+                                    f"call vjp_fn with a cotangent.")
         arg_trees = [flatten(a)[1] for a in args]
         wrt = [i in nums for i, t in enumerate(arg_trees) for _ in range(num_leaves(t))]
         wrt += [False] * len(captured)

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ir import ShapedArray, aval_of, check_dtype, weak_dtype
-from ir.errors import ArgumentError, DTypeError, ShapeError
+from ir.errors import ArgumentError, DTypeError, ShapeError, ShapeMismatchError
 from ir.types import BFLOAT16, dtype_kind
 from tracer.core import Tracer, _stack, as_array, innermost_trace, run_kernel
 
@@ -117,7 +117,7 @@ def broadcast_shapes(op, *shapes):
     for dims in zip(*[(1,) * (ndim - len(s)) + tuple(s) for s in shapes]):
         sizes = {d for d in dims if d != 1}
         if len(sizes) > 1:
-            raise ShapeError(f"{op}: operand shapes {', '.join(str(tuple(s)) for s in shapes)} "
+            raise ShapeMismatchError(f"{op}: operand shapes {', '.join(str(tuple(s)) for s in shapes)} "
                              f"cannot be broadcast together (NumPy rules)")
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ir.errors import ArgumentError, OutOfBoundsError, ShapeError
+from ir.errors import ArgumentError, IndexingError, OutOfBoundsError, ShapeError
 from ir.types import dtype_kind
 from tracer.core import Tracer, run_kernel
 from tracer.numpy._base import convert, dtype_of, shape, value
@@ -62,7 +62,7 @@ def _guarded(op, shp, key, mode):
     used = [_axes_used(k) for k in key]
     spread = len(shp) - sum(used)
     if spread < 0:
-        raise ShapeError(f"{op}: too many indices ({sum(used)}) for an array of rank "
+        raise IndexingError(f"{op}: too many indices ({sum(used)}) for an array of rank "
                          f"{len(shp)}")
     out, axis = [], 0
     for k, n in zip(key, used):

@@ -8,7 +8,7 @@ depend on the data.
 """
 import numpy as np
 
-from ir.errors import ArgumentError, OutOfBoundsError, ShapeError
+from ir.errors import ArgumentError, IndexingError, OutOfBoundsError, ShapeError
 from ir.types import dtype_kind
 from tracer.core import Tracer, run_kernel
 from tracer.numpy._base import convert, dtype_of, normalize_axis, shape, value
@@ -72,10 +72,10 @@ def _normalize_key(key, ndim):
             raise ArgumentError(f"getitem: unsupported index {k!r} (use ints, slices, None, "
                                 f"..., or one integer array)")
     if sum(k is Ellipsis for k in key) > 1:
-        raise ShapeError("getitem: an index can only have a single ellipsis ('...')")
+        raise IndexingError("getitem: an index can only have a single ellipsis ('...')")
     n_real = sum(k is not None and k is not Ellipsis for k in key)
     if n_real > ndim:
-        raise ShapeError(f"getitem: too many indices ({n_real}) for an array of rank {ndim}")
+        raise IndexingError(f"getitem: too many indices ({n_real}) for an array of rank {ndim}")
     advanced = [j for j, k in enumerate(key) if isinstance(k, (_INTS, Tracer, np.ndarray))]
     separated = advanced != list(range(advanced[0], advanced[-1] + 1)) if advanced else False
     if not any(k is Ellipsis for k in key):

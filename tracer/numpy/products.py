@@ -16,7 +16,7 @@ import string
 
 import numpy as np
 
-from ir.errors import ArgumentError, ShapeError
+from ir.errors import ArgumentError, ShapeError, ShapeMismatchError
 from ir.types import dtype_kind
 from tracer.core import innermost_trace, run_kernel
 from tracer.numpy._base import (broadcast, broadcast_shapes, convert, dtype_of, result_dtype,
@@ -46,7 +46,7 @@ def matmul(a, b):
     a2 = reshape(a, (1,) + sa) if len(sa) == 1 else a
     b2 = reshape(b, sb + (1,)) if len(sb) == 1 else b
     if shape(a2)[-1] != shape(b2)[-2]:
-        raise ShapeError(f"matmul: shapes {sa} and {sb} are not aligned: {shape(a2)[-1]} "
+        raise ShapeMismatchError(f"matmul: shapes {sa} and {sb} are not aligned: {shape(a2)[-1]} "
                          f"(dim -1 of a) != {shape(b2)[-2]} (dim -2 of b)")
     batch = broadcast_shapes("matmul", shape(a2)[:-2], shape(b2)[:-2])
     trace = innermost_trace([a2, b2])
@@ -70,7 +70,7 @@ def dot(a, b):
         return matmul(a, b)
     k = sb[-2]
     if sa[-1] != k:
-        raise ShapeError(f"dot: shapes {sa} and {sb} not aligned: {sa[-1]} != {k}")
+        raise ShapeMismatchError(f"dot: shapes {sa} and {sb} not aligned: {sa[-1]} != {k}")
     bm = transpose(b, (len(sb) - 2,) + tuple(range(len(sb) - 2)) + (len(sb) - 1,))
     out = matmul(reshape(a, (-1, k)), reshape(bm, (k, -1)))
     return reshape(out, sa[:-1] + sb[:-2] + sb[-1:])

@@ -5,7 +5,7 @@ import operator
 
 import numpy as np
 
-from ir.errors import ArgumentError, ShapeError
+from ir.errors import ArgumentError, ShapeError, ShapeMismatchError
 from registry import infer_avals
 from tracer.core import Tracer, run_kernel
 from tracer.numpy._base import (broadcast, convert, normalize_axes, normalize_axis, result_dtype,
@@ -22,7 +22,7 @@ def _shape_arg(op, shp, unknown_ok=False):
                             f"(inside jit, make shape arguments static)") from None
     bad = [d for d in dims if d < -1 or d == -1 and not unknown_ok]
     if bad or dims.count(-1) > 1:
-        raise ShapeError(f"{op}: invalid shape {dims}: dimensions must be non-negative"
+        raise ShapeMismatchError(f"{op}: invalid shape {dims}: dimensions must be non-negative"
                          + (" (with at most one -1)" if unknown_ok else ""))
     return dims
 
@@ -35,7 +35,7 @@ def reshape(x, newshape, *more):
         size = math.prod(shape(x))
         known = math.prod(d for d in shp if d != -1)        # exact: int64 would wrap
         if known == 0 or size % known:
-            raise ShapeError(f"reshape: cannot reshape {shape(x)} ({size} elements) into {shp}")
+            raise ShapeMismatchError(f"reshape: cannot reshape {shape(x)} ({size} elements) into {shp}")
         shp = tuple(size // known if d == -1 else d for d in shp)
     if shp == shape(x):
         return unchanged(x)
@@ -58,7 +58,7 @@ def transpose(x, axes=None):
     perm = tuple(range(nd))[::-1] if axes is None else tuple(
         normalize_axis("transpose", a, nd) for a in axes)
     if sorted(perm) != list(range(nd)):
-        raise ShapeError(f"transpose: axes {axes} are not a permutation of {nd} axes")
+        raise ShapeMismatchError(f"transpose: axes {axes} are not a permutation of {nd} axes")
     if perm == tuple(range(nd)):
         return unchanged(x)
     return run_kernel("transpose", [x], {"perm": perm})
