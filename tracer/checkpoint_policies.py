@@ -104,11 +104,8 @@ def checkpoint_name(x, name):
                             for v in leaves])
 
 
-registry.register_shape_rule("checkpoint_name", lambda x, *, name: x.strip_weak())
-registry.register_kernel("checkpoint_name", "numpy", lambda x, *, name: np.array(x))
-registry.register_kernel("checkpoint_name", "llvm",
-                         ScalarKernel(lambda ctx, x, *, name: x, cost=0))
-registry.register_gradient("checkpoint_name", lambda dy, inputs, outputs, attrs: (dy,))
-registry.declare_family("checkpoint_name", "elementwise")
-registry.register_exporter("checkpoint_name", "onnx",
-                           lambda g, inputs, attrs: g.op("Identity", *inputs))
+registry.define_kernel(
+    "checkpoint_name", shape=lambda x, *, name: x.strip_weak(),
+    numpy=lambda x, *, name: np.array(x), family="elementwise",
+    llvm=ScalarKernel(lambda ctx, x, *, name: x, cost=0), onnx="Identity",
+    gradient=lambda dy, inputs, outputs, attrs: (dy,))

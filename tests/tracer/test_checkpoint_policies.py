@@ -196,7 +196,11 @@ def test_checkpoint_name_is_an_identity_everywhere():
                 native(lambda x: checkpoint_name(x * 2, "n") + 1, "numpy")):
         np.testing.assert_allclose(run(X), X * 2 + 1)
     np.testing.assert_allclose(grad(lambda x: tnp.sum(checkpoint_name(x, "n") ** 2))(X), 2 * X)
-    np.testing.assert_allclose(vmap(lambda x: checkpoint_name(x, "n") * 2)(XS), XS * 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")            # batched as one node, not by a loop
+        np.testing.assert_allclose(vmap(lambda x: checkpoint_name(x, "n") * 2)(XS), XS * 2)
+        kernels = make_graph(vmap(lambda x: checkpoint_name(x, "n")))(XS).kernels()
+    assert kernels == {"checkpoint_name"}
     with pytest.raises(TypeError, match="name must be a str"):
         checkpoint_name(X, 3)
 
