@@ -179,8 +179,16 @@ def test_prevent_cse_is_accepted_and_the_recomputation_stays():
 
 
 def test_a_bad_policy_is_a_clear_error():
-    with pytest.raises(TypeError, match="policy must be None or a callable"):
+    with pytest.raises(TypeError, match="policy must be None or a hashable callable"):
         checkpoint(f, policy="dots_saveable")
+
+    class Unhashable:
+        __hash__ = None
+
+        def __call__(self, prim, *avals, **attrs):
+            return True
+    with pytest.raises(TypeError, match="hashable callable"):
+        checkpoint(f, policy=Unhashable())
     with pytest.raises(tracer.ArgumentError, match="returned 'yes' for kernel 'matmul'"):
         grad(checkpoint(f, policy=lambda prim, *a, **k: "yes"), argnums=(0, 1))(X, W)
 

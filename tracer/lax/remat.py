@@ -34,10 +34,11 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     they are (not traced). `prevent_cse` is accepted for JAX's sake and changes nothing:
     the recomputation is never merged with the forward here, as the forward runs inside
     the node that no pass looks into across its boundary."""
-    if policy is not None and not callable(policy):
+    if policy is not None and not (callable(policy) and _hashable(policy)):
         raise ArgumentError(f"checkpoint(fun, policy=...): policy must be None or a "
-                            f"callable policy(prim, *avals, **attrs) -> bool such as "
-                            f"tracer.checkpoint_policies.dots_saveable, got {policy!r}")
+                            f"hashable callable policy(prim, *avals, **attrs) -> bool such "
+                            f"as tracer.checkpoint_policies.dots_saveable (the node keeps "
+                            f"it as an attr), got {policy!r}")
     static, _ = static_spec(fun, "checkpoint", static_argnums, ())
     attrs = {} if policy is None else {"policy": policy}
 
@@ -53,6 +54,14 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         outs = core.run_kernel("remat", leaves + captured, {"body": graph, **attrs})
         return unflatten(out_tree, list(outs) if isinstance(outs, tuple) else [outs])
     return remat
+
+
+def _hashable(policy):
+    try:
+        hash(policy)
+    except TypeError:
+        return False
+    return True
 
 
 def _positions(static, n):
