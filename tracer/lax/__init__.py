@@ -14,13 +14,24 @@ from tracer.lax.conv import conv_general_dilated
 from tracer.lax.indexing import dynamic_index, dynamic_update_index, stop_gradient
 from tracer.lax.loops import fori_loop, while_loop
 from tracer.lax.scan import map, scan
-from tracer.lax.window import add, max, min, reduce_window
+from tracer.lax.window import reduce_window
+from tracer.lax.lax_elementwise import *  # noqa: F401,F403  (jax.lax's elementwise ops)
+from tracer.lax.lax_shapes import *  # noqa: F401,F403
+from tracer.lax.lax_slicing import *  # noqa: F401,F403
+from tracer.lax.lax_gather import *  # noqa: F401,F403
+from tracer.lax.lax_dot import *  # noqa: F401,F403
+from tracer.lax.lax_reductions import *  # noqa: F401,F403
+from tracer.lax.lax_sorting import *  # noqa: F401,F403
+from tracer.lax import (lax_dot, lax_elementwise, lax_gather, lax_reductions, lax_shapes,
+                        lax_slicing, lax_sorting)
 from tracer.lax import while_grad  # noqa: F401  (registers while's gradient)
 from tracer.lax import batching  # noqa: F401  (registers the batching rules)
 from tracer.lax import scatters  # noqa: F401  (registers the kernel of x.at[...] updates)
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "stop_gradient",
            "dynamic_index", "dynamic_update_index", "conv_general_dilated", "reduce_window",
-           "add", "max", "min", "bitcast_convert_type"]
+           "bitcast_convert_type"]
+__all__ += [name for m in (lax_elementwise, lax_shapes, lax_slicing, lax_gather, lax_dot,
+                           lax_reductions, lax_sorting) for name in m.__all__]
 __all__ += ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
             "all_to_all", "axis_index"]

@@ -29,19 +29,8 @@ from registry.batching import register_batching_rule
 from tracer import numpy as tnp
 from tracer.core import run_kernel
 from tracer.lax.conv import dilate, ints, pads_of
+from tracer.lax.lax_elementwise import add, max, min  # noqa: A004  (jax.lax's, as computations)
 from tracer.numpy.reductions import computation as computation_dtype
-
-
-def add(x, y):
-    return tnp.add(x, y)
-
-
-def max(x, y):      # noqa: A001  (jax.lax names)
-    return tnp.maximum(x, y)
-
-
-def min(x, y):      # noqa: A001
-    return tnp.minimum(x, y)
 
 
 _OPS = ((add, "add"), (max, "max"), (min, "min"), (tnp.add, "add"), (tnp.maximum, "max"),

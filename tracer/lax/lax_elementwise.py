@@ -1,0 +1,282 @@
+"""jax.lax's elementwise and comparison ops, each a composition of tracer.numpy ops.
+
+Unlike tracer.numpy, lax ops never promote: every operand must already have the same
+dtype (a Python scalar has its default dtype: float64, int64 or bool), or a TypeError
+names the op. Shapes broadcast only as in jax.lax: operands of rank 0, or of one common
+rank whose mismatched sizes are 1. The table `_OPS` maps each name to the tracer.numpy
+function (or small composition) computing it and the dtype kinds it accepts.
+"""
+import enum
+
+import numpy as np
+
+from ir.errors import DTypeError, ShapeError
+from ir.types import dtype_kind
+from tracer import numpy as tnp
+
+FLOAT, INT, SIGNED, NUM, INTB, ANY = "f", "iu", "if", "iuf", "biu", "biuf"
+
+
+class LaxShapeError(ShapeError, TypeError):
+    """jax.lax reports incompatible operand shapes as a TypeError."""
+
+
+def operands(name, args, kinds=ANY):
+    """args as arrays of one dtype of an accepted kind and jax.lax-compatible shapes."""
+    xs = same_dtype(name, args, kinds)
+    shapes = [x.shape for x in xs if x.ndim]
+    if shapes and (len({len(s) for s in shapes}) > 1 or any(
+            len({d for d in dims if d != 1}) > 1 for dims in zip(*shapes))):
+        raise LaxShapeError(f"lax.{name} got incompatible shapes "
+                            f"{', '.join(str(x.shape) for x in xs)}: operands must have equal "
+                            f"shapes (sizes of 1 and scalars broadcast)")
+    return xs
+
+
+def same_dtype(name, args, kinds=ANY):
+    """args as arrays of one dtype of an accepted kind."""
+    xs = [tnp.asarray(a) for a in args]
+    dts = [x.dtype for x in xs]
+    if len(set(dts)) > 1:
+        raise DTypeError(f"lax.{name} requires arguments to have the same dtypes, got "
+                         f"{', '.join(map(str, dts))} (tracer.numpy's {name} promotes; or "
+                         f"convert with lax.convert_element_type)")
+    if dtype_kind(dts[0]) not in kinds:
+        raise DTypeError(f"lax.{name} does not accept dtype {dts[0]}; it takes "
+                         f"{_KIND_NAMES[kinds]}")
+    return xs
+
+
+_KIND_NAMES = {FLOAT: "floating dtypes", INT: "integer dtypes", SIGNED: "signed numbers",
+               NUM: "numbers (not bool)", INTB: "integers or bool", ANY: "any dtype"}
+
+
+def _div(x, y):
+    """C division: integers truncate toward zero (x - rem is an exact multiple of y)."""
+    if dtype_kind(x.dtype) == "f":
+        return tnp.true_divide(x, y)
+    return tnp.floor_divide(x - tnp.fmod(x, y), y)
+
+
+class RoundingMethod(enum.IntEnum):
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def _round(x, rounding_method=0):
+    method = int(rounding_method)
+    if method == RoundingMethod.TO_NEAREST_EVEN:
+        return tnp.rint(x)
+    if method != 0:
+        raise ValueError(f"lax.round: rounding_method must be RoundingMethod.AWAY_FROM_ZERO "
+                         f"(0) or TO_NEAREST_EVEN (1), got {rounding_method!r}")
+    t = tnp.trunc(x)                                  # x - t is exact: half-way test is too
+    return tnp.where(tnp.abs(x - t) >= 0.5, t + tnp.sign(x), t)
+
+
+def _bits(x):
+    return 8 * np.dtype(x.dtype).itemsize
+
+
+def _as(x, kind):
+    """x's bits read as the same-size signed ("i") or unsigned ("u") integer dtype."""
+    from tracer.lax.bitcast import bitcast_convert_type
+    return bitcast_convert_type(x, np.dtype(f"{kind}{np.dtype(x.dtype).itemsize}"))
+
+
+def _shift(x, s, shift, kind):
+    """x shifted by s as `kind` integers; counts outside [0, bits) give 0 (or the sign
+    fill for an arithmetic right shift), as XLA defines."""
+    n = _bits(x)
+    out_of_range = (s < 0) | (s >= n)
+    v, c = _as(x, kind), _as(tnp.where(out_of_range, tnp.zeros_like(s), s), kind)
+    r = shift(v, c)
+    fill = shift(v, tnp.full_like(c, n - 1)) if kind == "i" and shift is tnp.right_shift \
+        else tnp.zeros_like(v)
+    return _as(tnp.where(out_of_range, fill, r), dtype_kind(x.dtype))
+
+
+def _popcount(x):
+    """Bits set per element, by the SWAR bit-counting sequence on the unsigned view."""
+    u = _as(x, "u")
+    U, n = u.dtype.type, _bits(x)
+    ones = (1 << n) - 1
+    m1, m2, m4 = (U(ones // (2 ** k + 1)) for k in (1, 2, 4))   # 0x55.., 0x33.., 0x0f..
+    u = u - tnp.bitwise_and(tnp.right_shift(u, U(1)), m1)
+    u = tnp.bitwise_and(u, m2) + tnp.bitwise_and(tnp.right_shift(u, U(2)), m2)
+    u = tnp.bitwise_and(u + tnp.right_shift(u, U(4)), m4)
+    u = tnp.right_shift(u * U(ones // 255), U(n - 8))           # sum of the bytes
+    return _as(u, dtype_kind(x.dtype))
+
+
+def _clz(x):
+    u = _as(x, "u")
+    k = 1
+    while k < _bits(x):                                # smear the highest set bit rightwards
+        u = tnp.bitwise_or(u, tnp.right_shift(u, np.array(k, u.dtype)))
+        k *= 2
+    return _popcount(_as(tnp.bitwise_not(u), dtype_kind(x.dtype)))
+
+
+def _integer_pow(x, y):
+    if not isinstance(y, (int, np.integer)):
+        raise TypeError(f"lax.integer_pow: the exponent must be a Python int, got {y!r}")
+    n, acc, base = -int(y) if y < 0 else int(y), None, x
+    while n:                                           # square-and-multiply, as XLA
+        if n & 1:
+            acc = base if acc is None else acc * base
+        n >>= 1
+        if n:
+            base = base * base
+    acc = tnp.ones_like(x) if acc is None else acc
+    return tnp.reciprocal(acc) if y < 0 else acc
+
+
+def _nextafter(x, y):
+    """The float after x towards y, by stepping x's bit pattern by one."""
+    bits = _as(x, "i")
+    one = np.array(1, bits.dtype)
+    step = tnp.where((y > x) == (x > 0), bits + one, bits - one)
+    tiny = tnp.where(y > 0, tnp.ones_like(bits), _as(-tnp.zeros_like(x), "i") + one)
+    out = _as(tnp.where(x == 0, tiny, step), "f")
+    return tnp.where(tnp.isnan(x) | tnp.isnan(y), x + y, tnp.where(x == y, y, out))
+
+
+def _reduce_precision(x, exponent_bits, mantissa_bits):
+    """x rounded (to nearest even) to a float with the given exponent and mantissa widths,
+    overflowing to infinity and flushing below the smallest normal to zero, as XLA."""
+    info = np.finfo(x.dtype)
+    nmant, nexp = info.nmant, _bits(x) - 1 - info.nmant
+    u = _as(x, "u")
+    U = u.dtype.type
+    if mantissa_bits < nmant:
+        drop = nmant - mantissa_bits
+        last = tnp.bitwise_and(tnp.right_shift(u, U(drop)), U(1))
+        u = u + (U((1 << (drop - 1)) - 1) + last)
+        u = tnp.bitwise_and(u, U(~((1 << drop) - 1) & ((1 << _bits(x)) - 1)))
+    if exponent_bits < nexp:
+        bias, new_bias = (1 << (nexp - 1)) - 1, (1 << (exponent_bits - 1)) - 1
+        e = tnp.bitwise_and(tnp.right_shift(u, U(nmant)), U((1 << nexp) - 1))
+        sign = tnp.bitwise_and(u, U(1 << (_bits(x) - 1)))
+        inf = tnp.bitwise_or(sign, U(((1 << nexp) - 1) << nmant))
+        big, small = e > U(bias + new_bias), e <= U(bias - new_bias)
+        u = tnp.where(big, inf, tnp.where(small, sign, u))
+    out = _as(u, "f")
+    return tnp.where(tnp.isnan(x), x, out)
+
+
+def _logistic(x):
+    return tnp.reciprocal(1 + tnp.exp(-x))
+
+
+# name: (function, arity, accepted kinds)
+_OPS = {
+    "add": (tnp.add, 2, NUM), "sub": (tnp.subtract, 2, NUM), "mul": (tnp.multiply, 2, NUM),
+    "div": (_div, 2, NUM), "rem": (tnp.fmod, 2, NUM),
+    "max": (tnp.maximum, 2, ANY), "min": (tnp.minimum, 2, ANY),
+    "atan2": (tnp.arctan2, 2, FLOAT), "nextafter": (_nextafter, 2, FLOAT),
+    "neg": (tnp.negative, 1, NUM), "sign": (tnp.sign, 1, NUM), "abs": (tnp.abs, 1, SIGNED),
+    "floor": (tnp.floor, 1, FLOAT), "ceil": (tnp.ceil, 1, FLOAT),
+    "is_finite": (tnp.isfinite, 1, FLOAT), "exp": (tnp.exp, 1, FLOAT),
+    "exp2": (tnp.exp2, 1, FLOAT), "log": (tnp.log, 1, FLOAT), "log1p": (tnp.log1p, 1, FLOAT),
+    "expm1": (tnp.expm1, 1, FLOAT), "tanh": (tnp.tanh, 1, FLOAT),
+    "logistic": (_logistic, 1, FLOAT), "sin": (tnp.sin, 1, FLOAT), "cos": (tnp.cos, 1, FLOAT),
+    "tan": (tnp.tan, 1, FLOAT), "asin": (tnp.arcsin, 1, FLOAT),
+    "acos": (tnp.arccos, 1, FLOAT), "atan": (tnp.arctan, 1, FLOAT),
+    "sinh": (tnp.sinh, 1, FLOAT), "cosh": (tnp.cosh, 1, FLOAT),
+    "asinh": (tnp.arcsinh, 1, FLOAT), "acosh": (tnp.arccosh, 1, FLOAT),
+    "atanh": (tnp.arctanh, 1, FLOAT), "sqrt": (tnp.sqrt, 1, FLOAT),
+    "rsqrt": (lambda x: tnp.reciprocal(tnp.sqrt(x)), 1, FLOAT), "cbrt": (tnp.cbrt, 1, FLOAT),
+    "square": (tnp.square, 1, NUM), "reciprocal": (tnp.reciprocal, 1, FLOAT),
+    "erf": (tnp.erf, 1, FLOAT),
+    "bitwise_and": (tnp.bitwise_and, 2, INTB), "bitwise_or": (tnp.bitwise_or, 2, INTB),
+    "bitwise_xor": (tnp.bitwise_xor, 2, INTB), "bitwise_not": (tnp.bitwise_not, 1, INTB),
+    "shift_left": (lambda x, s: _shift(x, s, tnp.left_shift, "u"), 2, INT),
+    "shift_right_logical": (lambda x, s: _shift(x, s, tnp.right_shift, "u"), 2, INT),
+    "shift_right_arithmetic": (lambda x, s: _shift(x, s, tnp.right_shift, "i"), 2, INT),
+    "population_count": (_popcount, 1, INT), "clz": (_clz, 1, INT),
+    "eq": (tnp.equal, 2, ANY), "ne": (tnp.not_equal, 2, ANY), "lt": (tnp.less, 2, ANY),
+    "le": (tnp.less_equal, 2, ANY), "gt": (tnp.greater, 2, ANY),
+    "ge": (tnp.greater_equal, 2, ANY),
+}
+
+
+def _make(name, fn, arity, kinds):
+    def op(*args):
+        if len(args) != arity:
+            raise TypeError(f"lax.{name} takes {arity} operand(s), got {len(args)}")
+        return fn(*operands(name, args, kinds))
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"jax.lax.{name}: operands of one dtype ({_KIND_NAMES[kinds]}), no promotion."
+    return op
+
+
+globals().update({name: _make(name, *spec) for name, spec in _OPS.items()})
+
+
+def round(x, rounding_method=0):                 # noqa: A001  (jax.lax name)
+    """jax.lax.round: half-way cases away from zero (0, default) or to even (1)."""
+    (x,) = operands("round", [x], FLOAT)
+    return _round(x, rounding_method)
+
+
+def pow(x, y):                                    # noqa: A001  (jax.lax name)
+    """jax.lax.pow: x ** y for floating x and y of x's dtype or any integer dtype."""
+    (x,) = operands("pow", [x], FLOAT)
+    y = tnp.asarray(y)
+    if dtype_kind(y.dtype) in INT:
+        return tnp.power(x, tnp.astype(y, x.dtype))
+    return tnp.power(*operands("pow", [x, y], FLOAT))
+
+
+def integer_pow(x, y):
+    """jax.lax.integer_pow: x ** y for a Python int y, by repeated multiplication."""
+    (x,) = operands("integer_pow", [x], NUM)
+    return _integer_pow(x, y)
+
+
+def reduce_precision(operand, exponent_bits, mantissa_bits):
+    """jax.lax.reduce_precision: operand rounded to a narrower float format."""
+    (x,) = operands("reduce_precision", [operand], FLOAT)
+    return _reduce_precision(x, int(exponent_bits), int(mantissa_bits))
+
+
+def convert_element_type(operand, new_dtype):
+    """jax.lax.convert_element_type: floats to integers truncate toward zero."""
+    return tnp.astype(tnp.asarray(operand), np.dtype(new_dtype))
+
+
+def select_n(which, *cases):
+    """jax.lax.select_n: cases[which] elementwise; which is bool (two cases) or int32."""
+    if not cases:
+        raise ValueError("lax.select_n: needs at least one case")
+    cases = operands("select_n", cases)
+    which = tnp.asarray(which)
+    kind = dtype_kind(which.dtype)
+    if kind not in "biu" or (kind == "b" and len(cases) > 2):
+        raise DTypeError(f"lax.select_n: which must be bool (at most two cases) or an "
+                         f"integer, got {which.dtype} with {len(cases)} cases")
+    if which.ndim and any(c.shape != which.shape for c in cases):
+        raise LaxShapeError(f"lax.select_n: which {which.shape} must be a scalar or have "
+                            f"the cases' shape {cases[0].shape}")
+    out = cases[-1]
+    for i in range(len(cases) - 2, -1, -1):
+        out = tnp.where(which == i if kind != "b" else ~which, cases[i], out)
+    return out
+
+
+def select(pred, on_true, on_false):
+    """jax.lax.select: on_true where pred, else on_false (pred is bool)."""
+    if dtype_kind(tnp.asarray(pred).dtype) != "b":
+        raise DTypeError(f"lax.select: pred must be bool, got {tnp.asarray(pred).dtype}")
+    return select_n(pred, on_false, on_true)
+
+
+def clamp(min, x, max):                            # noqa: A002  (jax.lax signature)
+    """jax.lax.clamp: x limited to [min, max]; min and max are scalars or x's shape."""
+    lo, x, hi = operands("clamp", [min, x, max])
+    return tnp.minimum(tnp.maximum(x, lo), hi)
+
+
+__all__ = sorted(_OPS) + ["RoundingMethod", "pow", "round", "integer_pow", "reduce_precision", "convert_element_type",
+                          "select_n", "select", "clamp"]

@@ -1,0 +1,160 @@
+"""jax.lax's shape ops and array constructors, as tracer.numpy compositions with jax.lax's
+argument conventions (explicit dimension lists, no negative axes where jax.lax has none).
+"""
+import numpy as np
+
+from ir.errors import ShapeError
+from tracer import numpy as tnp
+from tracer.core import run_kernel
+from tracer.lax.lax_elementwise import same_dtype
+
+
+def _dims(name, what, dims, ndim, distinct=True):
+    """dims as a tuple of in-range ints (jax.lax accepts no negative dimensions here)."""
+    dims = tuple(int(d) for d in dims)
+    if any(not 0 <= d < ndim for d in dims) or (distinct and len(set(dims)) != len(dims)):
+        raise ShapeError(f"lax.{name}: {what} {dims} must be distinct dimensions in "
+                         f"[0, {ndim}) of the operand")
+    return dims
+
+
+def reshape(operand, new_sizes, dimensions=None):
+    """jax.lax.reshape: operand (first transposed by `dimensions`) in row-major order."""
+    x = tnp.asarray(operand)
+    if dimensions is not None:
+        x = transpose(x, dimensions)
+    new_sizes = tuple(int(d) for d in new_sizes)
+    if int(np.prod(new_sizes)) != x.size or any(d < 0 for d in new_sizes):
+        raise ShapeError(f"lax.reshape: cannot reshape {x.shape} into {new_sizes} (sizes must "
+                         f"be non-negative with the same total)")
+    return tnp.reshape(x, new_sizes)
+
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    """jax.lax.broadcast_in_dim: operand dim i becomes output dim broadcast_dimensions[i]."""
+    x = tnp.asarray(operand)
+    shape = tuple(int(d) for d in shape)
+    dims = tuple(int(d) for d in broadcast_dimensions)
+    if (len(dims) != x.ndim or any(not 0 <= d < len(shape) for d in dims)
+            or list(dims) != sorted(set(dims))
+            or any(x.shape[i] not in (1, shape[d]) for i, d in enumerate(dims))):
+        raise ShapeError(f"lax.broadcast_in_dim: operand {x.shape} cannot go to {shape} along "
+                         f"strictly increasing dimensions {dims} (each size 1 or equal)")
+    lifted = [1] * len(shape)
+    for i, d in enumerate(dims):
+        lifted[d] = x.shape[i]
+    return tnp.broadcast_to(tnp.reshape(x, tuple(lifted)), shape)
+
+
+def broadcast(operand, sizes):
+    """jax.lax.broadcast: new leading dimensions of the given sizes."""
+    x = tnp.asarray(operand)
+    sizes = tuple(sizes)
+    return broadcast_in_dim(x, sizes + x.shape, range(len(sizes), len(sizes) + x.ndim))
+
+
+def squeeze(array, dimensions):
+    x = tnp.asarray(array)
+    dims = _dims("squeeze", "dimensions", [d % x.ndim if x.ndim else d for d in dimensions],
+                 x.ndim)
+    if any(x.shape[d] != 1 for d in dims):
+        raise ShapeError(f"lax.squeeze: dimensions {dims} of {x.shape} must have size 1")
+    return tnp.reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in dims))
+
+
+def expand_dims(array, dimensions):
+    x = tnp.asarray(array)
+    n = x.ndim + len(dimensions)
+    dims = _dims("expand_dims", "dimensions", [d % n for d in dimensions], n)
+    shape = list(x.shape)
+    for d in sorted(dims):
+        shape.insert(d, 1)
+    return tnp.reshape(x, tuple(shape))
+
+
+def transpose(operand, permutation):
+    x = tnp.asarray(operand)
+    perm = _dims("transpose", "permutation", permutation, x.ndim)
+    if len(perm) != x.ndim:
+        raise ShapeError(f"lax.transpose: permutation {perm} must list all {x.ndim} dimensions")
+    return tnp.transpose(x, perm)
+
+
+def rev(operand, dimensions):
+    x = tnp.asarray(operand)
+    dims = _dims("rev", "dimensions", dimensions, x.ndim)
+    return run_kernel("rev", [x], {"axes": dims}) if dims else tnp.copy(x)
+
+
+def concatenate(operands, dimension):
+    if not operands:
+        raise ValueError("lax.concatenate: needs at least one operand")
+    xs = same_dtype("concatenate", operands)
+    _dims("concatenate", "dimension", [dimension], xs[0].ndim)
+    return tnp.concatenate(xs, axis=int(dimension))
+
+
+def collapse(operand, start_dimension, stop_dimension=None):
+    """jax.lax.collapse: dimensions [start, stop) merged into one."""
+    x = tnp.asarray(operand)
+    stop = x.ndim if stop_dimension is None else stop_dimension
+    start, stop = (d % (x.ndim + 1) if d < 0 else d for d in (start_dimension, stop))
+    size = int(np.prod(x.shape[start:stop]))
+    return tnp.reshape(x, x.shape[:start] + (size,) + x.shape[stop:])
+
+
+def pad(operand, padding_value, padding_config):
+    """jax.lax.pad: per dimension (lo, hi, interior); negative lo/hi remove elements."""
+    x, v = same_dtype("pad", [operand, padding_value])
+    if v.ndim:
+        raise ShapeError(f"lax.pad: padding_value must be a scalar, got shape {v.shape}")
+    config = [tuple(int(c) for c in cfg) for cfg in padding_config]
+    if len(config) != x.ndim or any(len(c) != 3 or c[2] < 0 for c in config):
+        raise ShapeError(f"lax.pad: padding_config needs one (lo, hi, interior) triple per "
+                         f"dimension of {x.shape} with interior >= 0, got {padding_config}")
+    lo, hi, interior = ([c[k] for c in config] for k in range(3))
+    attrs = {"lo": tuple(max(n, 0) for n in lo), "hi": tuple(max(n, 0) for n in hi),
+             "interior": tuple(interior)}
+    grown = run_kernel("pad", [x], attrs)
+    grown = tnp.where(run_kernel("pad", [tnp.ones(x.shape, bool)], attrs), grown, v)
+    starts = [max(-n, 0) for n in lo]
+    stops = [n - max(-h, 0) for n, h in zip(grown.shape, hi)]
+    if any(b > e for b, e in zip(starts, stops)):
+        raise ShapeError(f"lax.pad: padding_config {config} leaves a negative size of "
+                         f"{x.shape}")
+    return grown[tuple(slice(b, e) for b, e in zip(starts, stops))] if any(
+        b or e != n for b, e, n in zip(starts, stops, grown.shape)) else grown
+
+
+def iota(dtype, size):
+    return tnp.arange(int(size), dtype=np.dtype(dtype))
+
+
+def broadcasted_iota(dtype, shape, dimension):
+    shape = tuple(int(d) for d in shape)
+    (d,) = _dims("broadcasted_iota", "dimension", [dimension], len(shape))
+    return broadcast_in_dim(iota(dtype, shape[d]), shape, (d,))
+
+
+def full(shape, fill_value, dtype=None):
+    v = tnp.asarray(fill_value)
+    if v.ndim:
+        raise ShapeError(f"lax.full: fill_value must be a scalar, got shape {v.shape}")
+    if dtype is not None:
+        v = tnp.astype(v, np.dtype(dtype))
+    return tnp.broadcast_to(v, tuple(int(d) for d in shape))
+
+
+def full_like(x, fill_value, dtype=None, shape=None):
+    x = tnp.asarray(x)
+    return full(x.shape if shape is None else shape, fill_value,
+                x.dtype if dtype is None else dtype)
+
+
+def zeros_like_array(x):
+    return full_like(x, 0)
+
+
+__all__ = ["reshape", "broadcast_in_dim", "broadcast", "squeeze", "expand_dims", "transpose",
+           "rev", "concatenate", "collapse", "pad", "iota", "broadcasted_iota", "full",
+           "full_like", "zeros_like_array"]
