@@ -124,7 +124,9 @@ class KernelDescription:
     def _gradient(self):
         if not self.differentiable:
             return "none (not differentiable: its outputs carry no gradient)"
-        return _named(self.gradient) if self.gradient else "none (differentiating through it raises)"
+        if self.gradient is None:
+            return "none (differentiating through it raises)"
+        return _named(self.gradient)
 
     def __str__(self):
         rows = [("shape rule", _named(self.shape_rule) if self.shape_rule else "none"),
