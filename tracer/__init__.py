@@ -23,9 +23,8 @@ from tracer.jacobians import hessian, jacfwd, jacrev, linearize
 from tracer.check import check_grads
 from tracer import numpy, nn, lax, tree_util  # noqa: F401
 from tracer import random  # noqa: F401  (JAX's threefry PRNG as tracer.numpy ops)
-from tracer.lax.remat import checkpoint, checkpoint as remat
+from tracer.lax.remat import checkpoint, checkpoint as remat, checkpoint_name
 from tracer import checkpoint_policies  # noqa: F401
-from tracer.checkpoint_policies import checkpoint_name
 from tracer import export  # noqa: F401  (onnx is imported only when used)
 
 __all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp", "vmap",

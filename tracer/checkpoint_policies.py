@@ -1,4 +1,5 @@
-"""Checkpoint policies, as `jax.checkpoint_policies`, and `checkpoint_name`.
+"""Checkpoint policies, as `jax.checkpoint_policies` (`tracer.checkpoint_name` in
+tracer/lax/remat.py names values for them).
 
 A policy decides, node by node of a checkpointed function, whether the forward pass
 saves the node's outputs for the backward (True) or the backward recomputes them
@@ -13,12 +14,7 @@ ignores its names (it is `everything_saveable`).
 """
 from dataclasses import dataclass
 
-import numpy as np
-
 import registry
-from lowering.llvm import ScalarKernel
-from tracer.core import run_kernel
-from tracer.pytree import flatten, unflatten
 
 __all__ = ["everything_saveable", "nothing_saveable", "dots_saveable", "checkpoint_dots",
            "dots_with_no_batch_dims_saveable", "checkpoint_dots_with_no_batch_dims",
@@ -90,22 +86,3 @@ class SaveFromBoth:
 def save_from_both_policies(policy_1, policy_2):
     """Save what either policy saves."""
     return SaveFromBoth(policy_1, policy_2)
-
-
-def checkpoint_name(x, name):
-    """`x` (a pytree of arrays) unchanged, each leaf named `name` for checkpoint
-    policies: inside a traced function it is a `checkpoint_name` node, an identity that
-    every backend runs (fused away by the llvm compiler) and whose gradient is `dy`."""
-    if not isinstance(name, str):
-        raise TypeError(f"checkpoint_name(x, name): name must be a str, got "
-                        f"{type(name).__name__}")
-    leaves, tree = flatten(x)
-    return unflatten(tree, [run_kernel("checkpoint_name", [v], {"name": name})
-                            for v in leaves])
-
-
-registry.define_kernel(
-    "checkpoint_name", shape=lambda x, *, name: x.strip_weak(),
-    numpy=lambda x, *, name: np.array(x), family="elementwise",
-    llvm=ScalarKernel(lambda ctx, x, *, name: x, cost=0), onnx="Identity",
-    gradient=lambda dy, inputs, outputs, attrs: (dy,))

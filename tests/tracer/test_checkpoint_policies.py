@@ -224,3 +224,10 @@ def test_onnx_export_of_a_policy_checkpoint_and_checkpoint_name():
     session = ort.InferenceSession(model.SerializeToString())
     names = [i.name for i in session.get_inputs()]
     close(session.run(None, dict(zip(names, (X, W)))), grad(f, argnums=(0, 1))(X, W))
+
+
+def test_checkpoint_name_keeps_a_graph_cacheable():
+    from lowering.llvm.graph_cache import key_of
+    from lowering.llvm.program import optimize
+    g = optimize(make_graph(lambda x: checkpoint_name(x * 2, "n") + 1)(X))
+    assert "checkpoint_name" in g.kernels() and key_of(g) is not None

@@ -1,5 +1,6 @@
 """`tracer.checkpoint` (remat, as jax.checkpoint): one `remat` node holding `fun` as its
-`body` region, and the node's `policy` (tracer.checkpoint_policies) if one is given.
+`body` region, and the node's `policy` (tracer.checkpoint_policies) if one is given;
+`tracer.checkpoint_name`, the identity node that names a value for policies.
 
 Differentiated, the node runs in a form whose body also returns the outputs of the body
 nodes the policy saves (residuals). Its gradient is the body's VJP emitted into the
@@ -19,6 +20,8 @@ from ir import Graph, Node
 from ir.errors import ArgumentError
 from ir.passes import register_pruner
 from lowering.interpreter import evaluate
+from lowering.llvm import ScalarKernel
+from lowering.llvm.graph_cache import register_builtin
 from tracer import core
 from tracer.autodiff import backward, register_differentiable_form
 from tracer.lax._regions import (check_signature, is_float, leaf_avals, prune_region,
@@ -62,6 +65,18 @@ def _hashable(policy):
     except TypeError:
         return False
     return True
+
+
+def checkpoint_name(x, name):
+    """`x` (a pytree of arrays) unchanged, each leaf named `name` for checkpoint
+    policies: inside a traced function it is a `checkpoint_name` node, an identity that
+    every backend runs (fused away by the llvm compiler) and whose gradient is `dy`."""
+    if not isinstance(name, str):
+        raise ArgumentError(f"checkpoint_name(x, name): name must be a str, got "
+                            f"{type(name).__name__}")
+    leaves, tree = flatten(x)
+    return unflatten(tree, [core.run_kernel("checkpoint_name", [v], {"name": name})
+                            for v in leaves])
 
 
 def _positions(static, n):
@@ -162,3 +177,8 @@ registry.register_kernel("remat", "numpy", lambda *args, body, policy=None: tupl
 registry.register_gradient("remat", _grad)
 register_differentiable_form("remat", _form)
 register_pruner("remat", _prune)
+registry.define_kernel(
+    "checkpoint_name", shape=lambda x, *, name: x.strip_weak(),
+    numpy=lambda x, *, name: np.array(x), family="elementwise", onnx="Identity",
+    gradient=lambda dy, inputs, outputs, attrs: (dy,))
+register_builtin("checkpoint_name", ScalarKernel(lambda ctx, x, *, name: x, cost=0))
