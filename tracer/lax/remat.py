@@ -115,7 +115,7 @@ class _Prim:
         return self.name
 
 
-def saved_nodes(body, policy):
+def _saved_nodes(body, policy):
     """The body nodes whose outputs `policy` has the forward pass save, in order."""
     if policy is None:
         return []
@@ -135,7 +135,7 @@ def _decide(policy, node):
 def _form(attrs):
     """The body also returning the saved nodes' outputs, after its own."""
     body = attrs["body"]
-    residuals = [o for n in saved_nodes(body, attrs.get("policy")) for o in n.outputs]
+    residuals = [o for n in _saved_nodes(body, attrs.get("policy")) for o in n.outputs]
     if not residuals:
         return attrs
     return {**attrs, "body": Graph(body.invars, body.outvars + residuals, body.nodes,
@@ -151,7 +151,7 @@ def _grad(dy, inputs, outputs, attrs):
     body = attrs["body"]
     outs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
     dys = list(dy) if isinstance(dy, tuple) else [dy]
-    saved, given, at = saved_nodes(body, attrs.get("policy")), {}, len(outs)
+    saved, given, at = _saved_nodes(body, attrs.get("policy")), {}, len(outs)
     for n in reversed(saved):             # the residuals close the body's outputs
         at -= len(n.outputs)
         given[id(n)] = tuple(outs[at:at + len(n.outputs)])
@@ -167,8 +167,8 @@ def _prune(node, used):
     a = node.attrs
     keep = [j for j, u in enumerate(used) if u]
     body, kept = prune_region(a["body"], keep, set(range(len(node.inputs))))
-    return Node("remat", [node.inputs[k] for k in kept],
-                     [node.outputs[j] for j in keep], {**a, "body": body}, node.source)
+    return Node("remat", [node.inputs[k] for k in kept], [node.outputs[j] for j in keep],
+                {**a, "body": body}, node.source)
 
 
 registry.register_shape_rule("remat", _rule)
