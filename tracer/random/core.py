@@ -101,10 +101,11 @@ def _words(key, op):
     return key[0], key[1]
 
 
-def _threefry(k1, k2, count):
-    """Threefry-2x32 (20 rounds) of the counter pairs (0, count) under key (k1, k2)."""
+def threefry(k1, k2, count):
+    """Threefry-2x32 (20 rounds) of the counter pairs (0, count) under key (k1, k2)
+    (key words and counters broadcast: one key per element works too)."""
     ks = (k1, k2, tnp.bitwise_xor(tnp.bitwise_xor(k1, k2), _PARITY))
-    x0 = tnp.broadcast_to(ks[0], shape_of(count))
+    x0 = tnp.broadcast_to(ks[0], broadcast_shapes("threefry", shape_of(k1), shape_of(count)))
     x1 = tnp.add(count, ks[1])
     for i in range(5):
         for r in _ROTATIONS[i % 2]:
@@ -127,7 +128,7 @@ def _counters(shape, op):
 def _hash(key, shape, op):
     """The two output words for every element of `shape`."""
     k1, k2 = _words(key, op)
-    return _threefry(k1, k2, _counters(shape, op))
+    return threefry(k1, k2, _counters(shape, op))
 
 
 def split(key, num=2):
@@ -147,7 +148,7 @@ def fold_in(key, data):
         if not 0 <= int(data) < 2 ** 32:
             raise ArgumentError(f"fold_in: data {int(data)} is not a uint32 (0 <= data < 2**32)")
         data = np.uint32(data)
-    return tnp.stack(_threefry(k1, k2, tnp.astype(data, U32)))
+    return tnp.stack(threefry(k1, k2, tnp.astype(data, U32)))
 
 
 # ---- argument checks -------------------------------------------------------------------
@@ -193,10 +194,13 @@ def bits(key, shape=(), dtype=None):
 
 
 def _unit(key, shape, dt, op, scale=1):
-    """Uniform floats in [0, scale) of dtype dt (scale a power of 2), JAX's: the top
-    mantissa bits of a sample (of the low 16 bits of the word for float16, the low 8 for
-    bfloat16), scaled exactly."""
-    w1, w2 = _hash(key, shape, op)
+    return unit_of_words(*_hash(key, shape, op), dt, scale)
+
+
+def unit_of_words(w1, w2, dt, scale=1):
+    """Uniform floats in [0, scale) of dtype dt (scale a power of 2) from hash words,
+    JAX's: the top mantissa bits of a sample (of the low 16 bits of the word for float16,
+    the low 8 for bfloat16), scaled exactly."""
     if dt == np.float64:
         hi = tnp.astype(w1, dt) * (scale * 2.0 ** -32)
         return hi + tnp.astype(tnp.right_shift(w2, 12), dt) * (scale * 2.0 ** -52)
@@ -234,10 +238,15 @@ def _fma(a, b, c):
 def normal(key, shape=(), dtype=np.float32):
     """Standard normal floats: sqrt(2) * erfinv(u), u uniform in (-1, 1) (JAX's method)."""
     shape, dt = _shape(shape, "normal"), _float_dtype(dtype, "normal")
+    return normal_of_words(*_hash(key, shape, "normal"), dt)
+
+
+def normal_of_words(w1, w2, dt):
+    """normal's draws from hash words."""
     lo = float(np.nextafter(np.array(-1.0, dt), np.array(0.0, dt)))
     # JAX's uniform(minval=lo, maxval=1): maxval - minval rounds to 2, so u = 2 f + lo
     # with an exact product (and never below lo: JAX's clamp is a no-op)
-    u = tnp.add(_unit(key, shape, dt, "normal", scale=2), lo)
+    u = tnp.add(unit_of_words(w1, w2, dt, scale=2), lo)
     e = exact_math.erfinv(tnp.astype(u, np.float64 if dt == np.float64 else np.float32))
     return tnp.multiply(tnp.astype(e, dt), math.sqrt(2))
 

@@ -10,13 +10,20 @@ from tracer.custom import custom_vjp
 from tracer.numpy._base import dtype_of, shape as shape_of, value
 from tracer.random import exact
 from tracer.random.continuous import exponential, params, rademacher, sum_last
-from tracer.random.core import _shape, normal, split, uniform
-from tracer.vmap import vmap
+from tracer.random.core import (_shape, normal, normal_of_words, split, threefry,
+                                unit_of_words)
 
 
-def _gamma_one(key, alpha, log_space):
-    """One Gamma(alpha) draw (alpha < 1 boosted: Gamma(alpha + 1) u ** (1 / alpha)),
-    or its log; JAX's loop, its keys and its acceptance test."""
+def _split_each(k1, k2, num):
+    """split(key, num) of every element's key (words k1, k2): num pairs of word arrays."""
+    return [threefry(k1, k2, np.uint32(j)) for j in range(num)]
+
+
+def _gamma_flat(k1, k2, alpha, log_space):
+    """Gamma(alpha) draws (alpha < 1 boosted: Gamma(alpha + 1) u ** (1 / alpha)), or
+    their logs, for a vector of alphas with one key (words k1, k2) each: JAX's
+    per-element loop, keys and acceptance test, run for all elements at once, each
+    element's state frozen once it is accepted (the values vmap of JAX's loop gives)."""
     dt = dtype_of(alpha)
 
     def c(v):
@@ -26,29 +33,37 @@ def _gamma_one(key, alpha, log_space):
     d = a - c(1 / 3)
     scale = c(1 / 3) / tnp.sqrt(d)
 
-    def rejected(state):
-        _, x2, v, u = state
+    def rejected(x2, v, u):
         return (u >= c(1) - c(0.0331) * x2 * x2) & (
             exact.log(u) >= x2 * c(0.5) + d * (c(1) - v + exact.log(v)))
 
     def positive_v(state):
-        k, sub = split(state[0])
-        x = normal(sub, (), dt)
-        return k, x, c(1) + x * scale
+        k1, k2, x, v = state
+        (n1, n2), sub = _split_each(k1, k2, 2)
+        nx = normal_of_words(*threefry(*sub, np.uint32(0)), dt)
+        todo = v <= c(0)
+        return (tnp.where(todo, n1, k1), tnp.where(todo, n2, k2), tnp.where(todo, nx, x),
+                tnp.where(todo, c(1) + nx * scale, v))
 
     def propose(state):
-        k, xk, uk = split(state[0], 3)
-        _, x, v = lax.while_loop(lambda s: s[2] <= c(0), positive_v, (xk, c(0), c(-1)))
-        return k, x * x, v * v * v, uniform(uk, (), dt)
+        k1, k2, x2, v, u = state
+        (n1, n2), xk, uk = _split_each(k1, k2, 3)
+        init = (*xk, tnp.zeros_like(alpha), tnp.full_like(alpha, -1))
+        _, _, x, nv = lax.while_loop(lambda s: tnp.any(s[3] <= c(0)), positive_v, init)
+        nu = unit_of_words(*threefry(*uk, np.uint32(0)), dt)
+        todo = rejected(x2, v, u)
+        return tuple(tnp.where(todo, new, old) for new, old in
+                     zip((n1, n2, x * x, nv * nv * nv, nu), state))
 
-    key, sub = split(key)
-    v = lax.while_loop(rejected, propose, (key, c(0), c(1), c(2)))[2]
+    key, sub = _split_each(k1, k2, 2)
+    init = (*key, tnp.zeros_like(alpha), tnp.ones_like(alpha), tnp.full_like(alpha, 2))
+    v = lax.while_loop(lambda s: tnp.any(rejected(*s[2:])), propose, init)[3]
+    u = unit_of_words(*threefry(*sub, np.uint32(0)), dt)
     if log_space:
-        e = -exponential(sub, (), dt)
+        e = exact.log1p(-u)
         log_boost = tnp.where(boost | (e == c(0)), c(0), e * (c(1) / alpha))
         return exact.log(d) + exact.log(v) + log_boost
-    u = c(1) - uniform(sub, (), dt)
-    return d * v * tnp.where(boost, c(1), exact.power(u, c(1) / alpha))
+    return d * v * tnp.where(boost, c(1), exact.power(c(1) - u, c(1) / alpha))
 
 
 def _no_gradient(op):
@@ -63,8 +78,8 @@ def _draws(log_space):
     """Gamma draws of the shape of `a` (one key per element, as JAX)."""
     def draws(key, a):
         keys = tnp.reshape(split(key, max(1, a.size)), (-1, 2))[:a.size]
-        one = vmap(lambda k, x: _gamma_one(k, x, log_space))(keys, tnp.reshape(a, (-1,)))
-        return tnp.reshape(one, shape_of(a))
+        flat = _gamma_flat(keys[:, 0], keys[:, 1], tnp.reshape(a, (-1,)), log_space)
+        return tnp.reshape(flat, shape_of(a))
     f = custom_vjp(draws)
     f.defvjp(lambda key, a: (draws(key, a), None),
              _no_gradient("loggamma" if log_space else "gamma"))
