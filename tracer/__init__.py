@@ -26,6 +26,8 @@ from tracer import random  # noqa: F401  (JAX's threefry PRNG as tracer.numpy op
 from tracer.lax.remat import checkpoint, checkpoint as remat, checkpoint_name
 from tracer import checkpoint_policies  # noqa: F401
 from tracer import export  # noqa: F401  (onnx is imported only when used)
+from tracer import distributed, sharding  # noqa: F401
+from tracer.sharding import P, make_mesh, shard_map
 
 __all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp", "vmap",
            "jacfwd", "jacrev", "hessian", "linearize", "float0",
@@ -38,3 +40,4 @@ __all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp"
            "IRError", "CodegenError", "ShapeMismatchError", "IndexingError",
            "ArgumentValueError", "GradientTypeError", "TracerBoolConversionError",
            "TracerIntegerConversionError"]
+__all__ += ["distributed", "sharding", "P", "make_mesh", "shard_map"]

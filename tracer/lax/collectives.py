@@ -38,7 +38,8 @@ def _bind(kernel, x, axis_name, **params):
                                      {"axis_name": axis_name, "axis_size": size, **params})
 
 
-def _per_leaf(op, x, axis_name, fn):
+def _per_leaf(x, axis_name, fn):
+    """fn applied to each leaf of the pytree `x` (after checking the names are bound)."""
     leaves, tree = flatten(x)
     for name in _names(axis_name):
         bound_axis_size(name)           # an unbound name fails here, whatever the leaves
@@ -63,30 +64,30 @@ def _reduce(kernel, x, axis_name):
 
 def psum(x, axis_name):
     """The sum of `x` (a pytree) over every position of the named axis (or tuple of axes)."""
-    return _per_leaf("psum", x, axis_name, lambda v: _reduce("psum", v, axis_name))
+    return _per_leaf(x, axis_name, lambda v: _reduce("psum", v, axis_name))
 
 
 def pmean(x, axis_name):
     """The mean of `x` (a pytree) over the named axis (or tuple of axes)."""
     n = int(np.prod([bound_axis_size(a) for a in _names(axis_name)]))
-    return _per_leaf("pmean", x, axis_name, lambda v: _reduce("psum", v, axis_name) / n)
+    return _per_leaf(x, axis_name, lambda v: _reduce("psum", v, axis_name) / n)
 
 
 def pmax(x, axis_name):
     """The maximum of `x` (a pytree) over the named axis (or tuple of axes); no gradient."""
-    return _per_leaf("pmax", x, axis_name, lambda v: _reduce("pmax", v, axis_name))
+    return _per_leaf(x, axis_name, lambda v: _reduce("pmax", v, axis_name))
 
 
 def pmin(x, axis_name):
     """The minimum of `x` (a pytree) over the named axis (or tuple of axes); no gradient."""
-    return _per_leaf("pmin", x, axis_name, lambda v: _reduce("pmin", v, axis_name))
+    return _per_leaf(x, axis_name, lambda v: _reduce("pmin", v, axis_name))
 
 
 def all_gather(x, axis_name, *, axis=0, tiled=False):
     """Every position's `x` stacked along a new axis `axis` (tiled: concatenated along
     it)."""
     name = _one_name("all_gather", axis_name)
-    return _per_leaf("all_gather", x, name, lambda v: _bind(
+    return _per_leaf(x, name, lambda v: _bind(
         "all_gather", v, name, axis=_axis("all_gather", axis, v.ndim + (not tiled), v.shape),
         tiled=bool(tiled)))
 
@@ -95,7 +96,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, tiled=False):
     """The psum of `x`, of which position i keeps block i of `scatter_dimension` (whose
     size is the axis size, removed; tiled: a multiple of it, divided)."""
     name = _one_name("psum_scatter", axis_name)
-    return _per_leaf("psum_scatter", x, name, lambda v: _bind(
+    return _per_leaf(x, name, lambda v: _bind(
         "psum_scatter", v, name, tiled=bool(tiled),
         scatter_dimension=_axis("psum_scatter", scatter_dimension, v.ndim, v.shape)))
 
@@ -116,7 +117,7 @@ def ppermute(x, axis_name, perm):
         raise ArgumentError(f"ppermute: perm {perm} over axis {name!r} of size {n} must "
                             f"name each position in 0..{n - 1} at most once as a source "
                             f"and once as a destination")
-    return _per_leaf("ppermute", x, name, lambda v: _bind("ppermute", v, name, perm=perm))
+    return _per_leaf(x, name, lambda v: _bind("ppermute", v, name, perm=perm))
 
 
 def all_to_all(x, axis_name, split_axis, concat_axis, *, tiled=False):
@@ -124,7 +125,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, tiled=False):
     concatenate the received blocks along `concat_axis` (untiled: `split_axis` has the
     axis size and goes; the blocks form a new axis `concat_axis`)."""
     name = _one_name("all_to_all", axis_name)
-    return _per_leaf("all_to_all", x, name, lambda v: _bind(
+    return _per_leaf(x, name, lambda v: _bind(
         "all_to_all", v, name, tiled=bool(tiled),
         split_axis=_axis("all_to_all", split_axis, v.ndim, v.shape),
         concat_axis=_axis("all_to_all", concat_axis, v.ndim, v.shape)))
@@ -133,9 +134,10 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, tiled=False):
 def axis_index(axis_name):
     """This position's index along the named axis (int32); a tuple of names gives the
     row-major index over them."""
-    out = 0
+    out = None
     for name in _names(axis_name):
-        out = out * bound_axis_size(name) + _bind("axis_index", None, name)
+        i = _bind("axis_index", None, name)
+        out = i if out is None else out * bound_axis_size(name) + i
     return out
 
 
