@@ -187,3 +187,16 @@ def test_collectives_are_effects_that_survive_dce_and_cse():
 def test_onnx_export_is_a_clear_error():
     with pytest.raises(KernelError, match="psum over axis 'i' is a collective"):
         registry.get_exporter("psum", "onnx")(None, ["x"], {"axis_name": "i"})
+
+
+def test_collectives_inside_regions_reduce_over_the_vmapped_axis():
+    def f(v):
+        total, top = lax.scan(lambda c, x: (c + lax.psum(x, "i"), lax.pmax(x, "i")), 0.0, v)
+        ring = lax.fori_loop(0, 2, lambda k, u: lax.ppermute(u, "i", [(0, 1), (1, 2), (2, 0)]),
+                             v)
+        return total, top, ring
+    x = X[:, 0]
+    total, top, ring = vmap(f)(x)
+    np.testing.assert_allclose(total, [x.sum()] * N)
+    np.testing.assert_allclose(top, np.broadcast_to(x.max(0), x.shape))
+    np.testing.assert_allclose(ring, x[[1, 2, 0]])
