@@ -227,7 +227,10 @@ def _place(x, d, dst, size, where):
     if dst is None:
         if d is not None:
             raise ArgumentError(f"{where}: out_axes is None for an output that depends on "
-                                f"a batched input; give it an out axis")
+                                f"a batched input; give it an out axis (in shard_map: its "
+                                f"out_specs omits a mesh axis it varies along; name the "
+                                f"axis there, or make it equal at every position, e.g. "
+                                f"with a psum over the axis)")
         return x
     return to_dim(x, d, size, dst)
 
@@ -292,7 +295,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     no argument is mapped; `axis_name` (a hashable, e.g. "i") names the mapped axis for
     the collectives inside `fun` (tracer.lax.psum(x, "i")...)."""
     name = getattr(fun, "__name__", "function")
-    where = f"vmap({name})"
+    where = f"vmap({name})" if axis_name is None else f"vmap({name}, axis {axis_name!r})"
     if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
         raise ArgumentError(f"{where}: axis_size must be a non-negative int, got {axis_size!r}")
     try:
