@@ -80,6 +80,8 @@ INT_CASES = {
     "abs": (lax.abs, np.abs, (I,)), "sign": (lax.sign, np.sign, (I,)),
     "integer_pow": (lambda a: lax.integer_pow(a, 3), lambda a: a ** 3, (I,)),
     "max": (lax.max, np.maximum, (I, J)),
+    "mulhi": (lax.mulhi, lambda a, b: ((a.astype(np.int64) * b) >> 32).astype(np.int32),
+              (I * 2 ** 24, J * -(2 ** 27))),
 }
 
 
@@ -117,6 +119,14 @@ def test_bit_ops_on_every_width():
         signed = v.view(np.dtype(f"i{v.itemsize}"))    # unsigned bits shift as signed, as XLA
         assert np.array_equal(lax.shift_right_arithmetic(v, np.full_like(v, n)).view(signed.dtype),
                               np.where(signed < 0, -1, 0))
+
+
+def test_mulhi_of_64_bits():
+    a = R.integers(-2 ** 63, 2 ** 63, 30, dtype=np.int64)
+    b = R.integers(-2 ** 63, 2 ** 63, 30, dtype=np.int64)
+    assert lax.mulhi(a, b).tolist() == [(int(p) * int(q)) >> 64 for p, q in zip(a, b)]
+    ua, ub = a.view(np.uint64), b.view(np.uint64)
+    assert lax.mulhi(ua, ub).tolist() == [(int(p) * int(q)) >> 64 for p, q in zip(ua, ub)]
 
 
 def test_rounding_conversion_and_precision():
@@ -165,6 +175,16 @@ def test_shapes_match_numpy():
     assert np.array_equal(lax.broadcasted_iota(np.int32, (2, 3), 1), [[0, 1, 2]] * 2)
     assert lax.full((2,), 3, np.float16).dtype == np.float16
     assert np.array_equal(lax.slice(x, (0, 1, 0), (2, 3, 4), (1, 1, 3)), x[:, 1:3, ::3])
+    parts = lax.split(x, (1, 3), axis=2)
+    assert [p.shape for p in parts] == [(2, 3, 1), (2, 3, 3)] and np.array_equal(parts[1],
+                                                                                  x[..., 1:])
+    assert np.array_equal(lax.stack(lax.unstack(x, 1), -1), np.moveaxis(x, 1, -1))
+    assert np.array_equal(lax.tile(x, (1, 2, 1)), np.tile(x, (1, 2, 1)))
+    assert lax.broadcast_to_rank(x[0], 4).shape == (1, 1, 3, 4)
+    assert lax.broadcast_like(x[0, 0], x).shape == x.shape
+    assert lax.empty((2, 1), np.int8).shape == (2, 1)
+    out = lax.optimization_barrier({"a": x})
+    assert np.array_equal(out["a"], x) and out["a"] is not x
 
 
 def test_dot_general_and_sorting():
@@ -184,6 +204,11 @@ def test_dot_general_and_sorting():
     vals, idx = lax.top_k(np.array([1.0, 3.0, 2.0, 3.0, np.nan]), 3)
     assert idx.dtype == np.int32 and idx.tolist() == [4, 1, 3]
     assert np.isnan(vals[0]) and vals[1:].tolist() == [3.0, 3.0]
+    m = np.array([[1.0, 5.0, 5.0, 2.0], [0.0, 0.0, 1.0, -1.0]])
+    vals, idx = lax.approx_max_k(m, 2)
+    assert vals.tolist() == [[5, 5], [1, 0]] and idx.tolist() == [[1, 2], [2, 0]]
+    vals, idx = lax.approx_min_k(m, 1, reduction_dimension=0)
+    assert vals.tolist() == [[0, 0, 1, -1]] and idx.tolist() == [[1, 1, 1, 1]]
 
 
 @pytest.mark.parametrize("backend", ["numpy", "llvm"])

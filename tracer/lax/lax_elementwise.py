@@ -118,6 +118,26 @@ def _clz(x):
     return _popcount(_as(tnp.bitwise_not(u), dtype_kind(x.dtype)))
 
 
+def _mulhi(x, y):
+    """The high half of the double-width product: through a wider type up to 32 bits, from
+    32-bit limbs for 64 (the signed high half corrected from the unsigned one)."""
+    n, kind = _bits(x), dtype_kind(x.dtype)
+    if n < 64:
+        wide = np.dtype(f"{kind}8")
+        prod = tnp.astype(x, wide) * tnp.astype(y, wide)
+        return tnp.astype(tnp.right_shift(prod, np.array(n, wide)), x.dtype)
+    a, b = _as(x, "u"), _as(y, "u")
+    U, mask, half = np.uint64, np.uint64(2 ** 32 - 1), np.uint64(32)
+    a_lo, a_hi = tnp.bitwise_and(a, mask), tnp.right_shift(a, half)
+    b_lo, b_hi = tnp.bitwise_and(b, mask), tnp.right_shift(b, half)
+    u = a_hi * b_lo + tnp.right_shift(a_lo * b_lo, half)
+    w = a_lo * b_hi + tnp.bitwise_and(u, mask)
+    hi = a_hi * b_hi + tnp.right_shift(u, half) + tnp.right_shift(w, half)
+    if kind == "i":
+        hi = hi - tnp.where(x < 0, b, U(0)) - tnp.where(y < 0, a, U(0))
+    return _as(hi, kind)
+
+
 def _integer_pow(x, y):
     if not isinstance(y, (int, np.integer)):
         raise TypeError(f"lax.integer_pow: the exponent must be a Python int, got {y!r}")
@@ -194,7 +214,7 @@ _OPS = {
     "shift_left": (lambda x, s: _shift(x, s, tnp.left_shift, "u"), 2, INT),
     "shift_right_logical": (lambda x, s: _shift(x, s, tnp.right_shift, "u"), 2, INT),
     "shift_right_arithmetic": (lambda x, s: _shift(x, s, tnp.right_shift, "i"), 2, INT),
-    "population_count": (_popcount, 1, INT), "clz": (_clz, 1, INT),
+    "population_count": (_popcount, 1, INT), "clz": (_clz, 1, INT), "mulhi": (_mulhi, 2, INT),
     "eq": (tnp.equal, 2, ANY), "ne": (tnp.not_equal, 2, ANY), "lt": (tnp.less, 2, ANY),
     "le": (tnp.less_equal, 2, ANY), "gt": (tnp.greater, 2, ANY),
     "ge": (tnp.greater_equal, 2, ANY),
@@ -241,6 +261,14 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
     return _reduce_precision(x, int(exponent_bits), int(mantissa_bits))
 
 
+def optimization_barrier(operand):
+    """jax.lax.optimization_barrier: operand (a pytree) as new arrays; no pass here moves
+    work across it to begin with."""
+    from tracer.pytree import flatten, unflatten
+    leaves, tree = flatten(operand)
+    return unflatten(tree, [tnp.copy(tnp.asarray(v)) for v in leaves])
+
+
 def convert_element_type(operand, new_dtype):
     """jax.lax.convert_element_type: floats to integers truncate toward zero."""
     return tnp.astype(tnp.asarray(operand), np.dtype(new_dtype))
@@ -278,5 +306,6 @@ def clamp(min, x, max):                            # noqa: A002  (jax.lax signat
     return tnp.minimum(tnp.maximum(x, lo), hi)
 
 
-__all__ = sorted(_OPS) + ["RoundingMethod", "pow", "round", "integer_pow", "reduce_precision", "convert_element_type",
-                          "select_n", "select", "clamp"]
+__all__ = sorted(_OPS) + ["RoundingMethod", "pow", "round", "integer_pow", "reduce_precision",
+                          "optimization_barrier", "convert_element_type", "select_n", "select",
+                          "clamp"]

@@ -1,6 +1,8 @@
 """jax.lax's shape ops and array constructors, as tracer.numpy compositions with jax.lax's
 argument conventions (explicit dimension lists, no negative axes where jax.lax has none).
 """
+import builtins
+
 import numpy as np
 
 from ir.errors import ShapeError
@@ -126,6 +128,51 @@ def pad(operand, padding_value, padding_config):
         b or e != n for b, e, n in zip(starts, stops, grown.shape)) else grown
 
 
+def split(operand, sizes, axis=0):
+    """jax.lax.split: consecutive pieces of the given sizes along axis."""
+    x = tnp.asarray(operand)
+    axis = axis % x.ndim
+    sizes = [int(n) for n in sizes]
+    if sum(sizes) != x.shape[axis] or min(sizes, default=0) < 0:
+        raise ShapeError(f"lax.split: sizes {sizes} must be non-negative and add up to "
+                         f"dimension {axis} of {x.shape}")
+    edges = np.cumsum([0] + sizes)
+    return [tnp.copy(x[(builtins.slice(None),) * axis + (builtins.slice(b, e),)])
+            for b, e in zip(edges[:-1], edges[1:])]
+
+
+def stack(operands, axis=0):
+    return concatenate([expand_dims(x, (axis,)) for x in operands], axis % (
+        tnp.asarray(operands[0]).ndim + 1))
+
+
+def unstack(x, axis=0):
+    x = tnp.asarray(x)
+    return tuple(squeeze(p, (axis,)) for p in split(x, [1] * x.shape[axis], axis))
+
+
+def tile(operand, reps):
+    x = tnp.asarray(operand)
+    if len(reps) != x.ndim:
+        raise ShapeError(f"lax.tile: needs one repetition count per dimension of {x.shape}, "
+                         f"got {tuple(reps)}")
+    return tnp.tile(x, tuple(int(r) for r in reps))
+
+
+def broadcast_to_rank(x, rank):
+    x = tnp.asarray(x)
+    return x if x.ndim >= rank else broadcast(x, (1,) * (rank - x.ndim))
+
+
+def broadcast_like(arr, like_arr):
+    x, like = tnp.asarray(arr), tnp.asarray(like_arr)
+    return broadcast(x, like.shape[:like.ndim - x.ndim])
+
+
+def empty(shape, dtype, *, out_sharding=None):
+    return tnp.zeros(tuple(int(d) for d in shape), np.dtype(dtype))
+
+
 def iota(dtype, size):
     return tnp.arange(int(size), dtype=np.dtype(dtype))
 
@@ -134,6 +181,10 @@ def broadcasted_iota(dtype, shape, dimension):
     shape = tuple(int(d) for d in shape)
     (d,) = _dims("broadcasted_iota", "dimension", [dimension], len(shape))
     return broadcast_in_dim(iota(dtype, shape[d]), shape, (d,))
+
+
+def broadcast_shapes(*shapes):
+    return tnp.broadcast_shapes(*shapes)
 
 
 def full(shape, fill_value, dtype=None):
@@ -156,5 +207,6 @@ def zeros_like_array(x):
 
 
 __all__ = ["reshape", "broadcast_in_dim", "broadcast", "squeeze", "expand_dims", "transpose",
-           "rev", "concatenate", "collapse", "pad", "iota", "broadcasted_iota", "full",
+           "rev", "concatenate", "collapse", "pad", "split", "stack", "unstack", "tile",
+           "broadcast_to_rank", "broadcast_like", "broadcast_shapes", "empty", "iota", "broadcasted_iota", "full",
            "full_like", "zeros_like_array"]

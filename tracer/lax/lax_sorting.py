@@ -40,19 +40,40 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
     return sort((keys, values), dimension, is_stable, 1)
 
 
+def _extremes(name, x, k, axis, largest):
+    """The k largest (or smallest) entries along axis in order, and their int32 indices;
+    equal entries keep their order, NaN counts as the largest."""
+    x = tnp.asarray(x)
+    k = int(k)
+    if not x.ndim or not 0 <= k <= x.shape[axis]:
+        raise ShapeError(f"lax.{name}: k={k} must be between 0 and dimension {axis} of "
+                         f"{x.shape}")
+    x = tnp.moveaxis(x, axis, -1)
+    n, last = x.shape[-1], x.ndim - 1
+    if largest:     # the stable ascending order of the reversed row, read backwards
+        index = n - 1 - rev(tnp.argsort(rev(x, (last,)), axis=-1), (last,))[..., :k]
+    else:
+        index = tnp.argsort(x, axis=-1)[..., :k]
+    return [tnp.moveaxis(tnp.take_along_axis(x, index, axis=-1), -1, axis),
+            tnp.moveaxis(tnp.astype(index, np.int32), -1, axis)]
+
+
 def top_k(operand, k):
     """jax.lax.top_k: the k largest entries along the last axis, in descending order, and
     their int32 indices (the first of equal entries first; NaN counts as largest)."""
-    x = tnp.asarray(operand)
-    k = int(k)
-    if not x.ndim or not 0 <= k <= x.shape[-1]:
-        raise ShapeError(f"lax.top_k: k={k} must be between 0 and the last dimension of "
-                         f"{x.shape}")
-    n, last = x.shape[-1], x.ndim - 1
-    # ascending stable order of the reversed row, read backwards: descending, ties in order
-    order = rev(tnp.argsort(rev(x, (last,)), axis=-1), (last,))[..., :k]
-    return [tnp.take_along_axis(x, n - 1 - order, axis=-1),
-            tnp.astype(n - 1 - order, np.int32)]
+    return _extremes("top_k", operand, k, -1, True)
 
 
-__all__ = ["sort", "sort_key_val", "top_k"]
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True):
+    """jax.lax.approx_max_k, answered exactly (recall 1)."""
+    return _extremes("approx_max_k", operand, k, reduction_dimension, True)
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True):
+    """jax.lax.approx_min_k, answered exactly (recall 1)."""
+    return _extremes("approx_min_k", operand, k, reduction_dimension, False)
+
+
+__all__ = ["sort", "sort_key_val", "top_k", "approx_max_k", "approx_min_k"]
