@@ -157,7 +157,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     if method == "cholesky":
         factor = tnp.linalg.cholesky(cov)
     else:
-        w, v = tnp.linalg.eigh(cov) if method == "eigh" else tnp.linalg.svd(cov)[:2]
+        w, v = tnp.linalg.eigh(cov) if method == "eigh" else tnp.linalg.svd(cov)[1::-1]
         factor = v * tnp.sqrt(w)[..., None, :]
     z = normal(key, shape + ms[-1:], dt)
     return mean + sum_last(factor * z[..., None, :])

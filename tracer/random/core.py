@@ -67,17 +67,21 @@ def _check_impl(impl, op):
 
 def key_data(keys):
     """The uint32 words of keys (..., 2): keys here are already raw, so they are returned."""
-    keys = value(keys, "key_data")
-    if dtype_of(keys) != U32 or shape_of(keys)[-1:] != (2,):
-        raise ShapeError(f"key_data: keys are uint32 arrays of shape (..., 2), got "
-                         f"{dtype_of(keys)}{list(shape_of(keys))} ({_KEY_HELP})")
-    return keys
+    return _raw_keys(keys, "key_data")
 
 
 def wrap_key_data(key_bits_array, *, impl=None):
     """Keys from uint32 words of shape (..., 2), as JAX's raw keys: checked, returned."""
     _check_impl(impl, "wrap_key_data")
-    return key_data(key_bits_array)
+    return _raw_keys(key_bits_array, "wrap_key_data")
+
+
+def _raw_keys(keys, op):
+    keys = value(keys, op)
+    if dtype_of(keys) != U32 or shape_of(keys)[-1:] != (2,):
+        raise ShapeError(f"{op}: keys are uint32 arrays of shape (..., 2), got "
+                         f"{dtype_of(keys)}{list(shape_of(keys))} ({_KEY_HELP})")
+    return keys
 
 
 def _traced_seed(seed):

@@ -16,7 +16,8 @@ from tracer.random.core import (_shape, normal, normal_of_words, split, threefry
 
 def _split_each(k1, k2, num):
     """split(key, num) of every element's key (words k1, k2): num pairs of word arrays."""
-    return [threefry(k1, k2, np.uint32(j)) for j in range(num)]
+    w1, w2 = threefry(k1[:, None], k2[:, None], tnp.arange(num, dtype=np.uint32))
+    return [(w1[:, j], w2[:, j]) for j in range(num)]
 
 
 def _gamma_flat(k1, k2, alpha, log_space):
@@ -66,24 +67,28 @@ def _gamma_flat(k1, k2, alpha, log_space):
     return d * v * tnp.where(boost, c(1), exact.power(c(1) - u, c(1) / alpha))
 
 
-def _no_gradient(op):
+def _refusing_gradient(op):
+    """The identity, whose gradient raises: JAX's implicit gradient of gamma draws in their
+    shape parameter is not implemented, and differentiating the loop would be wrong."""
     def bwd(res, dy):
         raise GradientError(f"{op}: the gradient with respect to the shape parameter (JAX's "
                             f"implicit reparameterisation) is not implemented; apply "
                             f"stop_gradient to it")
-    return bwd
+    f = custom_vjp(lambda a: a)
+    f.defvjp(lambda a: (a, None), bwd)
+    return f
 
 
 def _draws(log_space):
     """Gamma draws of the shape of `a` (one key per element, as JAX)."""
+    refuse = _refusing_gradient("loggamma" if log_space else "gamma")
+
     def draws(key, a):
+        a = refuse(a)
         keys = tnp.reshape(split(key, max(1, a.size)), (-1, 2))[:a.size]
         flat = _gamma_flat(keys[:, 0], keys[:, 1], tnp.reshape(a, (-1,)), log_space)
         return tnp.reshape(flat, shape_of(a))
-    f = custom_vjp(draws)
-    f.defvjp(lambda key, a: (draws(key, a), None),
-             _no_gradient("loggamma" if log_space else "gamma"))
-    return f
+    return draws
 
 
 _GAMMA, _LOGGAMMA = _draws(False), _draws(True)
