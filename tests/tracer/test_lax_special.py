@@ -80,3 +80,36 @@ def test_poles_and_infinities():
                                   (lax.erf_inv, np.array([-0.9, 0.2, 0.7, 0.999]))])
 def test_grads_match_finite_differences(fn, x):
     tracer.check_grads(fn, (x,), modes=("rev", "fwd"))
+
+
+def _p_integer(n, x):
+    """P(n, x) for integer n: 1 - exp(-x) sum_{k<n} x^k / k!."""
+    return 1 - math.exp(-x) * sum(x ** k / math.factorial(k) for k in range(n))
+
+
+@pytest.mark.parametrize("mode", ["eager", "numpy", "llvm"])
+def test_igamma_against_closed_forms(mode):
+    x = np.concatenate([R.uniform(0, 3, 20), R.uniform(3, 60, 20)])    # series and fraction
+    a = np.repeat([0.5, 1.0, 4.0, 12.0], len(x))
+    xs = np.tile(x, 4)
+    want_p = np.array([math.erf(math.sqrt(v)) if n == 0.5 else _p_integer(int(n), v)
+                       for n, v in zip(a, xs)])
+    want_q = np.array([math.erfc(math.sqrt(v)) if n == 0.5 else 1 - p
+                       for n, v, p in zip(a, xs, want_p)])
+    fn = lambda a, x: (lax.igamma(a, x), lax.igammac(a, x))             # noqa: E731
+    p, q = fn(a, xs) if mode == "eager" else tracer.jit(fn, backend=mode)(a, xs)
+    np.testing.assert_allclose(p, want_p, rtol=1e-13, atol=1e-14)
+    half = a == 0.5                              # Q has a closed form to full precision here
+    np.testing.assert_allclose(q[half], want_q[half], rtol=1e-12)
+    np.testing.assert_allclose(q[~half], want_q[~half], atol=1e-14)
+    with np.errstate(all="ignore"):
+        edge = lax.igamma(np.array([2.0, 0.0, -1.0]), np.array([0.0, 1.0, 1.0]))
+    assert edge[:2].tolist() == [0.0, 1.0] and np.isnan(edge[2])
+    assert lax.igamma(np.float32(4.0), np.float32(3.0)).dtype == np.float32
+
+
+def test_igamma_grads_and_vmap():
+    a, x = np.array([0.7, 3.0, 10.0]), np.array([0.4, 5.0, 8.0])
+    tracer.check_grads(lambda x: lax.igamma(a, x), (x,), modes=("rev", "fwd"))
+    tracer.check_grads(lambda a: lax.igammac(a, x), (a,), modes=("rev",))
+    np.testing.assert_allclose(tracer.vmap(lax.igamma)(a, x), lax.igamma(a, x), rtol=1e-15)

@@ -1,9 +1,10 @@
-"""jax.lax's special functions that compose from elementwise ops: erfc, lgamma, digamma
-and erf_inv, by the formulas XLA uses (Cephes' rational erfc, the Lanczos g=7 series for
-lgamma and digamma with Euler's reflection below 1/2, Giles' erf_inv start). float16 and
-bfloat16 compute in float32; erfc and erf_inv compute in float64 and round once. erf_inv
-refines Giles' single-precision start by four Newton steps on erf (on log erfc beyond 1/2,
-where 1 - x is exact), which makes it full precision and its gradient 1 / erf'(y).
+"""jax.lax's special functions, composed of elementwise ops by the formulas XLA uses:
+erfc (Cephes' rational form), lgamma and digamma (the Lanczos g=7 series, Euler's
+reflection below 1/2), erf_inv (Giles' start refined by four Newton steps on erf, on
+log erfc beyond 1/2 where 1 - x is exact: full precision, and its gradient is 1/erf'(y)),
+igamma and igammac (Cephes' series and continued fraction in one while_loop). float16 and
+bfloat16 compute in float32; erfc, erf_inv and the incomplete gammas in float64, rounded
+once.
 """
 import numpy as np
 
@@ -102,6 +103,64 @@ def _erf_inv(x):
     return tnp.where(tnp.abs(x) == 1, x * np.inf, y)
 
 
+def _igamma_pair(a, x):
+    """(P(a, x), Q(a, x)), the regularized incomplete gamma functions, as Cephes: the series
+    for P where x <= max(1, a), the continued fraction for Q elsewhere, iterated in one
+    while_loop until every element's own method has converged. Each method sees safe
+    stand-in arguments where the other is used, so neither overflows into the gradient."""
+    from tracer.lax.loops import while_loop
+    eps, big = np.finfo(x.dtype).eps, 1 / np.finfo(x.dtype).eps
+    tol = 8 * eps                                 # the fraction's ratio jitters by ulps
+    series = (x <= 1) | (x <= a)
+    xs, xc = tnp.where(series, x, 0.0), tnp.where(series, a + 2, x)
+    y, one = 1 - a, tnp.ones_like(x)
+    z = xc + y + 1
+    state = (0, a, one, one, y, z, one, xc, xc + 1, z * xc, (xc + 1) / (z * xc), one)
+
+    def unconverged(s):
+        k, _, c, ans, *_, t = s
+        return (k < 2000) & tnp.any(tnp.where(series, c > ans * eps, t > tol))
+
+    def step(s):
+        k, r, c, ans, y, z, pkm2, qkm2, pkm1, qkm1, cf, _ = s
+        r = r + 1
+        c = c * xs / r
+        y, z = y + 1, z + 2
+        yc = y * (k + 1)
+        pk, qk = pkm1 * z - pkm2 * yc, qkm1 * z - qkm2 * yc
+        ok = qk != 0
+        ratio = pk / tnp.where(ok, qk, 1.0)
+        t = tnp.where(ok, tnp.abs((cf - ratio) / ratio), 1.0)
+        scale = tnp.where(tnp.abs(pk) > big, 1 / big, 1.0)
+        return (k + 1, r, c, ans + c, y, z, pkm1 * scale, qkm1 * scale, pk * scale, qk * scale,
+                tnp.where(ok, ratio, cf), t)
+
+    out = while_loop(unconverged, step, state)
+    log_ax = a * tnp.log(x) - x - _lgamma(a)
+    p_series = out[3] * tnp.exp(log_ax) / a
+    q_cf = out[10] * tnp.exp(log_ax)
+    p = tnp.where(series, p_series, 1 - q_cf)
+    p = tnp.where(x == 0, 0.0, tnp.where(a == 0, 1.0, p))
+    p = tnp.where((a < 0) | (x < 0) | tnp.isnan(a) | tnp.isnan(x), np.nan, p)
+    q = tnp.where(series, 1 - p_series, q_cf)
+    q = tnp.where(x == 0, 1.0, tnp.where(a == 0, 0.0, q))
+    return p, tnp.where(tnp.isnan(p), np.nan, q)
+
+
+def igamma(a, x):
+    """jax.lax.igamma: the regularized lower incomplete gamma function P(a, x)."""
+    a, x = tnp.broadcast_arrays(*operands("igamma", [a, x], FLOAT))
+    (wa, back), wx = _computed_in(a, np.float64), _computed_in(x, np.float64)[0]
+    return back(_igamma_pair(wa, wx)[0])
+
+
+def igammac(a, x):
+    """jax.lax.igammac: the regularized upper incomplete gamma function Q(a, x) = 1 - P."""
+    a, x = tnp.broadcast_arrays(*operands("igammac", [a, x], FLOAT))
+    (wa, back), wx = _computed_in(a, np.float64), _computed_in(x, np.float64)[0]
+    return back(_igamma_pair(wa, wx)[1])
+
+
 def _unary(name, fn, dtype):
     def op(x):
         (x,) = operands(name, [x], FLOAT)
@@ -117,4 +176,4 @@ lgamma = _unary("lgamma", _lgamma, np.float32)
 digamma = _unary("digamma", _digamma, np.float32)
 erf_inv = _unary("erf_inv", _erf_inv, np.float64)
 
-__all__ = ["erfc", "lgamma", "digamma", "erf_inv"]
+__all__ = ["erfc", "lgamma", "digamma", "erf_inv", "igamma", "igammac"]
