@@ -53,6 +53,11 @@ MOMENTS = {
     "geometric": (lambda k: tr.geometric(k, 0.3, (N,)), 1 / 0.3, 0.7 / 0.09, lambda x: x >= 1),
     "poisson_small": (lambda k: tr.poisson(k, 3.0, (N,)), 3, 3, lambda x: x >= 0),
     "poisson_large": (lambda k: tr.poisson(k, 30.0, (N,)), 30, 30, lambda x: x >= 0),
+    "binomial_inversion": (lambda k: tr.binomial(k, 5, 0.3, (N,)), 1.5, 1.05,
+                           lambda x: (x >= 0) & (x <= 5) & (x == np.floor(x))),
+    "binomial_btrs": (lambda k: tr.binomial(k, 100, 0.3, (N,)), 30, 21,
+                      lambda x: (x >= 0) & (x <= 100) & (x == np.floor(x))),
+    "binomial_flipped": (lambda k: tr.binomial(k, 50, 0.8, (N,)), 40, 8, lambda x: x <= 50),
     "gamma": (lambda k: tr.gamma(k, 2.5, (NG,)), 2.5, 2.5, lambda x: x > 0),
     "gamma_boosted": (lambda k: tr.gamma(k, 0.5, (NG,)), 0.5, 0.5, lambda x: x >= 0),
     "loggamma": (lambda k: np.exp(tr.loggamma(k, 0.3, (NG,))), 0.3, 0.3, lambda x: x >= 0),
@@ -157,6 +162,8 @@ SMALL = {
     "ball": lambda k: tr.ball(k, 3),
     "poisson": lambda k: tr.poisson(k, np.array([0.0, 2.0, 40.0], F32)),
     "geometric": lambda k: tr.geometric(k, 0.3, (5,)),
+    "binomial": lambda k: tr.binomial(k, np.array([4.0, 60.0, 30.0], F32),
+                                      np.array([0.3, 0.4, 0.9], F32)),
     "choice": lambda k: tr.choice(k, 10, (3,)),
     "choice_p": lambda k: tr.choice(k, 4, (3,), replace=False, p=np.array([.1, .2, .3, .4])),
     "randint_int64": lambda k: tr.randint(k, (5,), -2 ** 40, 2 ** 40, np.int64),
@@ -206,6 +213,9 @@ def test_shapes_and_dtypes():
     assert tr.laplace(KEY, (2,), np.float16).dtype == np.float16
     assert tr.poisson(KEY, np.ones(4)).dtype == np.int32
     assert tr.poisson(KEY, 2.0, (3,), np.int64).dtype == np.int64
+    assert tr.binomial(KEY, 5, np.full(3, 0.5)).dtype == F32
+    np.testing.assert_array_equal(tr.binomial(KEY, np.array([-1, np.inf, 4]), 0.5)[:2],
+                                  [np.nan, np.inf])
     assert tr.dirichlet(KEY, np.ones((2, 4))).shape == (2, 4)
     assert tr.dirichlet(KEY, np.ones(4), (5,)).shape == (5, 4)
     assert tr.double_sided_maxwell(KEY, np.zeros(3), 1.0, (2,)).shape == (2, 3)

@@ -9,4 +9,4 @@ from tracer.random.continuous import (cauchy, double_sided_maxwell, exponential,
                                       rayleigh, truncated_normal, weibull_min)
 from tracer.random.gamma import (ball, beta, chisquare, dirichlet, f, gamma,  # noqa: F401
                                  generalized_normal, loggamma, t)
-from tracer.random.discrete import choice, geometric, poisson  # noqa: F401
+from tracer.random.discrete import binomial, choice, geometric, poisson  # noqa: F401

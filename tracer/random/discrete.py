@@ -1,5 +1,6 @@
 """JAX's discrete samplers: poisson (Knuth's product of uniforms below lam = 10, Hormann's
-transformed rejection above, both as JAX's loops), geometric and choice.
+transformed rejection above), binomial (inversion, or Hormann's BTRS), each as JAX's loop
+over all elements at once, geometric and choice.
 """
 import math
 
@@ -127,3 +128,95 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
             index = tnp.argsort(-g, stable=True)[:draws]
     index = tnp.reshape(index, shape)
     return index if scalar else tnp.take(arr, index, axis=axis)
+
+
+_STIRLING_TAIL = np.array([0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                           0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                           0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                           0.00833056343336287])
+
+
+def _stirling_tail(k):
+    """log(k!) minus its Stirling approximation: a table up to 9, the series in k + 1
+    beyond (JAX evaluates the series at k = 9 there, a slightly looser bound)."""
+    dt = dtype_of(k)
+    kp1 = tnp.maximum(k, np.array(9, dt)) + np.array(1, dt)
+    kp1sq = kp1 * kp1
+    approx = (np.array(1 / 12, dt) - (np.array(1 / 360, dt) - np.array(1 / 1260, dt) / kp1sq)
+              / kp1sq) / kp1
+    index = tnp.astype(tnp.clip(k, 0, 9), np.int32)
+    return tnp.where(k <= np.array(9, dt), tnp.take(_STIRLING_TAIL.astype(dt), index), approx)
+
+
+def _binomial_inversion(key, count, q, shape):
+    """Geometric waiting times summed until they pass count (for count q <= 10)."""
+    dt = dtype_of(q)
+    log1mq = exact.log1p(-q)
+
+    def body(state):
+        k, total, key = state
+        sub, key = split(key)
+        k = tnp.where(total <= count, k + np.array(1, dt), k)
+        geom = tnp.ceil(exact.log(uniform(sub, shape, dt)) / log1mq)
+        return k, total + geom, key
+    zeros = tnp.zeros(shape, dt)
+    init = (zeros, zeros, key)
+    return lax.while_loop(lambda s: tnp.any(s[1] <= count), body, init)[0] - np.array(1, dt)
+
+
+def _btrs(key, count, q, shape):
+    """Hormann's BTRS transformed rejection (for count q > 10)."""
+    dt = dtype_of(q)
+
+    def c(v):
+        return np.array(v, dt)
+    stddev = tnp.sqrt(count * q * (c(1) - q))
+    b = c(1.15) + c(2.53) * stddev
+    a = c(-0.0873) + c(0.0248) * b + c(0.01) * q
+    mid = count * q + c(0.5)
+    v_r = c(0.92) - c(4.2) / b
+    r = q / (c(1) - q)
+    alpha = (c(2.83) + c(5.1) / b) * stddev
+    m = tnp.floor((count + c(1)) * q)
+    fixed = (m + c(0.5)) * exact.log((m + c(1)) / (r * (count - m + c(1)))) + \
+        _stirling_tail(m) + _stirling_tail(count - m)
+
+    def body(state):
+        k_out, accepted, key = state
+        key, k0, k1 = split(key, 3)
+        u = uniform(k0, shape, dt) - c(0.5)
+        v = uniform(k1, shape, dt)
+        us = c(0.5) - tnp.abs(u)
+        k = tnp.floor((c(2) * a / us + b) * u + mid)
+        reject = (k < c(0)) | (k > count)
+        v = exact.log(v * alpha / (a / (us * us) + b))
+        ub = fixed + (count + c(1)) * exact.log((count - m + c(1)) / (count - k + c(1))) + \
+            (k + c(0.5)) * exact.log(r * (count - k + c(1)) / (k + c(1))) - \
+            _stirling_tail(k) - _stirling_tail(count - k)
+        accept = ((us >= c(0.07)) & (v <= v_r)) | (~reject & (v <= ub))
+        return tnp.where(accept, k, k_out), accepted | accept, key
+
+    init = (tnp.full(shape, -1, dt), tnp.zeros(shape, bool), key)
+    return lax.while_loop(lambda s: tnp.any(~s[1]), body, init)[0]
+
+
+def binomial(key, n, p, shape=None, dtype=None):
+    """Binomial(n, p) counts as floats, JAX's: inversion where n min(p, 1 - p) <= 10,
+    BTRS beyond; NaN for a negative or NaN n or an invalid p, inf for an infinite n."""
+    shape, dt, (n, p) = params("binomial", shape, dtype, n, p)
+    n, p = tnp.broadcast_to(n, shape), tnp.broadcast_to(p, shape)
+    low = p < np.array(0.5, dt)
+    q = tnp.where(low, p, np.array(1, dt) - p)
+    bad_n, inf_n = tnp.isnan(n) | (n < 0), tnp.isinf(n)
+    bad_q = tnp.isnan(q) | (q < 0)
+    q = tnp.where(bad_q, np.array(0.01, dt), q)
+    inversion = bad_n | (n * q <= np.array(10, dt))
+    n = tnp.floor(n)
+    out = tnp.where(inversion,
+                    _binomial_inversion(key, tnp.where(inversion, n, np.array(0, dt)), q, shape),
+                    _btrs(key, tnp.where(inversion, np.array(1e4, dt), n),
+                          tnp.where(inversion, np.array(0.5, dt), q), shape))
+    invalid = bad_q | bad_n
+    out = tnp.where(invalid, np.array(np.nan, dt), out)
+    out = tnp.where(inf_n & ~invalid, np.array(np.inf, dt), out)
+    return tnp.where(low | bad_n | bad_q | inf_n, out, n - out)
