@@ -89,10 +89,9 @@ def _starts(name, operand_ndim, indices, index_map, operand_batching, index_batc
         if d in index_map:
             cols.append(tnp.astype(idx[..., list(index_map).index(d)], np.int64))
         elif d in operand_batching:
-            axis = index_batching[list(operand_batching).index(d)]
-            axis_in_batch = axis if axis < idx.ndim - 1 else axis - 1
-            cols.append(zero + np.arange(batch[axis_in_batch]).reshape(
-                (-1,) + (1,) * (len(batch) - axis_in_batch - 1)))
+            axis = index_batching[list(operand_batching).index(d)]    # before the index axis
+            ramp = np.arange(batch[axis]).reshape((-1,) + (1,) * (len(batch) - axis - 1))
+            cols.append(zero + ramp)
         else:
             cols.append(zero)
     return tnp.stack(cols, axis=-1) if cols else tnp.zeros(batch + (0,), np.int64)
@@ -102,8 +101,9 @@ def _fill(dtype, fill_value):
     if fill_value is not None:
         return fill_value
     kind = dtype_kind(dtype)
-    return {"f": np.nan, "b": True, "u": np.iinfo(dtype).max if kind == "u" else 0,
-            "i": np.iinfo(dtype).min if kind == "i" else 0}[kind]
+    if kind in "fb":
+        return np.nan if kind == "f" else True
+    return np.iinfo(dtype).max if kind == "u" else np.iinfo(dtype).min
 
 
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_indices=False,
@@ -195,8 +195,7 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
     hits = _scatter("scatter_apply", "add", tnp.zeros(x.shape, np.int32), scatter_indices,
                     tnp.ones(tuple(update_shape), np.int32), dimension_numbers, mode)
     times = tnp.max(hits) if x.size else 0
-    return fori_loop(0, times, lambda j, v: tnp.where(hits > j, func(v), v),
-                     x)
+    return fori_loop(0, times, lambda j, v: tnp.where(hits > j, func(v), v), x)
 
 
 __all__ = ["GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode", "gather",
