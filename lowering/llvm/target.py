@@ -28,6 +28,8 @@ exit, which then keeps every other thread out: a daemon thread still inside LLVM
 exit() runs LLVM's static destructors crashes the process in LLVM's code generator. For
 the same reason a daemon thread (jit's background compiles) never runs the optimizer or
 emitter here: it hands the module to a worker process and waits outside the gate.
+A long module is cut into parts (lowering.llvm.split) compiled at the same time, one
+here and the others by worker processes, and loaded into one engine.
 
 llvmlite leaks ~85 KiB per optimizer run, which only the end of a process returns: past
 its first IN_PROCESS compiles a process hands compiles to worker processes
@@ -40,6 +42,7 @@ import contextlib
 import ctypes
 import hashlib
 import itertools
+import marshal
 import os
 import sys
 import threading
@@ -50,7 +53,7 @@ import llvmlite.binding as llvm
 
 from ir.errors import ArgumentError, CodegenError
 from lowering import forks
-from lowering.llvm import caches, compile_worker, mathlib_shared, matmul_shared
+from lowering.llvm import caches, compile_worker, mathlib_shared, matmul_shared, split
 from lowering.llvm.cpu import CURRENT, TRIPLE
 from lowering.profile import note, phase
 
@@ -255,19 +258,21 @@ def _llvm():
 
 
 class Loaded:
-    """Native code of one module: its engine (owning the code pages) and symbol lookup.
-    Freed with the last reference to it, inside the gate (freeing deregisters the code's
-    unwind tables, which must not be half done when the process forks)."""
+    """Native code of one module (the object code of its parts, lowering.llvm.split): its
+    engine (owning the code pages) and symbol lookup. Freed with the last reference to
+    it, inside the gate (freeing deregisters the code's unwind tables, which must not be
+    half done when the process forks)."""
     engine = None
 
-    def __init__(self, key, obj, context):
+    def __init__(self, key, objs, context):
         self.key = key
         CURRENT.check_runnable()
         backing = llvm.parse_assembly("", context)
         self.engine = llvm.create_mcjit_compiler(backing, _machine())
         self.engine.remove_module(backing)  # else finalizing compiles it: ~0.6 ms for nothing
         backing.close()                     # before the context goes to another compile
-        self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        for obj in objs:
+            self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         self.engine.finalize_object()
 
     def address(self, name):
@@ -338,15 +343,59 @@ def _link(text):
 
 def _load(key, text):
     directory, name = _cache_dir(), key + ".o"
-    obj = caches.read(directory, name) if directory else None
-    if obj is None:
-        obj = _compile(key, text() if callable(text) else text)
+    blob = caches.read(directory, name) if directory else None
+    if blob is None:
+        blob = _pack(_compile_parts(key, text() if callable(text) else text))
         stats["compiled"] += 1
         if directory:
-            caches.write(directory, name, obj)
+            caches.write(directory, name, blob)
     else:
         stats["disk_hits"] += 1
         note("object-disk-hits")
         _dump_here(key, text)
     with _llvm() as tools, phase("load"):
-        return Loaded(key, obj, tools[0])
+        return Loaded(key, _unpack(blob), tools[0])
+
+
+def _compile_parts(key, text):
+    """Object code of module `text`, as a list: of its parts (lowering.llvm.split), one
+    compiled here and each other one at the same time by a daemon thread (so in a worker
+    process), when it is long enough to pay and this process may use several cores."""
+    texts = split.parts(text, _cores())
+    if len(texts) == 1:
+        return [_compile(key, text)]
+    objs, failed = [None] * len(texts), []
+
+    def one(k):
+        try:
+            objs[k] = _compile(f"{key}.{k}", texts[k])
+        except BaseException as e:
+            failed.append(e)
+    others = [threading.Thread(target=one, args=(k,), daemon=True, name="tracer-compile-part")
+              for k in range(1, len(texts))]
+    for t in others:
+        t.start()
+    one(0)
+    for t in others:
+        t.join()
+    if failed:
+        raise failed[0]
+    return objs
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:          # not Linux
+        return os.cpu_count() or 1
+
+
+_PARTS = b"tracer-parts\0"     # a cache entry of several objects; else it is one
+
+
+def _pack(objs):
+    return objs[0] if len(objs) == 1 else _PARTS + marshal.dumps(objs)
+
+
+def _unpack(blob):
+    return marshal.loads(blob[len(_PARTS):]) if blob.startswith(_PARTS) else [blob]

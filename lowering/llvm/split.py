@@ -1,0 +1,94 @@
+"""Cutting a long module into parts that LLVM compiles at the same time, a core each.
+
+LLVM's time grows with a module's length and one compile keeps one core busy: a
+transformer's training step (~12,000 lines, 124 entry points) took ~7 s on one core of
+two. The functions a program calls by name (segments and parallel pieces: external
+linkage) share nothing but the internal functions they call and the module's
+declarations, so the module cuts into parts: each has some of the entries, every
+internal function they reach (copied where two parts reach one) and every line outside
+a function body (declarations, attribute groups, metadata; LLVM drops what a part does
+not use). Entries that call each other stay in one part; a module with global variables
+is not cut (a part would get a copy of its own).
+"""
+import re
+
+MIN_LINES = 2500    # lines a part needs to pay for itself: a second engine to load and,
+                    # the first time, a compile worker to start (~0.3 s)
+_NAME = re.compile(r'@"?([-\w.$]+)')    # (LLVM quotes a name or not: the same name)
+_LOCAL = re.compile(r"define (?:internal|private) ")
+
+
+def parts(text, most):
+    """The texts of at most `most` parts of module `text`, balanced by lines; [text] if it
+    is too short to cut or cannot be cut."""
+    if most < 2 or text.count("\n") < 2 * MIN_LINES:
+        return [text]
+    items = _items(text)
+    if any(not isinstance(item, list) and item.startswith("@") for item in items):
+        return [text]               # a global variable: one copy only
+    defines = {_NAME.search(item[0]).group(1): item for item in items if isinstance(item, list)}
+    calls = {name: {c for c in _NAME.findall("\n".join(body[1:])) if c in defines}
+             for name, body in defines.items()}
+    entries = [name for name, body in defines.items() if not _LOCAL.match(body[0])]
+    groups = _together(entries, calls)
+    k = min(most, len(groups), sum(len(b) for b in defines.values()) // MIN_LINES)
+    if k < 2:
+        return [text]
+    weight = {g: sum(len(defines[n]) for n in _reach(members, calls))
+              for g, members in groups.items()}
+    bins = [[0, set()] for _ in range(k)]
+    for g in sorted(groups, key=lambda g: -weight[g]):
+        lightest = min(bins, key=lambda b: b[0])
+        lightest[0] += weight[g]
+        lightest[1] |= groups[g]
+    return [_text(items, _reach(members, calls)) for _, members in bins]
+
+
+def _items(text):
+    """The module as a list of lines outside functions (str) and function definitions
+    (lists of lines, from `define` to the closing brace)."""
+    items, body = [], None
+    for line in text.split("\n"):
+        if body is not None:
+            body.append(line)
+            if line == "}":
+                body = None
+        elif line.startswith("define "):
+            body = [line]
+            items.append(body)
+        else:
+            items.append(line)
+    return items
+
+
+def _reach(names, calls):
+    seen, todo = set(names), list(names)
+    while todo:
+        for callee in calls[todo.pop()]:
+            if callee not in seen:
+                seen.add(callee)
+                todo.append(callee)
+    return seen
+
+
+def _together(entries, calls):
+    """Entries grouped so that no entry reaches another's group: {group id: entries}."""
+    group = {name: name for name in entries}
+
+    def root(name):
+        while group[name] != name:
+            name = group[name]
+        return name
+    for name in entries:
+        for other in _reach([name], calls) & group.keys():
+            group[root(other)] = root(name)
+    groups = {}
+    for name in entries:
+        groups.setdefault(root(name), set()).add(name)
+    return groups
+
+
+def _text(items, keep):
+    return "\n".join(line for item in items for line in (
+        (item if _NAME.search(item[0]).group(1) in keep else ()) if isinstance(item, list)
+        else (item,)))
