@@ -22,6 +22,17 @@ def _nan_row(name, args="", grad=True, shapes=NAN_SHAPES):
     return OpSpec(f"{name}({args})", f, f, shapes, FLOATS, grad=grad)
 
 
+def _like_input(name, args, dtypes):
+    """A quantile row with an array q: a float input keeps its dtype, as in JAX (NumPy 2
+    promotes it with q's float64)."""
+    f = eval(f"lambda m, x: m.{name}(x, {args})", {"np": np})  # noqa: S307
+
+    def ref(m, x):
+        out = f(m, x)
+        return out.astype(x.dtype) if x.dtype.kind == "f" else out
+    return OpSpec(f"{name}({args})", f, ref, REDUCE_SHAPES, dtypes)
+
+
 ROWS = [
     # ---- reductions and scans --------------------------------------------------------
     _call("average", shapes=REDUCE_SHAPES, dtypes=NUMERIC),
@@ -57,9 +68,8 @@ ROWS = [
     _call("median", "axis=-1, keepdims=True", shapes=REDUCE_SHAPES, dtypes=NUMERIC),
     _call("median", "axis=(0, -1)", shapes=REDUCE_SHAPES[1:3], dtypes=FLOATS),
     _call("quantile", "0.3", shapes=REDUCE_SHAPES, dtypes=NUMERIC),
-    _call("quantile", "np.array([0.0, 0.5, 0.9, 1.0]), axis=0, keepdims=True",
-          shapes=REDUCE_SHAPES, dtypes=FLOATS),
-    _call("percentile", "[25, 75], axis=-1", shapes=REDUCE_SHAPES, dtypes=NUMERIC),
+    _like_input("quantile", "np.array([0.0, 0.5, 0.9, 1.0]), axis=0, keepdims=True", FLOATS),
+    _like_input("percentile", "[25, 75], axis=-1", NUMERIC),
     _call("percentile", "50.0", shapes=REDUCE_SHAPES, dtypes=FLOATS),
     _nan_row("median", "axis=-1", grad=False),
     _nan_row("nanmedian"), _nan_row("nanmedian", "axis=-1", grad=False),

@@ -54,7 +54,8 @@ Tracer.T = property(tnp.transpose)
 
 # ---- G2 (issue 11): reduction, scan, sorting and shape methods ---------------------------
 for _name in ("cumsum", "cumprod", "var", "std", "all", "any", "ptp", "argsort", "nonzero",
-              "diagonal", "trace", "repeat", "swapaxes", "copy"):
+              "diagonal", "trace", "repeat", "swapaxes", "copy", "clip", "dot", "round", "conj",
+              "real", "imag", "take", "sort"):
     setattr(Tracer, _name, getattr(tnp, _name))
 
 # ---- functional updates, item assignment, and NumPy's own functions on traced values -----

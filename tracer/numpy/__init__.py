@@ -35,9 +35,9 @@ from tracer.numpy.assembly import (append, array_split, block, column_stack,  # 
 from tracer.numpy.grids import (c_, diag_indices, indices, ix_, meshgrid, r_,  # noqa: E402
                                 tri, tril_indices, triu_indices)
 from tracer.numpy.indexing import take_along_axis  # noqa: E402
-from tracer.numpy.sorting import (argpartition, argsort, argwhere, flatnonzero,  # noqa: E402
-                                  lexsort, nonzero, partition, searchsorted, sort, unique,
-                                  where)
+from tracer.numpy.sorting import (argpartition, argsort, argwhere, compress,  # noqa: E402
+                                  extract, flatnonzero, lexsort, nonzero, partition,
+                                  searchsorted, sort, unique, where)
 from tracer.numpy.creation import (array_shape as shape, copy, empty,  # noqa: E402
                                    empty_like, eye, geomspace, identity, linspace, logspace,
                                    ndim, size)

@@ -1,7 +1,7 @@
 """Elementwise ops: one table row per NumPy function, plus where and clip."""
 import numpy as np
 
-from ir.errors import DTypeError
+from ir.errors import ArgumentValueError, DTypeError
 from ir.types import dtype_kind
 from tracer.core import Tracer
 from tracer.numpy._base import (FLOAT64, INT8, broadcast, broadcast_shapes, convert, dtype_of,
@@ -118,12 +118,18 @@ def where(condition, x, y):
                                        for v in (x, y)])
 
 
-def clip(x, a_min=None, a_max=None):
-    """minimum(maximum(x, a_min), a_max); either bound (or both, as in NumPy 2) may be None."""
-    x = value(x, "clip")
-    if a_min is not None:
-        x = maximum(x, a_min)
-    return x if a_max is None else minimum(x, a_max)
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):
+    """minimum(maximum(a, min), max); either bound (or both, as in NumPy 2) may be None.
+    `min`/`max` are NumPy 2.1's and JAX's names, `a_min`/`a_max` the older ones."""
+    bounds = []
+    for old, new, name in ((a_min, min, "min"), (a_max, max, "max")):
+        if old is not None and new is not None:
+            raise ArgumentValueError(f"clip: pass {name}= or a_{name}=, not both")
+        bounds.append(new if old is None else old)
+    x = value(a, "clip")
+    if bounds[0] is not None:
+        x = maximum(x, bounds[0])
+    return x if bounds[1] is None else minimum(x, bounds[1])
 
 
 def square(x):

@@ -1,11 +1,14 @@
 """Indexing: `x[key]` and `take`, with NumPy's rules, lowered to rev/slice/reshape/take.
 
 Basic indices (ints, slices with any step, None, one Ellipsis) become one `rev` (for
-negative steps) and one `slice`; one integer-array index becomes a `take`. As in NumPy,
+negative steps) and one `slice`; integer-array indices become one `take` (several index
+their axes moved together and merged, through one flat position). As in NumPy,
 when the integer indices and the array index are not adjacent in the key, the array's
 dimensions go first in the result. Boolean masks are rejected: their output shape would
 depend on the data.
 """
+import math
+
 import numpy as np
 
 from ir.errors import ArgumentError, IndexingError, OutOfBoundsError, ShapeError
@@ -103,17 +106,15 @@ def _basic(k, d, axis):
 
 
 def getitem(x, key):
-    """x[key]: basic indexing and one integer-array index directly; several index arrays
-    or a boolean mask (concrete ones) through the flat positions they select."""
+    """x[key]: basic indexing and integer-array indices directly (several traced ones as one
+    index into their merged axes); several concrete index arrays or a concrete boolean mask
+    through the flat positions they select."""
     x = value(x, "getitem")
     if _advanced(key):
         return gather(x, key)
     shp = shape(x)
     key, separated = _normalize_key(key, len(shp))
     arrays = [j for j, k in enumerate(key) if isinstance(k, (Tracer, np.ndarray))]
-    if len(arrays) > 1:
-        raise ShapeError("getitem: several traced index arrays are not supported; index "
-                         "one axis at a time (take), or use concrete index arrays")
     real = [k for k in key if k is not None]
     bounds = [_basic(k, d, i) for i, (k, d) in enumerate(zip(real, shp))]
     rev_axes = tuple(i for i, b in enumerate(bounds) if b[3])
@@ -126,13 +127,42 @@ def getitem(x, key):
     if not arrays:
         return reshape(x, _final_shape(key, kept, None, False))
     x = reshape(x, kept)                  # drop the integer-indexed axes
-    pos = sum(1 for k in key[:arrays[0]] if k is not None and not isinstance(k, _INTS))
-    x = take(x, key[arrays[0]], axis=pos)
-    nidx = len(shape(key[arrays[0]]))
+    at = [sum(1 for k in key[:j] if k is not None and not isinstance(k, _INTS)) for j in arrays]
+    idx = key[arrays[0]]
+    if len(arrays) > 1:     # index the array axes, moved together, as one merged axis
+        if separated:
+            x = transpose(x, at + [i for i in range(len(kept)) if i not in at])
+            at = list(range(len(at)))
+        dims = shape(x)[at[0]:at[-1] + 1]
+        x = reshape(x, shape(x)[:at[0]] + (math.prod(dims),) + shape(x)[at[-1] + 1:])
+        axes = [sum(1 for k in key[:j] if k is not None) for j in arrays]
+        idx = _flat_index([key[j] for j in arrays], axes, dims)
+        key = tuple(0 if j in arrays[1:] else k for j, k in enumerate(key))
+    pos = at[0]
+    x = take(x, idx, axis=pos)
+    nidx = len(shape(idx))
     if separated and pos:   # NumPy: separated advanced indices put the array's dims first
         x = transpose(x, tuple(range(pos, pos + nidx)) + tuple(range(pos)) +
                       tuple(range(pos + nidx, len(shape(x)))))
     return reshape(x, _final_shape(key, shape(x), nidx, separated))
+
+
+def _flat_index(arrays, axes, dims):
+    """The row-major position in axes of sizes `dims` that one integer array per axis
+    selects (the arrays broadcast together); each is wrapped and checked against its own
+    axis (a traced one when it runs), so no out-of-bounds index lands on another element."""
+    from tracer.numpy.elementwise import add, multiply
+    flat = None
+    for k, axis, d in zip(arrays, axes, dims):
+        if not isinstance(k, Tracer):
+            _check_int_index("getitem", k.dtype)
+            bad = k[(k < -d) | (k >= d)]
+            if bad.size:
+                raise OutOfBoundsError(f"getitem: index {bad.flat[0]} is out of bounds for "
+                                       f"axis {axis} with size {d}")
+        k = take(np.arange(d, dtype=np.int64), k)
+        flat = k if flat is None else add(multiply(flat, d), k)
+    return flat
 
 
 def _advanced(key):

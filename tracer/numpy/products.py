@@ -12,6 +12,7 @@ kernel, 21 ms). Gradients come from those kernels. NumPy's result dtype is kept 
 products are an OR of ANDs).
 """
 import math
+import operator
 import string
 
 import numpy as np
@@ -268,6 +269,24 @@ def _contract(a, ta, b, tb, keep, sizes, dt):
     return reshape(matmul(a2, b2), dims(batch + fa + fb)), "".join(batch + fa + fb)
 
 
+_LABELS = string.ascii_uppercase + string.ascii_lowercase     # ordered as the ints, as NumPy
+
+
+def _from_sublists(args):
+    """(subscripts, operands) of NumPy's sublist form einsum(a, [0, 1], b, [1, 2], [0, 2]):
+    axis labels are ints in [0, 52) or Ellipsis; an odd last argument is the output."""
+    def letters(sub):
+        try:
+            return "".join("..." if k is Ellipsis else _LABELS[operator.index(k)]
+                           for k in sub)
+        except (TypeError, IndexError):
+            raise ArgumentError(f"einsum: a sublist holds ints in [0, 52) or Ellipsis, got "
+                                f"{sub!r}") from None
+    ops, subs = args[0:len(args) - len(args) % 2:2], args[1::2]
+    out = "->" + letters(args[-1]) if len(args) % 2 else ""
+    return ",".join(letters(t) for t in subs) + out, ops
+
+
 def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
            optimize=False):
     """Einstein summation with NumPy's subscripts (explicit '->', implicit output and
@@ -275,8 +294,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if out is not None:
         raise ArgumentError("einsum: out= is not supported; use the returned value")
     if not isinstance(subscripts, str):
-        raise ArgumentError("einsum: only the subscripts-string form is supported "
-                            "(e.g. einsum('ij,jk->ik', a, b)), not the sublist form")
+        subscripts, operands = _from_sublists((subscripts,) + operands)
     xs, dt = _common("einsum", operands)
     if dtype is not None:
         dt = np.dtype(dtype)

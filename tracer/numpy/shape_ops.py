@@ -5,9 +5,10 @@ import operator
 
 import numpy as np
 
-from ir.errors import ArgumentError, ShapeError, ShapeMismatchError
+from ir.errors import ArgumentError, ArgumentValueError, ShapeError, ShapeMismatchError
 from registry import infer_avals
 from tracer.core import Tracer, run_kernel
+from tracer.numpy import _base
 from tracer.numpy._base import (broadcast, convert, normalize_axes, normalize_axis, result_dtype,
                                 shape, value)
 
@@ -27,17 +28,40 @@ def _shape_arg(op, shp, unknown_ok=False):
     return dims
 
 
-def reshape(x, newshape, *more):
-    """`newshape` may contain one -1; `x.reshape(2, 3)` style is accepted too."""
-    x = value(x, "reshape")
-    shp = _shape_arg("reshape", (newshape,) + more if more else newshape, unknown_ok=True)
+def reshape(a, shape=None, *more, order="C", newshape=None, copy=None):
+    """numpy.reshape: `shape` may contain one -1; `x.reshape(2, 3)` style is accepted too.
+    order="F" reads and writes the elements with the first index fastest; "A" means "F"
+    for an eager array that is only Fortran-contiguous, else "C" (as NumPy). `copy` changes
+    nothing: results never alias a traced value."""
+    if more and isinstance(more[-1], str):         # numpy.reshape(a, shape, order)
+        *more, order = more
+    if newshape is not None:
+        if shape is not None:
+            raise ArgumentValueError("reshape: pass shape= or newshape=, not both")
+        shape = newshape
+    if shape is None:
+        raise ArgumentError("reshape: missing the shape argument")
+    if order not in ("C", "F", "A"):
+        raise ArgumentValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
+    if order == "A":
+        order = "F" if (isinstance(a, np.ndarray) and a.flags.f_contiguous
+                        and not a.flags.c_contiguous) else "C"
+    x = value(a, "reshape")
+    shp = _shape_arg("reshape", (shape, *more) if more else shape, unknown_ok=True)
     if -1 in shp:
-        size = math.prod(shape(x))
+        size = math.prod(_base.shape(x))
         known = math.prod(d for d in shp if d != -1)        # exact: int64 would wrap
         if known == 0 or size % known:
-            raise ShapeMismatchError(f"reshape: cannot reshape {shape(x)} ({size} elements) into {shp}")
+            raise ShapeMismatchError(f"reshape: cannot reshape {_base.shape(x)} ({size} "
+                                     f"elements) into {shp}")
         shp = tuple(size // known if d == -1 else d for d in shp)
-    if shp == shape(x):
+    if order == "F":      # reversing every axis turns first-fastest into last-fastest
+        return transpose(_reshape_c(transpose(x), shp[::-1]))
+    return _reshape_c(x, shp)
+
+
+def _reshape_c(x, shp):
+    if shp == _base.shape(x):
         return unchanged(x)
     return run_kernel("reshape", [x], {"shape": shp})
 
@@ -48,8 +72,8 @@ def unchanged(x):
     return x if isinstance(x, Tracer) else np.array(x)
 
 
-def ravel(x):
-    return reshape(x, (-1,))
+def ravel(a, order="C"):
+    return reshape(a, (-1,), order=order)
 
 
 def transpose(x, axes=None):

@@ -5,9 +5,9 @@ unique) work eagerly; under tracing nonzero-style ones take JAX's `size=`/`fill_
 """
 import numpy as np
 
-from ir.errors import ArgumentError, TracerError
+from ir.errors import ArgumentError, ConcretizationError, OutOfBoundsError, ShapeError
 from tracer.core import Tracer, as_array, run_kernel
-from tracer.numpy._base import convert, normalize_axis, shape, value
+from tracer.numpy._base import convert, dtype_of, normalize_axis, shape, value
 from tracer.numpy.indexing import take, take_along_axis
 from tracer.numpy.shape_ops import ravel, reshape
 
@@ -77,8 +77,8 @@ def searchsorted(a, v, side="left", sorter=None):
 
 def _data_dependent(name, size):
     if size is None:
-        raise TracerError(f"{name}: the result's shape depends on the data; under tracing "
-                          f"pass size= (and optionally fill_value=), as in JAX")
+        raise ConcretizationError(f"{name}: the result's shape depends on the data; under "
+                                  f"tracing pass size= (and optionally fill_value=), as in JAX")
 
 
 def flatnonzero(a, *, size=None, fill_value=None):
@@ -100,6 +100,46 @@ def flatnonzero(a, *, size=None, fill_value=None):
     first = np.arange(size)
     return where(take(szero, first), 0 if fill_value is None else fill_value,
                  take(order, first))
+
+
+def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
+    """The slices of `a` along `axis` (of `a` flattened when None) where the 1-d `condition`
+    is true; a condition shorter than the axis selects from its start. With `size` (which a
+    traced condition needs, as in JAX) the first `size` slices, padded with fill_value."""
+    from tracer.numpy.reductions import no_out
+    no_out("compress", out)
+    return _compress("compress", condition, a, axis, size, fill_value)
+
+
+def extract(condition, arr, *, size=None, fill_value=0):
+    """The elements of `arr` (flattened) where `condition` (flattened) is true."""
+    return _compress("extract", ravel(value(condition, "extract")), arr, None, size,
+                     fill_value)
+
+
+def _compress(op, condition, a, axis, size, fill_value):
+    from tracer.numpy.shape_ops import broadcast_to, concatenate
+    a, cond = value(a, op), value(condition, op)
+    if axis is None:
+        a, axis = ravel(a), 0
+    ax = normalize_axis(op, axis, len(shape(a)))
+    n = shape(a)[ax]
+    if len(shape(cond)) != 1:
+        raise ShapeError(f"{op}: condition must be 1-d, got shape {shape(cond)}")
+    if shape(cond)[0] > n:
+        if isinstance(cond, Tracer) or np.any(cond[n:]):
+            raise OutOfBoundsError(f"{op}: condition of length {shape(cond)[0]} selects "
+                                   f"past axis {ax} of size {n} (a traced one may not be "
+                                   f"longer than the axis)")
+        cond = cond[:n]
+    if isinstance(cond, Tracer):
+        _data_dependent(op, size)
+    if size is None:
+        return take(a, flatnonzero(cond), axis=ax)
+    pad = shape(a)[:ax] + (1,) + shape(a)[ax + 1:]      # the fill slot, at index n
+    fill = broadcast_to(convert(value(fill_value, op), dtype_of(a), op), pad)
+    return take(concatenate([a, fill], axis=ax), flatnonzero(cond, size=size, fill_value=n),
+                axis=ax)
 
 
 def _floordiv(x, k):
@@ -140,8 +180,8 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
            *, equal_nan=True):
     """Eager only: the number of unique values is data."""
     if isinstance(ar, Tracer):
-        raise TracerError("unique: the result's shape depends on the data, so it cannot be "
-                          "traced; call it outside jit/grad (or use sort)")
+        raise ConcretizationError("unique: the result's shape depends on the data, so it "
+                                  "cannot be traced; call it outside jit/grad (or use sort)")
     out = np.unique(as_array(ar, "unique"), return_index, return_inverse, return_counts,
                     axis, equal_nan=equal_nan)
     if isinstance(out, tuple):

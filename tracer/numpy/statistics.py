@@ -198,14 +198,15 @@ def _sorted_slices(a, axis, name):
 
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False):
-    """numpy.quantile with method="linear" (q concrete; any NaN in a slice gives NaN)."""
+    """numpy.quantile with method="linear" (q concrete; any NaN in a slice gives NaN). The
+    result has a float input's dtype whatever q's, as in JAX (NumPy 2 widens a float32
+    input to float64 for a float64 array q)."""
     from tracer.numpy.indexing import take
     no_out("quantile", out)
     if method != "linear":
         raise ArgumentError(f"quantile: only method='linear' is supported, got {method!r}")
     if isinstance(q, Tracer):
         raise ArgumentError("quantile: q must be concrete (it fixes which elements are read)")
-    weak = isinstance(q, (int, float)) and not isinstance(q, np.generic)
     qa = np.asarray(q, np.float64)
     if np.any((qa < 0) | (qa > 1)):
         raise ArgumentError("quantile: quantiles must be in the range [0, 1]")
@@ -218,7 +219,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
     nxt = np.where(vi >= n - 1, n - 1, np.clip(prev + 1, 0, n - 1))
     prev = np.where(vi >= n - 1, n - 1, prev)
     gamma = vi - np.floor(vi)
-    gamma = float(gamma) if weak else gamma.reshape(gamma.shape + (1,) * lead)
+    gamma = gamma.astype(dtype_of(s)).reshape(gamma.shape + (1,) * lead)
     lo, hi = take(s, prev, axis=-1), take(s, nxt, axis=-1)
     if qa.ndim:     # q's axes first, as NumPy puts them
         perm = tuple(range(lead, lead + qa.ndim)) + tuple(range(lead))
