@@ -121,6 +121,17 @@ def test_bit_ops_on_every_width():
                               np.where(signed < 0, -1, 0))
 
 
+@pytest.mark.parametrize("mode", ["eager", "numpy", "llvm"])
+def test_integer_division_by_zero_and_overflow_as_xla(mode):
+    def f(a, b, u, v):
+        return lax.div(a, b), lax.rem(a, b), lax.div(u, v), lax.rem(u, v)
+    args = (np.int32([7, -7, 5, -2 ** 31, -2 ** 31, 7]), np.int32([0, 0, 2, -1, 3, -1]),
+            np.uint8([7, 200]), np.uint8([0, 3]))
+    got = f(*args) if mode == "eager" else tracer.jit(f, backend=mode)(*args)
+    assert [g.tolist() for g in got] == [[-1, -1, 2, -2 ** 31, -715827882, -7],
+                                         [7, -7, 1, 0, -2, 0], [255, 66], [7, 2]]
+
+
 def test_mulhi_of_64_bits():
     a = R.integers(-2 ** 63, 2 ** 63, 30, dtype=np.int64)
     b = R.integers(-2 ** 63, 2 ** 63, 30, dtype=np.int64)

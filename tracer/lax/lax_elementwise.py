@@ -39,8 +39,8 @@ def same_dtype(name, args, kinds=ANY):
     dts = [x.dtype for x in xs]
     if len(set(dts)) > 1:
         raise DTypeError(f"lax.{name} requires arguments to have the same dtypes, got "
-                         f"{', '.join(map(str, dts))} (tracer.numpy's {name} promotes; or "
-                         f"convert with lax.convert_element_type)")
+                         f"{', '.join(map(str, dts))} (tracer.numpy's functions promote; or "
+                         f"convert first with lax.convert_element_type)")
     if dtype_kind(dts[0]) not in kinds:
         raise DTypeError(f"lax.{name} does not accept dtype {dts[0]}; it takes "
                          f"{_KIND_NAMES[kinds]}")
@@ -51,11 +51,29 @@ _KIND_NAMES = {FLOAT: "floating dtypes", INT: "integer dtypes", SIGNED: "signed 
                NUM: "numbers (not bool)", INTB: "integers or bool", ANY: "any dtype"}
 
 
+def _safe_divisor(y):
+    """y, with 1 where XLA defines the integer result without dividing (y == 0, and
+    y == -1, whose quotient of the most negative integer would overflow)."""
+    special = (y == 0) | (y == -1) if dtype_kind(y.dtype) == "i" else y == 0
+    return tnp.where(special, tnp.ones_like(y), y)
+
+
 def _div(x, y):
-    """C division: integers truncate toward zero (x - rem is an exact multiple of y)."""
+    """C division: integers truncate toward zero (x - rem is an exact multiple of y);
+    x / 0 has every bit set and x / -1 is -x (wrapping), as XLA defines."""
     if dtype_kind(x.dtype) == "f":
         return tnp.true_divide(x, y)
-    return tnp.floor_divide(x - tnp.fmod(x, y), y)
+    d = _safe_divisor(y)
+    q = tnp.floor_divide(x - tnp.fmod(x, d), d)
+    q = tnp.where(y == 0, tnp.bitwise_not(tnp.zeros_like(x)), q)
+    return tnp.where(y == -1, -x, q) if dtype_kind(x.dtype) == "i" else q
+
+
+def _rem(x, y):
+    """C remainder (the sign of x); x % 0 is x, as XLA defines."""
+    if dtype_kind(x.dtype) == "f":
+        return tnp.fmod(x, y)
+    return tnp.where(y == 0, x, tnp.fmod(x, _safe_divisor(y)))
 
 
 class RoundingMethod(enum.IntEnum):
@@ -192,7 +210,7 @@ def _logistic(x):
 # name: (function, arity, accepted kinds)
 _OPS = {
     "add": (tnp.add, 2, NUM), "sub": (tnp.subtract, 2, NUM), "mul": (tnp.multiply, 2, NUM),
-    "div": (_div, 2, NUM), "rem": (tnp.fmod, 2, NUM),
+    "div": (_div, 2, NUM), "rem": (_rem, 2, NUM),
     "max": (tnp.maximum, 2, ANY), "min": (tnp.minimum, 2, ANY),
     "atan2": (tnp.arctan2, 2, FLOAT), "nextafter": (_nextafter, 2, FLOAT),
     "neg": (tnp.negative, 1, NUM), "sign": (tnp.sign, 1, NUM), "abs": (tnp.abs, 1, SIGNED),
