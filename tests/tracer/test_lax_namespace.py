@@ -132,6 +132,13 @@ def test_integer_division_by_zero_and_overflow_as_xla(mode):
                                          [7, -7, 1, 0, -2, 0], [255, 66], [7, 2]]
 
 
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_sign_keeps_the_sign_of_zero(backend):
+    z = np.array([-0.0, 0.0, -2.0])
+    for got in (lax.sign(z), tracer.jit(lax.sign, backend=backend)(z)):
+        assert np.signbit(got).tolist() == [True, False, True] and got[2] == -1
+
+
 def test_mulhi_of_64_bits():
     a = R.integers(-2 ** 63, 2 ** 63, 30, dtype=np.int64)
     b = R.integers(-2 ** 63, 2 ** 63, 30, dtype=np.int64)

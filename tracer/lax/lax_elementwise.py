@@ -203,6 +203,11 @@ def _reduce_precision(x, exponent_bits, mantissa_bits):
     return tnp.where(tnp.isnan(x), x, out)
 
 
+def _sign(x):
+    """-1, 0 or 1; a float zero keeps its sign (-0.0 -> -0.0), as XLA."""
+    return tnp.where(x == 0, x, tnp.sign(x)) if dtype_kind(x.dtype) == "f" else tnp.sign(x)
+
+
 def _logistic(x):
     return tnp.reciprocal(1 + tnp.exp(-x))
 
@@ -213,7 +218,7 @@ _OPS = {
     "div": (_div, 2, NUM), "rem": (_rem, 2, NUM),
     "max": (tnp.maximum, 2, ANY), "min": (tnp.minimum, 2, ANY),
     "atan2": (tnp.arctan2, 2, FLOAT), "nextafter": (_nextafter, 2, FLOAT),
-    "neg": (tnp.negative, 1, NUM), "sign": (tnp.sign, 1, NUM), "abs": (tnp.abs, 1, SIGNED),
+    "neg": (tnp.negative, 1, NUM), "sign": (_sign, 1, NUM), "abs": (tnp.abs, 1, SIGNED),
     "floor": (tnp.floor, 1, FLOAT), "ceil": (tnp.ceil, 1, FLOAT),
     "is_finite": (tnp.isfinite, 1, FLOAT), "exp": (tnp.exp, 1, FLOAT),
     "exp2": (tnp.exp2, 1, FLOAT), "log": (tnp.log, 1, FLOAT), "log1p": (tnp.log1p, 1, FLOAT),
