@@ -60,7 +60,8 @@ def static_key(v, where):
         hash(v)
     except TypeError:
         raise ArgumentValueError(f"{where}: static argument of type {type(v).__name__} is "
-                                 f"not hashable; pass a tuple, list, array or hashable value") from None
+                                 f"not hashable; pass a tuple, list, array or hashable "
+                                 f"value") from None
     return (type(v), v)
 
 

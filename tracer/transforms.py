@@ -31,8 +31,8 @@ def _trace_fun(fun, args, has_aux=False, where="vjp"):
         aux = None
         if has_aux:
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise GradientError(f"{where}(has_aux=True) needs the function to return a "
-                                    f"pair (output, aux), got {type(out).__name__}")
+                raise GradientTypeError(f"{where}(has_aux=True) needs the function to return "
+                                        f"a pair (output, aux), got {type(out).__name__}")
             out, aux = out
         outs, trees["out"] = flatten(out)
         aux_leaves, trees["aux"] = flatten(aux)

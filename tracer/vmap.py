@@ -318,8 +318,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         if axis_size is not None:
             sizes.append(("axis_size", axis_size))
         if not sizes:
-            raise ArgumentError(f"{where}: no argument is mapped (every in_axes is None); "
-                                f"map one or pass axis_size")
+            raise ArgumentValueError(f"{where}: no argument is mapped (every in_axes is None); "
+                                     f"map one or pass axis_size")
         if len({s for _, s in sizes}) > 1:
             raise ShapeError(f"{where}: the mapped axes have different sizes: " + ", ".join(
                 f"{nm} has size {s}" for nm, s in sizes) + "; all must be equal")

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ir.errors import ArgumentError, IndexingError, OutOfBoundsError, ShapeError
+from ir.errors import ArgumentError, IndexingError, OutOfBoundsError
 from ir.types import dtype_kind
 from tracer.core import Tracer, run_kernel
 from tracer.numpy._base import convert, dtype_of, shape, value
@@ -41,9 +41,9 @@ def positions(op, shp, key, mode=None):
     if has_tracer(key):
         if any(isinstance(k, Tracer) and dtype_kind(dtype_of(k)) == "b"
                for k in (key if isinstance(key, tuple) else (key,))):
-            raise ShapeError(f"{op}: a traced boolean mask selects a data-dependent number "
-                             f"of elements; use tnp.where(mask, x, other) instead, or "
-                             f"tnp.nonzero(mask, size=n) for a fixed-size index")
+            raise IndexingError(f"{op}: a traced boolean mask selects a data-dependent "
+                                f"number of elements; use tnp.where(mask, x, other) instead, "
+                                f"or tnp.nonzero(mask, size=n) for a fixed-size index")
         from tracer.numpy.indexing import getitem
         return getitem(ref, key)
     try:
