@@ -283,6 +283,13 @@ def test_reparameterised_gradient_matches_finite_differences(name):
     np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-6)
 
 
+def test_degenerate_parameters_as_jax():
+    np.testing.assert_array_equal(tr.binomial(KEY, 5.0, 0.0, (3,)), [0, 0, 0])
+    np.testing.assert_array_equal(tr.binomial(KEY, 5.0, 1.0, (3,)), [5, 5, 5])
+    np.testing.assert_array_equal(tr.gamma(KEY, np.array([0.0, -1.0], F32)), [0, np.nan])
+    np.testing.assert_array_equal(tr.poisson(KEY, np.array([0.0, -1.0], F32)), [0, -1])
+
+
 def test_gamma_shape_gradient_is_refused_clearly():
     with pytest.raises(tracer.GradientError, match="gamma"):
         tracer.grad(lambda a: tr.gamma(KEY, a, (3,), np.float64).sum())(2.0)

@@ -91,13 +91,14 @@ def _log(x):
 
 @_in64
 def _log1p(x):
-    """log1p of x in (-1, inf): exact_math's for x <= 0, log(1 + x) corrected beyond."""
+    """log1p of x in (-1, inf): exact_math's for x < 0, log(1 + x) corrected beyond;
+    x itself at +-0 (a signed zero, as log1p gives: binomial divides by it)."""
     neg = tnp.less_equal(x, 0)
     safe = tnp.where(neg, x, _c(0))
     u = _c(1) + x
     big = exact_math.log(tnp.where(neg, _c(1), u))
     big = big + (x - (u - _c(1))) / u
-    return tnp.where(neg, exact_math.log1p(safe), big)
+    return tnp.where(x == 0, x, tnp.where(neg, exact_math.log1p(safe), big))
 
 
 @_in64
@@ -168,5 +169,6 @@ def next_float(x, direction):
 
 
 def power(x, y):
-    """x ** y for x >= 0, as exp(y log x)."""
-    return exp(y * log(x))
+    """x ** y for x >= 0, as exp(y log x) (1 where x is 1 or y is 0, as pow)."""
+    one = (x == 1) | (y == 0)
+    return tnp.where(one, np.array(1, dtype_of(x)), exp(y * log(x)))
