@@ -185,6 +185,12 @@ def test_shapes_match_numpy():
     assert lax.expand_dims(x, (0, 4)).shape == (1, 2, 3, 4, 1)
     assert np.array_equal(lax.rev(x, (0, 2)), x[::-1, :, ::-1])
     assert np.array_equal(lax.collapse(x, 1), x.reshape(2, 12))
+    assert lax.collapse(x[None], 0, -1).shape == (6, 4) and lax.collapse(x, -2).shape == (2, 12)
+    for bad_axis in (lambda: lax.cumsum(x, 3), lambda: lax.sort(x, -4),
+                     lambda: lax.squeeze(x[None], (4,)), lambda: lax.top_k(x, 1) and
+                     lax.approx_max_k(x, 1, 3), lambda: lax.dynamic_slice_in_dim(x, 0, 1, 5)):
+        with pytest.raises(ValueError, match=r"lax\.\w+: (axis|dimensions) .* out of range"):
+            bad_axis()
     assert np.array_equal(lax.concatenate([x, x[:, :1]], 1), np.concatenate([x, x[:, :1]], 1))
     inner = np.full((4, 7), -1.0)             # dilated rows v0 . v1 . v2, the first cut off
     inner[1::2, :4] = x[0, 1:]

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ir.errors import ShapeError
+from ir.errors import DTypeError, ShapeError
 from ir.types import dtype_kind
 from tracer import numpy as tnp
 from tracer.core import run_kernel
@@ -78,10 +78,12 @@ def window_positions(shape, starts, sizes, mode, name):
 def _starts(name, operand_ndim, indices, index_map, operand_batching, index_batching):
     """The start of every window, shaped indices.shape[:-1] + (operand_ndim,)."""
     idx = tnp.asarray(indices)
-    if dtype_kind(idx.dtype) not in "iu" or idx.ndim < 1 or idx.shape[-1] != len(index_map):
-        raise ShapeError(f"lax.{name}: indices must be integers whose last dimension "
-                         f"({idx.shape[-1:] or 'none'}) lists the {len(index_map)} operand "
-                         f"dimensions {tuple(index_map)}, got {idx.dtype}{list(idx.shape)}")
+    if dtype_kind(idx.dtype) not in "iu":
+        raise DTypeError(f"lax.{name}: indices must be integers, got {idx.dtype}")
+    if idx.ndim < 1 or idx.shape[-1] != len(index_map):
+        raise ShapeError(f"lax.{name}: the indices' last dimension must list the "
+                         f"{len(index_map)} operand dimensions {tuple(index_map)}, got indices "
+                         f"of shape {idx.shape}")
     batch = idx.shape[:-1]
     zero = tnp.zeros(batch, np.int64)
     cols = []

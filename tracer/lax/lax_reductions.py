@@ -12,7 +12,7 @@ from ir.errors import ShapeError
 from ir.types import dtype_kind
 from tracer import numpy as tnp
 from tracer.lax import lax_elementwise as ew
-from tracer.lax.lax_shapes import rev
+from tracer.lax.lax_shapes import axis_of, rev
 from tracer.pytree import flatten, unflatten
 
 
@@ -130,7 +130,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     if n is None or any(x.shape[axis] != n for x in xs):
         raise ShapeError(f"lax.associative_scan: every element needs axis {axis} of one "
                          f"length, got shapes {[x.shape for x in xs]}")
-    axis = axis % xs[0].ndim
+    axis = axis_of("associative_scan", axis, xs[0].ndim)
 
     def combine(a, b):
         return flatten(fn(unflatten(tree, a), unflatten(tree, b)))[0]
@@ -169,7 +169,7 @@ def _cumulative(name, combine, kinds, direct=None):
         (x,) = ew.same_dtype(name, [operand], kinds)
         if not x.ndim:
             raise ShapeError(f"lax.{name}: needs an array, got a scalar")
-        axis = axis % x.ndim
+        axis = axis_of(name, axis, x.ndim)
         if direct is None:
             return associative_scan(combine, x, reverse=reverse, axis=axis)
         x = rev(x, (axis,)) if reverse else x

@@ -11,13 +11,23 @@ from tracer.core import run_kernel
 from tracer.lax.lax_elementwise import same_dtype
 
 
-def _dims(name, what, dims, ndim, distinct=True):
-    """dims as a tuple of in-range ints (jax.lax accepts no negative dimensions here)."""
+def _dims(name, what, dims, ndim, negative=False):
+    """dims as a tuple of in-range ints; negative ones count from the end only where
+    jax.lax accepts them (`negative`)."""
     dims = tuple(int(d) for d in dims)
-    if any(not 0 <= d < ndim for d in dims) or (distinct and len(set(dims)) != len(dims)):
-        raise ShapeError(f"lax.{name}: {what} {dims} must be distinct dimensions in "
-                         f"[0, {ndim}) of the operand")
+    low = -ndim if negative else 0
+    if any(not low <= d < ndim for d in dims):
+        raise ShapeError(f"lax.{name}: {what} {dims} out of range for an operand of rank "
+                         f"{ndim} (must be in [{low}, {ndim}))")
+    dims = tuple(d % ndim for d in dims)
+    if len(set(dims)) != len(dims):
+        raise ShapeError(f"lax.{name}: {what} {dims} must be distinct")
     return dims
+
+
+def axis_of(name, axis, ndim):
+    """axis (negative counts from the end) checked against the rank."""
+    return _dims(name, "axis", [axis], ndim, negative=True)[0]
 
 
 def reshape(operand, new_sizes, dimensions=None):
@@ -57,8 +67,7 @@ def broadcast(operand, sizes):
 
 def squeeze(array, dimensions):
     x = tnp.asarray(array)
-    dims = _dims("squeeze", "dimensions", [d % x.ndim if x.ndim else d for d in dimensions],
-                 x.ndim)
+    dims = _dims("squeeze", "dimensions", dimensions, x.ndim, negative=True)
     if any(x.shape[d] != 1 for d in dims):
         raise ShapeError(f"lax.squeeze: dimensions {dims} of {x.shape} must have size 1")
     return tnp.reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in dims))
@@ -67,7 +76,7 @@ def squeeze(array, dimensions):
 def expand_dims(array, dimensions):
     x = tnp.asarray(array)
     n = x.ndim + len(dimensions)
-    dims = _dims("expand_dims", "dimensions", [d % n for d in dimensions], n)
+    dims = _dims("expand_dims", "dimensions", dimensions, n, negative=True)
     shape = list(x.shape)
     for d in sorted(dims):
         shape.insert(d, 1)
@@ -99,8 +108,9 @@ def concatenate(operands, dimension):
 def collapse(operand, start_dimension, stop_dimension=None):
     """jax.lax.collapse: dimensions [start, stop) merged into one."""
     x = tnp.asarray(operand)
-    stop = x.ndim if stop_dimension is None else stop_dimension
-    start, stop = (d % (x.ndim + 1) if d < 0 else d for d in (start_dimension, stop))
+    start = axis_of("collapse", start_dimension, x.ndim)
+    stop = x.ndim if stop_dimension in (None, x.ndim) else axis_of("collapse", stop_dimension,
+                                                                   x.ndim)
     size = int(np.prod(x.shape[start:stop]))
     return tnp.reshape(x, x.shape[:start] + (size,) + x.shape[stop:])
 
@@ -131,7 +141,7 @@ def pad(operand, padding_value, padding_config):
 def split(operand, sizes, axis=0):
     """jax.lax.split: consecutive pieces of the given sizes along axis."""
     x = tnp.asarray(operand)
-    axis = axis % x.ndim
+    axis = axis_of("split", axis, x.ndim)
     sizes = [int(n) for n in sizes]
     if sum(sizes) != x.shape[axis] or min(sizes, default=0) < 0:
         raise ShapeError(f"lax.split: sizes {sizes} must be non-negative and add up to "
@@ -142,8 +152,8 @@ def split(operand, sizes, axis=0):
 
 
 def stack(operands, axis=0):
-    return concatenate([expand_dims(x, (axis,)) for x in operands], axis % (
-        tnp.asarray(operands[0]).ndim + 1))
+    axis = axis_of("stack", axis, tnp.asarray(operands[0]).ndim + 1)
+    return concatenate([expand_dims(x, (axis,)) for x in operands], axis)
 
 
 def unstack(x, axis=0):

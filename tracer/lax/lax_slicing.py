@@ -12,6 +12,7 @@ from tracer import numpy as tnp
 from tracer.core import run_kernel
 from tracer.lax.lax_elementwise import same_dtype
 from tracer.lax.lax_gather import GatherScatterMode, window_positions
+from tracer.lax.lax_shapes import axis_of
 
 _CLAMP = GatherScatterMode.CLIP
 
@@ -31,7 +32,7 @@ def slice(operand, start_indices, limit_indices, strides=None):    # noqa: A001 
 
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
     x = tnp.asarray(operand)
-    axis = axis % x.ndim
+    axis = axis_of("slice_in_dim", axis, x.ndim)
     n = x.shape[axis]
     start = 0 if start_index is None else start_index % n if start_index < 0 else start_index
     limit = n if limit_index is None else limit_index % n if limit_index < 0 else limit_index
@@ -42,7 +43,7 @@ def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
 
 def index_in_dim(operand, index, axis=0, keepdims=True):
     x = tnp.asarray(operand)
-    axis = axis % x.ndim
+    axis = axis_of("index_in_dim", axis, x.ndim)
     index = index + x.shape[axis] if index < 0 else index
     if not 0 <= index < x.shape[axis]:
         raise IndexError(f"lax.index_in_dim: index {index} is out of bounds for axis {axis} "
@@ -90,21 +91,21 @@ def dynamic_update_slice(operand, update, start_indices):
 
 def _in_dim(x, index, axis):
     starts = [0] * x.ndim
-    starts[axis % x.ndim] = index
+    starts[axis_of("dynamic_slice_in_dim", axis, x.ndim)] = index
     return starts
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
     x = tnp.asarray(operand)
     sizes = list(x.shape)
-    sizes[axis % x.ndim] = slice_size
+    sizes[axis_of("dynamic_slice_in_dim", axis, x.ndim)] = slice_size
     return dynamic_slice(x, _in_dim(x, start_index, axis), sizes)
 
 
 def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
     x = tnp.asarray(operand)
     out = dynamic_slice_in_dim(x, index, 1, axis)
-    axis = axis % x.ndim
+    axis = axis_of("dynamic_index_in_dim", axis, x.ndim)
     return out if keepdims else tnp.reshape(out, x.shape[:axis] + x.shape[axis + 1:])
 
 
@@ -116,14 +117,14 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis):
 def dynamic_update_index_in_dim(operand, update, index, axis):
     x, upd = tnp.asarray(operand), tnp.asarray(update)
     if upd.ndim == x.ndim - 1:
-        upd = tnp.expand_dims(upd, axis % x.ndim)
+        upd = tnp.expand_dims(upd, axis_of("dynamic_update_index_in_dim", axis, x.ndim))
     return dynamic_update_slice_in_dim(x, upd, index, axis)
 
 
 def index_take(src, idxs, axes):
     """jax.lax.index_take: src[idxs[0], idxs[1], ...] along `axes` (other axes kept)."""
     x = tnp.asarray(src)
-    axes = tuple(a % x.ndim for a in axes)
+    axes = tuple(axis_of("index_take", a, x.ndim) for a in axes)
     ids = tnp.broadcast_arrays(*[tnp.asarray(i) for i in idxs])
     rest = tuple(a for a in range(x.ndim) if a not in axes)
     x = tnp.transpose(x, axes + rest)

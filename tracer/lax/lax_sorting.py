@@ -6,7 +6,7 @@ import numpy as np
 
 from ir.errors import ShapeError
 from tracer import numpy as tnp
-from tracer.lax.lax_shapes import rev
+from tracer.lax.lax_shapes import axis_of, rev
 
 
 def _permutation(keys, axis):
@@ -29,7 +29,7 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     if not 1 <= num_keys <= len(xs):
         raise ValueError(f"lax.sort: num_keys={num_keys} must be between 1 and the number "
                          f"of operands ({len(xs)})")
-    axis = dimension % xs[0].ndim
+    axis = axis_of("sort", dimension, xs[0].ndim)
     order = _permutation(xs[:num_keys], axis)
     out = tuple(tnp.take_along_axis(x, order, axis=axis) for x in xs)
     return out[0] if single else out
@@ -45,6 +45,7 @@ def _extremes(name, x, k, axis, largest):
     equal entries keep their order, NaN counts as the largest."""
     x = tnp.asarray(x)
     k = int(k)
+    axis = axis_of(name, axis, x.ndim) if x.ndim else axis
     if not x.ndim or not 0 <= k <= x.shape[axis]:
         raise ShapeError(f"lax.{name}: k={k} must be between 0 and dimension {axis} of "
                          f"{x.shape}")
