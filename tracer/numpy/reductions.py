@@ -4,12 +4,12 @@ integers is float64; statistics of float16/bfloat16 are computed in float32, as 
 import numpy as np
 
 from ir import check_dtype
-from ir.errors import ArgumentError, ShapeError
+from ir.errors import ArgumentError, ArgumentValueError, ShapeError
 from ir.types import BFLOAT16, dtype_kind
 from tracer.core import run_kernel
 from tracer.numpy._base import (FLOAT16, FLOAT32, FLOAT64, convert, dtype_of, normalize_axes,
                                 normalize_axis, shape, value)
-from tracer.numpy.elementwise import divide
+from tracer.numpy.elementwise import add, divide, maximum, minimum, multiply, where as select
 
 INT64, UINT64 = np.dtype(np.int64), np.dtype(np.uint64)
 
@@ -40,49 +40,79 @@ def _keepdims(out, in_shape, axes):
     return reshape(out, tuple(1 if i in axes else d for i, d in enumerate(in_shape)))
 
 
-def _reduce(kernel, name, x, axis, keepdims, dtype=None, accumulate=False):
+def _reduce(kernel, name, x, axis, keepdims, dtype=None, accumulate=False, where=None,
+            initial=None):
+    """`where` (a bool mask broadcast against x) replaces the elements left out by the
+    reduction's identity, or by `initial` for max/min, which have none; `initial` joins
+    the result as one more element (so an empty max/min gives it), as in NumPy."""
     x = value(x, name)
     axes = normalize_axes(name, axis, len(shape(x)))
     dt = np.dtype(dtype) if dtype is not None else dtype_of(x)
     if dtype is None and accumulate:
         dt = accumulator(dt)
-    out = run_kernel(kernel, [convert(x, dt, name)], {"axes": axes})
+    x = convert(x, dt, name)
+    if where is not None:
+        fill = _IDENTITY.get(kernel, initial)
+        if fill is None:
+            raise ArgumentValueError(f"{name}: where= needs initial= (a {name} has no identity "
+                                     f"to put in place of the elements it leaves out)")
+        x = select(where, x, convert(fill, dt, name))
+    kept = tuple(d for i, d in enumerate(shape(x)) if i not in axes)
+    if initial is not None and 0 in [shape(x)[i] for i in axes]:
+        from tracer.numpy.shape_ops import broadcast_to
+        out = broadcast_to(convert(initial, dt, name), kept)
+    else:
+        out = run_kernel(kernel, [x], {"axes": axes})
+        if initial is not None:
+            out = convert(_COMBINE[kernel](out, initial), dt, name)
     return _keepdims(out, shape(x), axes) if keepdims else out
 
 
-def sum(x, axis=None, dtype=None, out=None, keepdims=False):
+_IDENTITY = {"reduce_sum": 0, "reduce_prod": 1}
+_COMBINE = {"reduce_sum": add, "reduce_prod": multiply, "reduce_max": maximum,
+            "reduce_min": minimum}
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     no_out("sum", out)
-    return _reduce("reduce_sum", "sum", x, axis, keepdims, dtype, accumulate=True)
+    return _reduce("reduce_sum", "sum", a, axis, keepdims, dtype, True, where, initial)
 
 
-def prod(x, axis=None, dtype=None, out=None, keepdims=False):
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     no_out("prod", out)
-    return _reduce("reduce_prod", "prod", x, axis, keepdims, dtype, accumulate=True)
+    return _reduce("reduce_prod", "prod", a, axis, keepdims, dtype, True, where, initial)
 
 
-def max(x, axis=None, out=None, keepdims=False):
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     no_out("max", out)
-    return _reduce("reduce_max", "max", x, axis, keepdims)
+    return _reduce("reduce_max", "max", a, axis, keepdims, where=where, initial=initial)
 
 
-def min(x, axis=None, out=None, keepdims=False):
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     no_out("min", out)
-    return _reduce("reduce_min", "min", x, axis, keepdims)
+    return _reduce("reduce_min", "min", a, axis, keepdims, where=where, initial=initial)
 
 
 amax, amin = max, min
 
 
-def mean(x, axis=None, dtype=None, out=None, keepdims=False):
-    """As numpy.mean: sum in `dtype` (float64 for integer x, float32 for half floats),
-    divide, and cast the quotient back to `dtype` (NumPy truncates integers the same way)."""
-    x = value(x, "mean")
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    """As numpy.mean: sum in `dtype` (float64 for integer a, float32 for half floats),
+    divide by the count (of the `where` mask's true elements), and cast the quotient back
+    to `dtype` (NumPy truncates integers the same way)."""
+    from tracer.numpy.shape_ops import broadcast_to
+    no_out("mean", out)
+    x = value(a, "mean")
     axes = normalize_axes("mean", axis, len(shape(x)))
     dt = check_dtype(dtype, "mean") if dtype is not None else (
         dtype_of(x) if dtype_kind(dtype_of(x)) == "f" else FLOAT64)
-    count = int(np.prod([shape(x)[a] for a in axes], dtype=np.int64))
-    out = divide(sum(x, axis=axes, dtype=computation(dt), keepdims=keepdims), float(count))
-    return convert(out, dt, "mean")
+    total = sum(x, axis=axes, dtype=computation(dt), keepdims=keepdims, where=where)
+    if where is None:
+        count = float(np.prod([shape(x)[a] for a in axes], dtype=np.int64))
+    else:
+        count = sum(broadcast_to(where, shape(x)), axis=axes, dtype=computation(dt),
+                    keepdims=keepdims)
+    return convert(divide(total, count), dt, "mean")
 
 
 def _arg(kernel, name, x, axis, keepdims):
@@ -99,14 +129,14 @@ def _arg(kernel, name, x, axis, keepdims):
     return _keepdims(out, shape(x), (ax,)) if keepdims else out
 
 
-def argmax(x, axis=None, out=None, *, keepdims=False):
+def argmax(a, axis=None, out=None, *, keepdims=False):
     no_out("argmax", out)
-    return _arg("argmax", "argmax", x, axis, keepdims)
+    return _arg("argmax", "argmax", a, axis, keepdims)
 
 
-def argmin(x, axis=None, out=None, *, keepdims=False):
+def argmin(a, axis=None, out=None, *, keepdims=False):
     no_out("argmin", out)
-    return _arg("argmin", "argmin", x, axis, keepdims)
+    return _arg("argmin", "argmin", a, axis, keepdims)
 
 
 def _scan(kernel, name, x, axis, dtype):
