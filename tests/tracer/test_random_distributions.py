@@ -89,6 +89,27 @@ def test_moments_and_support(name):
         assert np.all(support(x))
 
 
+@pytest.mark.parametrize("name, sampler, pmf", [
+    ("binomial_btrs", lambda k: tr.binomial(k, 40.0, 0.4, (N,)),
+     lambda j: math.comb(40, j) * 0.4 ** j * 0.6 ** (40 - j) if j <= 40 else 0.0),
+    ("binomial_inversion", lambda k: tr.binomial(k, 20.0, 0.2, (N,)),
+     lambda j: math.comb(20, j) * 0.2 ** j * 0.8 ** (20 - j) if j <= 20 else 0.0),
+    ("poisson_rejection", lambda k: tr.poisson(k, 25.0, (N,)),
+     lambda j: math.exp(-25 + j * math.log(25) - math.lgamma(j + 1))),
+    ("poisson_knuth", lambda k: tr.poisson(k, 4.0, (N,)),
+     lambda j: math.exp(-4 + j * math.log(4) - math.lgamma(j + 1))),
+])
+def test_discrete_chi_square(name, sampler, pmf):
+    """The whole distribution, not just two moments: a rejection step that accepts with
+    the wrong test can keep the mean and variance within their tolerance."""
+    counts = np.bincount(np.asarray(sampler(KEY)).astype(int))
+    expected = np.array([pmf(j) for j in range(len(counts))]) * N
+    cells = expected > 5
+    chi2 = np.sum((counts[cells] - expected[cells]) ** 2 / expected[cells])
+    dof = cells.sum() - 1
+    assert chi2 < dof + 5 * math.sqrt(2 * dof), (chi2, dof)
+
+
 def test_cauchy_cdf():
     x = np.sort(np.asarray(tr.cauchy(KEY, (N,)), np.float64))
     cdf = 0.5 + np.arctan(x) / math.pi

@@ -189,11 +189,11 @@ def _btrs(key, count, q, shape):
         us = c(0.5) - tnp.abs(u)
         k = tnp.floor((c(2) * a / us + b) * u + mid)
         reject = (k < c(0)) | (k > count)
-        v = exact.log(v * alpha / (a / (us * us) + b))
+        log_v = exact.log(v * alpha / (a / (us * us) + b))
         ub = fixed + (count + c(1)) * exact.log((count - m + c(1)) / (count - k + c(1))) + \
             (k + c(0.5)) * exact.log(r * (count - k + c(1)) / (k + c(1))) - \
             _stirling_tail(k) - _stirling_tail(count - k)
-        accept = ((us >= c(0.07)) & (v <= v_r)) | (~reject & (v <= ub))
+        accept = ((us >= c(0.07)) & (v <= v_r)) | (~reject & (log_v <= ub))
         return tnp.where(accept, k, k_out), accepted | accept, key
 
     init = (tnp.full(shape, -1, dt), tnp.zeros(shape, bool), key)
