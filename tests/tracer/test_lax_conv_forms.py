@@ -84,3 +84,20 @@ def test_under_jit_and_grad(backend):
         return lax.conv_transpose(x, w, (2, 2), "SAME", transpose_kernel=True)
     np.testing.assert_allclose(tracer.jit(f, backend=backend)(x, w), f(x, w), rtol=1e-12)
     tracer.check_grads(f, (x, w), modes=("rev",))
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID", ((1, 0), (2, 1))])
+def test_shape_helpers_give_the_shapes_the_ops_produce(padding):
+    x, w = np.ones((2, 7, 6, 3)), np.ones((3, 2, 3, 4))
+    dn = ("NHWC", "HWIO", "NHWC")
+    assert lax.conv_general_shape_tuple(x.shape, w.shape, (2, 3), padding, dn) == \
+        lax.conv_general_dilated(x, w, (2, 3), padding, dimension_numbers=dn).shape
+    assert lax.conv_transpose_shape_tuple(x.shape, w.shape, (2, 3), padding, dn) == \
+        lax.conv_transpose(x, w, (2, 3), padding).shape
+    if isinstance(padding, str):
+        pads = lax.padtype_to_pads((7, 6), (3, 2), (2, 3), padding)
+        assert lax.reduce_window_shape_tuple((7, 6), (3, 2), (2, 3), pads) == \
+            lax.reduce_window(x[0, ..., 0], 0.0, lax.add, (3, 2), (2, 3), padding).shape
+    assert lax.conv_general_permutations(dn) == tuple(lax.conv_dimension_numbers(x.shape,
+                                                                                 w.shape, dn))
+    assert lax.platform_dependent(3, cpu=lambda v: v * 2, default=lambda v: v) == 6

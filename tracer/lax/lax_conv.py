@@ -1,6 +1,7 @@
-"""jax.lax's convolution conveniences over tracer.lax.conv_general_dilated: conv,
-conv_with_general_padding, conv_transpose and conv_dimension_numbers. `precision` is
-checked and has no effect on CPU; preferred_element_type converts the operands first.
+"""jax.lax's convolution conveniences over tracer.lax.conv_general_dilated (conv,
+conv_with_general_padding, conv_transpose) and its shape helpers (conv_dimension_numbers,
+padtype_to_pads, the *_shape_tuple functions). `precision` is checked and has no effect
+on CPU; preferred_element_type converts the operands first.
 """
 from typing import NamedTuple
 
@@ -20,11 +21,10 @@ class ConvDimensionNumbers(NamedTuple):
 def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
     """jax.lax.conv_dimension_numbers: (batch, feature, spatial...) axis numbers of lhs and
     out and (out feature, in feature, spatial...) of rhs; spatial in the rhs spec's order."""
-    nd = len(lhs_shape)
     if isinstance(dimension_numbers, ConvDimensionNumbers):
         return dimension_numbers
     if dimension_numbers is None:
-        spec = tuple(range(nd))
+        spec = tuple(range(len(lhs_shape)))
         return ConvDimensionNumbers(spec, spec, spec)
     lhs, rhs, out = dimension_numbers
     if not all(isinstance(s, str) for s in dimension_numbers):
@@ -36,6 +36,90 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
             spatial.sort(key=lambda i: rhs.index(spec[i]))
         return (spec.index(pair[0]), spec.index(pair[1])) + tuple(spatial)
     return ConvDimensionNumbers(perm(lhs, "NC"), perm(rhs, "OI"), perm(out, "NC"))
+
+
+def conv_general_permutations(dimension_numbers):
+    """jax.lax.conv_general_permutations: the (lhs, rhs, out) axis orders of string specs."""
+    return tuple(conv_dimension_numbers(None, None, dimension_numbers))
+
+
+def padtype_to_pads(in_shape, window_shape, window_strides, padding):
+    """jax.lax.padtype_to_pads: explicit (lo, hi) pairs for 'SAME', 'SAME_LOWER', 'VALID'."""
+    mode = str(getattr(padding, "name", padding)).upper()
+    if mode == "VALID":
+        return [(0, 0)] * len(in_shape)
+    if mode not in ("SAME", "SAME_LOWER"):
+        raise ValueError(f"lax.padtype_to_pads: unknown padding {padding!r} (use 'SAME', "
+                         f"'SAME_LOWER' or 'VALID')")
+    pads = []
+    for n, k, s in zip(in_shape, window_shape, window_strides):
+        total = max((-(-n // s) - 1) * s + k - n, 0)
+        small, large = total // 2, total - total // 2
+        pads.append((small, large) if mode == "SAME" else (large, small))
+    return pads
+
+
+def _strided(sizes, windows, strides):
+    return tuple(max(0, (n - k) // s + 1) for n, k, s in zip(sizes, windows, strides))
+
+
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
+    """jax.lax.conv_shape_tuple: the output shape of an NCHW / OIHW convolution."""
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
+    if len(pads) != len(lhs_shape) - 2:
+        raise TypeError(f"lax.conv_shape_tuple: expected {len(lhs_shape) - 2} (lo, hi) pads, "
+                        f"got {len(pads)}")
+    padded = [n + lo + hi for n, (lo, hi) in zip(lhs_shape[2:], pads)]
+    if min(padded, default=0) < 0:
+        raise ValueError(f"lax.conv_shape_tuple: padding {pads} removes more than "
+                         f"lhs_shape[2:]={tuple(lhs_shape[2:])}")
+    return (lhs_shape[0] // batch_group_count, rhs_shape[0]) + _strided(padded, rhs_shape[2:],
+                                                                        strides)
+
+
+def _in_layout(shape, perm):
+    return tuple(shape[i] for i in perm)
+
+
+def _out_layout(shape, perm):
+    return tuple(shape[i] for i in np.argsort(perm))
+
+
+def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dimension_numbers):
+    lp, rp, op = conv_general_permutations(dimension_numbers)
+    out = conv_shape_tuple(_in_layout(lhs_shape, lp), _in_layout(rhs_shape, rp), window_strides,
+                           padding)
+    return _out_layout(out, op)
+
+
+def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
+                               dimension_numbers):
+    lp, rp, op = conv_general_permutations(dimension_numbers)
+    lhs, rhs = _in_layout(lhs_shape, lp), _in_layout(rhs_shape, rp)
+    if isinstance(padding, str):
+        padding = [_transpose_padding(k, s, padding) for k, s in zip(rhs[2:], window_strides)]
+    space = tuple((n - 1) * s - k + 2 + lo + hi
+                  for n, k, s, (lo, hi) in zip(lhs[2:], rhs[2:], window_strides, padding))
+    return _out_layout((lhs[0], rhs[0]) + space, op)
+
+
+def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
+                              base_dilation=None, window_dilation=None):
+    def dilated(shape, rate):
+        return shape if rate is None else [0 if n == 0 else 1 + r * (n - 1)
+                                           for n, r in zip(shape, rate)]
+    sizes = [n + lo + hi for n, (lo, hi) in zip(dilated(operand_shape, base_dilation), padding)]
+    return _strided(sizes, dilated(window_dimensions, window_dilation), window_strides)
+
+
+def platform_dependent(*args, default=None, **per_platform):
+    """jax.lax.platform_dependent: the "cpu" branch (else `default`) applied to args."""
+    branch = per_platform.get("cpu", default)
+    if branch is None:
+        raise NotImplementedError(f"lax.platform_dependent: no 'cpu' branch and no default "
+                                  f"(got branches for {sorted(per_platform)})")
+    return branch(*args)
 
 
 def _operands(lhs, rhs, precision, preferred_element_type):
@@ -100,4 +184,6 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
 
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv",
-           "conv_with_general_padding", "conv_transpose"]
+           "conv_with_general_padding", "conv_transpose", "conv_general_permutations",
+           "padtype_to_pads", "conv_shape_tuple", "conv_general_shape_tuple",
+           "conv_transpose_shape_tuple", "reduce_window_shape_tuple", "platform_dependent"]
