@@ -311,6 +311,42 @@ def test_degenerate_parameters_as_jax():
     np.testing.assert_array_equal(tr.poisson(KEY, np.array([0.0, -1.0], F32)), [0, -1])
 
 
-def test_gamma_shape_gradient_is_refused_clearly():
-    with pytest.raises(tracer.GradientError, match="gamma"):
-        tracer.grad(lambda a: tr.gamma(KEY, a, (3,), np.float64).sum())(2.0)
+def _mean_gradient(sampler, a, n=2000):
+    return float(tracer.grad(lambda q: tracer.numpy.mean(sampler(KEY, q, (n,), np.float64)))(a))
+
+
+@pytest.mark.parametrize("a", [0.4, 2.5])
+def test_gamma_implicit_gradient_means(a):
+    """d E[x] / da = 1 for Gamma(a), d E[log x] / da = trigamma(a), and d E[beta(a, 3)] / da
+    = 3 / (a + 3)**2: the implicit gradients average to the derivatives of the means."""
+    assert abs(_mean_gradient(tr.gamma, a) - 1) < 0.1
+    trigamma = sum(1 / (a + k) ** 2 for k in range(10 ** 5)) + 1 / (a + 10 ** 5)
+    assert abs(_mean_gradient(tr.loggamma, a) - trigamma) < 0.05 * trigamma
+    beta = _mean_gradient(lambda k, q, shape, dt: tr.beta(k, q, 3.0, shape, dt), a)
+    assert abs(beta - 3 / (a + 3) ** 2) < 0.1 * 3 / (a + 3) ** 2
+
+
+def test_gamma_gradient_of_one_draw_is_implicit():
+    """At a fixed quantile u, x(a) solves P(a, x) = u: compare dx/da with the finite
+    difference of the quantile, computed by bisection on P's series in float64."""
+    def cdf(a, x):
+        term = total = 1.0
+        n = 0
+        while term > 1e-17 * total:
+            n += 1
+            term *= x / (a + n)
+            total += term
+        return math.exp(a * math.log(x) - x - math.lgamma(a + 1)) * total
+
+    def quantile(a, u):
+        lo, hi = 0.0, 100.0
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if cdf(a, mid) < u else (lo, mid)
+        return lo
+    a = 1.7
+    x = float(tr.gamma(KEY, a, (), np.float64))
+    g = float(tracer.grad(lambda q: tr.gamma(KEY, q, (), np.float64))(a))
+    u, h = cdf(a, x), 1e-5
+    fd = (quantile(a + h, u) - quantile(a - h, u)) / (2 * h)
+    np.testing.assert_allclose(g, fd, rtol=1e-5)

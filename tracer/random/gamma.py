@@ -1,10 +1,11 @@
-"""Gamma draws (JAX's Marsaglia-Tsang loop, one key per element) and the distributions
-JAX builds on them: loggamma, beta, dirichlet, chisquare, t, f, generalized_normal, ball.
+"""Gamma draws (JAX's Marsaglia-Tsang loop, one key per element; JAX's implicit gradient
+in the shape parameter) and the distributions JAX builds on them: loggamma, beta,
+dirichlet, chisquare, t, f, generalized_normal, ball.
 """
 import numpy as np
 
 import tracer.numpy as tnp
-from ir.errors import GradientError, ShapeError
+from ir.errors import ShapeError
 from tracer import lax
 from tracer.custom import custom_vjp
 from tracer.numpy._base import dtype_of, shape as shape_of, value
@@ -67,27 +68,60 @@ def _gamma_flat(k1, k2, alpha, log_space):
     return d * v * tnp.where(boost, c(1), exact.power(c(1) - u, c(1) / alpha))
 
 
-def _refusing_gradient(op):
-    """The identity, whose gradient raises: JAX's implicit gradient of gamma draws in their
-    shape parameter is not implemented, and differentiating the loop would be wrong."""
+def _digamma(z):
+    """digamma of float64 z >= 1: the recurrence up to z + 10, then the asymptotic series."""
+    shift = tnp.zeros_like(z)
+    for k in range(10):
+        shift = shift + 1 / (z + np.float64(k))
+    w = z + np.float64(10)
+    w2 = 1 / (w * w)
+    series = w2 * (1 / 12 - w2 * (1 / 120 - w2 * (1 / 252 - w2 * (1 / 240 - w2 / 132))))
+    return exact.log(w) - 0.5 / w - series - shift
+
+
+def _dlog_draw_da(a, log_x):
+    """d log(x) / da of a Gamma(a) draw x at a fixed quantile (JAX's implicit
+    reparameterisation): -dP(a, x)/da / (x pdf(x)) = -(S (log x - digamma(a + 1)) + dS/da) / a,
+    where P(a, x) = x**a e**-x / Gamma(a + 1) S and S = sum_n x**n / ((a + 1)...(a + n)),
+    summed until every element's terms are below 1e-17 of its sum (float64)."""
+    a, log_x = tnp.astype(a, np.float64), tnp.astype(log_x, np.float64)
+    x = exact.exp(log_x)
+
+    def term(state):
+        n, t, total, inv, dtotal = state
+        n = n + np.float64(1)
+        t = t * x / (a + n)
+        inv = inv + 1 / (a + n)
+        return n, t, total + t, inv, dtotal - t * inv
+    one, zero = tnp.ones_like(a), tnp.zeros_like(a)
+    _, _, total, _, dtotal = lax.while_loop(lambda s: tnp.any(s[1] > 1e-17 * s[2]), term,
+                                            (np.float64(0), one, one, zero, zero))
+    return -(total * (log_x - _digamma(a + 1)) + dtotal) / a
+
+
+def _shape_gradient(log_space):
+    """The identity on draws y, tied to a so that their gradient in a is the implicit one
+    (the rejection loop itself is not differentiated)."""
+    tie = custom_vjp(lambda a, y: y)
+
     def bwd(res, dy):
-        raise GradientError(f"{op}: the gradient with respect to the shape parameter (JAX's "
-                            f"implicit reparameterisation) is not implemented; apply "
-                            f"stop_gradient to it")
-    f = custom_vjp(lambda a: a)
-    f.defvjp(lambda a: (a, None), bwd)
-    return f
+        a, y = res
+        dlog = _dlog_draw_da(a, y if log_space else exact.log(y))
+        grad = dlog if log_space else tnp.where(y == 0, 0.0, tnp.astype(y, np.float64) * dlog)
+        return dy * tnp.astype(grad, dtype_of(a)), None
+    tie.defvjp(lambda a, y: (y, (a, y)), bwd)
+    return tie
 
 
 def _draws(log_space):
     """Gamma draws of the shape of `a` (one key per element, as JAX)."""
-    refuse = _refusing_gradient("loggamma" if log_space else "gamma")
+    tie = _shape_gradient(log_space)
 
     def draws(key, a):
-        a = refuse(a)
         keys = tnp.reshape(split(key, max(1, a.size)), (-1, 2))[:a.size]
-        flat = _gamma_flat(keys[:, 0], keys[:, 1], tnp.reshape(a, (-1,)), log_space)
-        return tnp.reshape(flat, shape_of(a))
+        flat = _gamma_flat(keys[:, 0], keys[:, 1], tnp.reshape(lax.stop_gradient(a), (-1,)),
+                           log_space)
+        return tie(a, tnp.reshape(flat, shape_of(a)))
     return draws
 
 
