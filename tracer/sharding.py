@@ -1,4 +1,4 @@
-"""Meshes, partition specs and shard_map, as in JAX, in one process.
+"""Meshes, partition specs and shard_map, as in JAX, in one process or over processes.
 
     mesh = tracer.make_mesh((2, 4), ("x", "y"))
     f = tracer.shard_map(lambda b: tracer.lax.psum(b, "y"), mesh,
@@ -11,13 +11,22 @@ it is split over, in mesh order, in front), `f` runs under one named `vmap` per 
 per-position results are joined back per `out_specs`. An output whose spec omits a mesh
 axis must not vary along it (a psum over it, or a value computed from replicated inputs),
 as JAX requires. So shard_map composes with jit, grad and vmap like any traced function.
+
+In a job of several processes (tracer.distributed.initialize() under mpiexec), a mesh from
+`make_mesh` has one process per position (rank r at the row-major position r), and
+shard_map takes JAX's multi-controller local view: each process passes its OWN block of
+each argument (what in_specs would slice from the global array) and gets back its own
+block of each result. `f` runs once, on those blocks, with the mesh's names bound to
+their sizes, and each collective over a mesh axis carries the mesh and runs as an MPI
+collective among the processes along that axis (lowering/mpi.py). A `Mesh` made directly
+is always simulated in this process (the one-process oracle of a multi-process run).
 """
 import math
 
 from ir.errors import ArgumentError, ShapeError
 from tracer import numpy as tnp
 from tracer.pytree import flatten, unflatten
-from tracer.vmap import vmap
+from tracer.vmap import named_axes, vmap
 
 
 class PartitionSpec(tuple):
@@ -44,10 +53,11 @@ P = PartitionSpec
 
 
 class Mesh:
-    """Named positions: `shape` maps each axis name to its size, in order. In one
-    process the positions are simulated (shard_map batches over them)."""
+    """Named positions: `shape` maps each axis name to its size, in order. Simulated in
+    this process (shard_map batches over them) unless `processes` (make_mesh in a job of
+    several processes): then one process per position."""
 
-    def __init__(self, axis_shapes, axis_names):
+    def __init__(self, axis_shapes, axis_names, *, processes=False):
         axis_shapes, axis_names = tuple(axis_shapes), tuple(axis_names)
         if len(axis_shapes) != len(axis_names) or len(set(axis_names)) < len(axis_names) \
                 or any(not isinstance(s, int) or s < 1 for s in axis_shapes):
@@ -58,6 +68,8 @@ class Mesh:
         self.axis_sizes = axis_shapes
         self.shape = dict(zip(axis_names, axis_shapes))
         self.size = math.prod(axis_shapes)
+        self.processes = processes
+        self.key = tuple(zip(axis_names, axis_shapes))
 
     def __repr__(self):
         return f"Mesh({', '.join(f'{n!r}: {s}' for n, s in self.shape.items())})"
@@ -67,12 +79,32 @@ def make_mesh(axis_shapes, axis_names):
     """A mesh of positions with these axis sizes and names (jax.make_mesh's arguments).
     In a multi-process job it has one process per position."""
     from tracer import distributed
-    mesh = Mesh(axis_shapes, axis_names)
     count = distributed.process_count()
+    mesh = Mesh(axis_shapes, axis_names, processes=count > 1)
     if count > 1 and mesh.size != count:
         raise ArgumentError(f"make_mesh: {mesh} has {mesh.size} positions but the job has "
                             f"{count} processes; make one position per process")
+    for name in mesh.axis_names * mesh.processes:    # every process splits together
+        distributed.world.axis_comm(mesh.key, name)
     return mesh
+
+
+class _ProcessAxis(tuple):
+    """A (name, size) binding of a mesh axis whose positions are processes."""
+
+    def __new__(cls, name, size, mesh_key):
+        self = super().__new__(cls, (name, size))
+        self.mesh = mesh_key
+        return self
+
+
+def process_mesh(name):
+    """The ((name, size), ...) of the mesh of processes that binds axis `name` innermost,
+    or None (a vmap or simulated mesh binds it)."""
+    for bound in reversed(named_axes.bound):
+        if bound[0] == name:
+            return getattr(bound, "mesh", None)
+    return None
 
 
 def _specs_per_leaf(prefix, tree, what):
@@ -152,6 +184,8 @@ def shard_map(f, mesh, in_specs, out_specs):
         raise ArgumentError(f"shard_map: mesh must be a tracer.make_mesh mesh, got "
                             f"{type(mesh).__name__}")
     name = getattr(f, "__name__", "function")
+    if mesh.processes:
+        return _over_processes(f, mesh, in_specs, out_specs, name)
 
     def mapped(*args):
         specs = _specs_per_leaf(in_specs, args, "in_specs")
@@ -173,3 +207,24 @@ def shard_map(f, mesh, in_specs, out_specs):
                                     in enumerate(zip(outs, out_leaf_specs))])
     mapped.__name__ = f"shard_map_{name}"
     return mapped
+
+
+def _over_processes(f, mesh, in_specs, out_specs, name):
+    """`f` on this process's blocks, with the mesh's axes bound as axes of processes."""
+    def local(*args):
+        leaves = flatten(list(args))[0]
+        for i, (x, s) in enumerate(zip(leaves, _specs_per_leaf(in_specs, args, "in_specs"))):
+            _check_spec(s, tnp.ndim(x), mesh, f"argument leaf {i} (this process's block)")
+        outside = named_axes.bound
+        named_axes.bound = outside + [_ProcessAxis(a, n, mesh.key)
+                                      for a, n in mesh.shape.items()]
+        try:
+            outs = f(*args)
+        finally:
+            named_axes.bound = outside
+        for i, (y, s) in enumerate(zip(flatten(outs)[0],
+                                       _specs_per_leaf(out_specs, outs, "out_specs"))):
+            _check_spec(s, tnp.ndim(y), mesh, f"output leaf {i} (this process's block)")
+        return outs
+    local.__name__ = f"shard_map_{name}"
+    return local

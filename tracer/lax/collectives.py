@@ -2,14 +2,16 @@
 psum_scatter, ppermute, all_to_all, axis_index.
 
 Each is a kernel whose node carries the axis name and size and its hashable parameters
-(never a communicator), traced inside `vmap(f, axis_name=...)` or `shard_map`, which bind
-the name. In one process, vmap batches a node over its own axis by the NAMED_RULES below
+(never a communicator; inside a shard_map over a mesh of processes also `mesh`, its
+((name, size), ...) pairs), traced inside `vmap(f, axis_name=...)` or `shard_map`, which
+bind the name; over processes lowering/mpi.py runs them as MPI collectives. In one process, vmap batches a node over its own axis by the NAMED_RULES below
 (a reduction or shuffle along the batch dim), so no collective reaches a backend; over
 another axis it is batched like any kernel (the registered rules: the batch dim is just
 one more array axis). Gradients are JAX's transposes: psum's is psum (so under vmap the
 gradient of a psum is the axis size), all_gather <-> psum_scatter, ppermute by the inverse
 permutation, all_to_all with its axes swapped; pmax and pmin have none. Collectives are
-declared side effects (registry.declare_effects): never folded, merged or dropped. Pytrees
+declared side effects (registry.declare_effects): never folded, merged or dropped (and
+axis_index, which differs between processes, is never folded into a shared program). Pytrees
 are accepted where JAX accepts them (each leaf is one node).
 """
 import numpy as np
@@ -20,6 +22,7 @@ from ir.errors import ArgumentError, GradientError, KernelError, ShapeError
 from tracer import core
 from tracer import numpy as tnp
 from tracer.pytree import flatten, unflatten
+from tracer.sharding import process_mesh
 from tracer.vmap import NAMED_RULES, bound_axis_size, moveaxis, to_dim
 
 KERNELS = ("psum", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all",
@@ -32,10 +35,15 @@ def _names(axis_name):
 
 def _bind(kernel, x, axis_name, **params):
     """One `kernel` node over `axis_name`, always in the current trace (a constant operand
-    too: in one position a collective of a constant still depends on the axis)."""
+    too: in one position a collective of a constant still depends on the axis); with no
+    trace (eagerly in a shard_map over processes) it runs."""
     size = bound_axis_size(axis_name)
-    return core.current_trace().emit(kernel, [] if x is None else [x],
-                                     {"axis_name": axis_name, "axis_size": size, **params})
+    mesh = process_mesh(axis_name)
+    where = {"axis_name": axis_name, "axis_size": size, **({"mesh": mesh} if mesh else {})}
+    trace, inputs = core.current_trace(), [] if x is None else [x]
+    if trace is None:                   # eagerly, over processes: run the MPI kernel
+        return core.run_kernel(kernel, inputs, {**where, **params})
+    return trace.emit(kernel, inputs, {**where, **params})
 
 
 def _per_leaf(x, axis_name, fn):
@@ -164,7 +172,7 @@ def _same(x, **attrs):
     return x
 
 
-def _all_gather_shape(x, *, axis_name, axis_size, axis, tiled):
+def _all_gather_shape(x, *, axis_name, axis_size, axis, tiled, mesh=None):
     s = list(x.shape)
     if tiled:
         s[axis] *= axis_size
@@ -173,7 +181,7 @@ def _all_gather_shape(x, *, axis_name, axis_size, axis, tiled):
     return ShapedArray(tuple(s), x.dtype)
 
 
-def _psum_scatter_shape(x, *, axis_name, axis_size, scatter_dimension, tiled):
+def _psum_scatter_shape(x, *, axis_name, axis_size, scatter_dimension, tiled, mesh=None):
     s = list(x.shape)
     k = _blocks("psum_scatter", x.shape, scatter_dimension, axis_size, tiled,
                 "scatter_dimension")
@@ -184,7 +192,7 @@ def _psum_scatter_shape(x, *, axis_name, axis_size, scatter_dimension, tiled):
     return ShapedArray(tuple(s), x.dtype)
 
 
-def _all_to_all_shape(x, *, axis_name, axis_size, split_axis, concat_axis, tiled):
+def _all_to_all_shape(x, *, axis_name, axis_size, split_axis, concat_axis, tiled, mesh=None):
     s = list(x.shape)
     k = _blocks("all_to_all", x.shape, split_axis, axis_size, tiled, "split_axis")
     if tiled:
@@ -293,8 +301,8 @@ MAPPED = {"psum": (), "pmax": (), "pmin": (), "ppermute": (), "all_gather": ("ax
 def _again(kernel, params):
     """The gradient: `kernel` over the same axis with `params(attrs)` on the cotangent."""
     def grad(dy, inputs, outputs, attrs):
-        new = {"axis_name": attrs["axis_name"], "axis_size": attrs["axis_size"],
-               **params(attrs)}
+        new = {k: attrs[k] for k in ("axis_name", "axis_size", "mesh") if k in attrs}
+        new.update(params(attrs))
         return (core.current_trace().emit(kernel, [dy], new),)
     return grad
 
@@ -333,7 +341,7 @@ def _onnx(kernel):
 for _k in KERNELS:
     registry.register_shape_rule(_k, SHAPES[_k])
     registry.register_exporter(_k, "onnx", _onnx(_k))
-    registry.declare_effects(_k, _k != "axis_index")
+    registry.declare_effects(_k)
     NAMED_RULES[_k] = NAMED[_k]
     if _k in MAPPED:
         registry.register_batching_rule(_k, _mapped(_k, MAPPED[_k]))

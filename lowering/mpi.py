@@ -1,0 +1,185 @@
+"""The collectives' kernels in a multi-process job: MPI collectives on the process's own
+buffers, over the sub-communicator of the node's mesh axis.
+
+A collective node traced inside a shard_map over a mesh of processes carries `mesh`, the
+mesh's ((name, size), ...) pairs, besides its axis name; its NumPy kernel (registered here
+by tracer.distributed.initialize) runs psum/pmax/pmin as Allreduce, all_gather as
+Allgather, psum_scatter as Reduce_scatter_block, ppermute as Isend/Irecv pairs, all_to_all
+as Alltoall, and axis_index reads the rank's coordinate. Its llvm impl is NumpyInProgram:
+compiled programs run it as a python step on their buffers. Every collective is
+non-blocking and polled against TRACER_COLLECTIVE_TIMEOUT, so a rank that never arrives
+aborts the job naming the collective instead of hanging it. TRACER_CHECK_COLLECTIVES=1
+first gathers every rank's description of the collective (kernel, parameters, shape,
+dtype, sequence number on the axis) and raises on a mismatch, naming both ranks'.
+"""
+import os
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+import registry
+from ir.errors import KernelError
+from lowering.llvm.protocol import NumpyInProgram
+
+_REDUCE_OPS = {"psum": MPI.SUM, "pmax": MPI.MAX, "pmin": MPI.MIN}
+_NATIVE = {np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128,
+                                 np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                 np.uint32, np.uint64)}
+_DESCRIPTOR = 512       # bytes of one rank's description under TRACER_CHECK_COLLECTIVES
+_SPIN = 2e-3            # seconds of busy polling before the poll sleeps between tests
+
+
+class _State:
+    world = None
+    sequence = {}       # (mesh, axis name) -> collectives this process ran over it
+
+
+_state = _State()
+
+
+def wait(request, what, timeout=None):
+    """Poll `request` (or a list of them) until done; past `timeout` seconds (default
+    TRACER_COLLECTIVE_TIMEOUT) abort the whole job naming `what`."""
+    test = request.Test if not isinstance(request, list) else \
+        (lambda: MPI.Request.Testall(request))
+    if test():
+        return
+    limit = timeout or _state.world.timeout
+    start = time.monotonic()
+    pause = 0.0
+    while not test():
+        now = time.monotonic() - start
+        if now > limit:
+            _state.world.abort(f"{what} waited more than {limit:g} s "
+                               f"(TRACER_COLLECTIVE_TIMEOUT): some rank of its axis never "
+                               f"reached it (a rank-dependent branch, or a rank that ended "
+                               f"or is stuck)")
+        if now > _SPIN:
+            pause = min(max(pause * 2, 2e-5), 1e-3)
+            time.sleep(pause)
+
+
+def _describe(kernel, x, attrs, seq):
+    params = ", ".join(f"{k}={v!r}" for k, v in sorted(attrs.items())
+                       if k not in ("mesh", "axis_name", "axis_size"))
+    shape = f"{np.dtype(x.dtype).name}{list(x.shape)}" if x is not None else "no operand"
+    return (f"{kernel}({shape}{', ' + params if params else ''}) over axis "
+            f"{attrs['axis_name']!r} (size {attrs['axis_size']}), collective #{seq} on it")
+
+
+def _start(kernel, x, attrs):
+    """The axis communicator, after counting (and in check mode, comparing) this call."""
+    key = (attrs["mesh"], attrs["axis_name"])
+    comm = _state.world.axis_comm(*key)
+    seq = _state.sequence[key] = _state.sequence.get(key, 0) + 1
+    what = _describe(kernel, x, attrs, seq)
+    if os.environ.get("TRACER_CHECK_COLLECTIVES", "0") not in ("", "0"):
+        _check(comm, what)
+    return comm, what
+
+
+def _check(comm, what):
+    """Gather every rank's description of this collective; raise if any differs."""
+    mine = f"{_state.world.rank}|{what}".encode()[:_DESCRIPTOR]
+    send = np.zeros(_DESCRIPTOR, np.uint8)
+    send[:len(mine)] = np.frombuffer(mine, np.uint8)
+    recv = np.empty((comm.Get_size(), _DESCRIPTOR), np.uint8)
+    wait(comm.Iallgather(send, recv), f"the TRACER_CHECK_COLLECTIVES check of {what}")
+    ranks = [bytes(r).rstrip(b"\0").decode().split("|", 1) for r in recv]
+    other = next(((r, w) for r, w in ranks if w != what), None)
+    if other is not None:
+        raise KernelError(f"TRACER_CHECK_COLLECTIVES: ranks reached different collectives: "
+                          f"rank {_state.world.rank} runs {what}, but rank {other[0]} runs "
+                          f"{other[1]}; every rank of the axis must run the same "
+                          f"collectives in the same order (no rank-dependent branch)")
+
+
+def _flat_bytes(x):
+    return np.ascontiguousarray(x).reshape(-1).view(np.uint8)
+
+
+def _reduction(kernel):
+    def impl(x, **attrs):
+        comm, what = _start(kernel, x, attrs)
+        x = np.asarray(x)
+        wide = x.dtype if x.dtype in _NATIVE else \
+            np.dtype(np.float32 if x.dtype.kind == "f" else np.int64)
+        send = np.ascontiguousarray(x, wide).reshape(-1)
+        if kernel == "psum_scatter":
+            return _scatter(comm, what, send.reshape(x.shape), attrs).astype(x.dtype)
+        out = np.empty_like(send)
+        wait(comm.Iallreduce(send, out, _REDUCE_OPS[kernel]), what)
+        return out.reshape(x.shape).astype(x.dtype, copy=False)
+    return impl
+
+
+def _scatter(comm, what, x, attrs):
+    """psum_scatter: block i (of the scatter dimension) of the sum goes to position i."""
+    n, sd = attrs["axis_size"], attrs["scatter_dimension"]
+    blocks = np.ascontiguousarray(np.moveaxis(x, sd, 0)).reshape((n, -1) + x.shape[:sd]
+                                                                  + x.shape[sd + 1:])
+    out = np.empty(blocks.shape[1:], x.dtype)
+    wait(comm.Ireduce_scatter_block(blocks.reshape(-1), out.reshape(-1), MPI.SUM), what)
+    return np.moveaxis(out, 0, sd) if attrs["tiled"] else out[0]
+
+
+def _all_gather(x, **attrs):
+    comm, what = _start("all_gather", x, attrs)
+    x, n, axis = np.asarray(x), attrs["axis_size"], attrs["axis"]
+    out = np.empty((n,) + x.shape, x.dtype)
+    wait(comm.Iallgather(_flat_bytes(x), out.reshape(-1).view(np.uint8)), what)
+    if attrs["tiled"]:
+        out = np.moveaxis(out, 0, axis)
+        return out.reshape(x.shape[:axis] + (-1,) + x.shape[axis + 1:])
+    return np.moveaxis(out, 0, axis)
+
+
+def _all_to_all(x, **attrs):
+    """Block j of split_axis goes to position j; the blocks received, in order of
+    their senders, join along concat_axis."""
+    comm, what = _start("all_to_all", x, attrs)
+    x, n = np.asarray(x), attrs["axis_size"]
+    s, c = attrs["split_axis"], attrs["concat_axis"]
+    send = np.ascontiguousarray(np.moveaxis(x, s, 0))       # (n*k, rest...)
+    recv = np.empty_like(send)
+    wait(comm.Ialltoall(_flat_bytes(send), recv.reshape(-1).view(np.uint8)), what)
+    if not attrs["tiled"]:                                  # (n, rest...): n is new axis c
+        return np.moveaxis(recv, 0, c)
+    recv = recv.reshape((n, -1) + send.shape[1:])           # (j, k, rest...)
+    y = np.moveaxis(recv, 1, s + 1)                         # (j, x's shape with k at s)
+    y = np.moveaxis(y, 0, c)
+    return y.reshape(y.shape[:c] + (-1,) + y.shape[c + 2:])
+
+
+def _ppermute(x, **attrs):
+    comm, what = _start("ppermute", x, attrs)
+    x, me = np.asarray(x), comm.Get_rank()
+    out = np.zeros_like(x)
+    requests = [comm.Isend(_flat_bytes(x), dest=d) for s, d in attrs["perm"] if s == me]
+    requests += [comm.Irecv(out.reshape(-1).view(np.uint8), source=s)
+                 for s, d in attrs["perm"] if d == me]
+    if requests:
+        wait(requests, what)
+    return out
+
+
+def _axis_index(**attrs):
+    mesh = attrs["mesh"]
+    here = _state.world.coordinates(mesh)
+    return np.array(here[[n for n, _ in mesh].index(attrs["axis_name"])], np.int32)
+
+
+KERNELS = {"psum": _reduction("psum"), "pmax": _reduction("pmax"),
+           "pmin": _reduction("pmin"), "psum_scatter": _reduction("psum_scatter"),
+           "all_gather": _all_gather, "all_to_all": _all_to_all, "ppermute": _ppermute,
+           "axis_index": _axis_index}
+_IN_PROGRAM = NumpyInProgram("an MPI collective on the program's buffers")
+
+
+def install(world):
+    """Run the collectives over `world`'s communicators (tracer.distributed's)."""
+    _state.world = world
+    for kernel, impl in KERNELS.items():
+        registry.register_kernel(kernel, "numpy", impl)
+        registry.register_kernel(kernel, "llvm", _IN_PROGRAM)

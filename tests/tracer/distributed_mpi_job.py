@@ -1,0 +1,92 @@
+"""Jobs that tests/tracer/test_distributed_mpi.py runs under `mpiexec -n 2`:
+
+    python distributed_mpi_job.py collectives OUT_DIR   every CASE on this rank's block,
+        eagerly and jitted, on both backends, and its gradient; saved to OUT_DIR/rank<r>.npz
+    python distributed_mpi_job.py raise                 rank 1 raises after a collective
+    python distributed_mpi_job.py stuck                 rank 1 skips a psum
+    python distributed_mpi_job.py mismatch              the ranks psum different shapes
+
+The test imports CASES and `global_input` to compute the one-process oracle.
+"""
+import os
+import sys
+
+import numpy as np
+
+import tracer
+from tracer import lax
+from tracer import numpy as tnp
+
+N = 2   # positions of the mesh axis "x"
+
+# name -> (the body of a shard_map over axis "x", in_specs P("x"), out_specs P("x");
+#          differentiable)
+CASES = {
+    "psum": (lambda b: lax.psum(b, "x"), True),
+    "pmean": (lambda b: lax.pmean(b, "x"), True),
+    "pmax": (lambda b: lax.pmax(b, "x"), False),
+    "pmin": (lambda b: lax.pmin(b, "x"), False),
+    "psum_tree": (lambda b: lax.psum({"a": b, "b": b * 2}, "x")["b"], True),
+    "all_gather": (lambda b: lax.all_gather(b, "x", axis=1), True),
+    "all_gather_tiled": (lambda b: lax.all_gather(b, "x", axis=1, tiled=True), True),
+    "psum_scatter": (lambda b: lax.psum_scatter(b, "x"), True),
+    "psum_scatter_tiled": (lambda b: lax.psum_scatter(b, "x", scatter_dimension=1,
+                                                       tiled=True), True),
+    "ppermute": (lambda b: lax.ppermute(b, "x", [(0, 1), (1, 0)]), True),
+    "ppermute_partial": (lambda b: lax.ppermute(b, "x", [(0, 1)]), True),
+    "all_to_all": (lambda b: lax.all_to_all(b, "x", 0, 1), True),
+    "all_to_all_tiled": (lambda b: lax.all_to_all(b, "x", 1, 0, tiled=True), True),
+    "axis_index": (lambda b: b * (lax.axis_index("x") + 1).astype(b.dtype), True),
+    "int_psum": (lambda b: lax.psum((b * 10).astype(np.int32), "x"), False),
+}
+
+
+def global_input():
+    return np.random.default_rng(0).standard_normal((2 * N, 6)).astype(np.float32)
+
+
+def mapped(mesh, body):
+    return tracer.shard_map(body, mesh, in_specs=tracer.P("x"), out_specs=tracer.P("x"))
+
+
+def loss(mesh, body):
+    return lambda x: tnp.sum(tnp.sin(mapped(mesh, body)(x)))
+
+
+def collectives(out_dir):
+    mesh = tracer.make_mesh((N,), ("x",))
+    r = tracer.distributed.process_index()
+    block = np.split(global_input(), N)[r]
+    saved = {}
+    for name, (body, differentiable) in CASES.items():
+        for mode in ("eager-numpy", "eager-llvm", "jit-numpy", "jit-llvm"):
+            kind, backend = mode.split("-")
+            tracer.set_backend(backend if kind == "eager" else "numpy")
+            wrap = (lambda f: f) if kind == "eager" else \
+                (lambda f: tracer.jit(f, backend=backend))
+            saved[f"{name}/{mode}/value"] = np.asarray(wrap(mapped(mesh, body))(block))
+            if differentiable:
+                saved[f"{name}/{mode}/grad"] = np.asarray(
+                    wrap(tracer.grad(loss(mesh, body)))(block))
+    np.savez(os.path.join(out_dir, f"rank{r}.npz"), **saved)
+
+
+def faults(mode):
+    mesh = tracer.make_mesh((N,), ("x",))
+    r = tracer.distributed.process_index()
+    f = tracer.jit(mapped(mesh, lambda b: lax.psum(b, "x")))
+    f(np.ones((3,), np.float32))
+    if mode == "raise" and r == 1:
+        raise ValueError("a failure on one rank")
+    if mode == "stuck" and r == 1:
+        return
+    f(np.ones((3 + r * (mode == "mismatch"),), np.float32))
+    mapped(mesh, lambda b: lax.psum(b, "x"))(np.ones((2,), np.float32))
+
+
+if __name__ == "__main__":
+    tracer.distributed.initialize()
+    if sys.argv[1] == "collectives":
+        collectives(sys.argv[2])
+    else:
+        faults(sys.argv[1])

@@ -1,0 +1,76 @@
+"""Two real processes (`mpiexec -n 2`) against the one-process oracle: every collective
+and its gradient (eagerly and jitted, numpy and llvm backends), data-parallel training,
+and the job's end on a fault (a raising rank, a stuck collective, ranks reaching
+different collectives under TRACER_CHECK_COLLECTIVES=1)."""
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import tracer
+
+pytest.importorskip("mpi4py", reason="the multi-process tests need mpi4py (the [mpi] extra)")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+JOB = os.path.join(HERE, "distributed_mpi_job.py")
+_spec = importlib.util.spec_from_file_location("distributed_mpi_job", JOB)
+job = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(job)
+
+
+def run_job(*args, timeout=60, **env):
+    launcher = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    launcher = launcher if os.path.exists(launcher) else shutil.which("mpiexec")
+    if launcher is None:
+        pytest.skip("mpiexec is not next to the Python executable nor on PATH")
+    full = dict(os.environ, PYTHONPATH=ROOT, **env)
+    start = time.monotonic()
+    out = subprocess.run([launcher, "-n", "2", sys.executable] + list(args),
+                         capture_output=True, text=True, timeout=timeout, env=full, cwd=ROOT)
+    return out, time.monotonic() - start
+
+
+def test_collectives_and_gradients_match_the_one_process_oracle(tmp_path):
+    out, _ = run_job(JOB, "collectives", str(tmp_path))
+    assert out.returncode == 0, out.stderr[-3000:]
+    mesh = tracer.sharding.Mesh((job.N,), ("x",))      # simulated: the oracle
+    x = job.global_input()
+    ranks = [np.load(tmp_path / f"rank{r}.npz") for r in range(job.N)]
+    for name, (body, differentiable) in job.CASES.items():
+        want = {"value": np.asarray(job.mapped(mesh, body)(x))}
+        if differentiable:
+            want["grad"] = np.asarray(tracer.grad(job.loss(mesh, body))(x))
+        for what, w in want.items():
+            for mode in ("eager-numpy", "eager-llvm", "jit-numpy", "jit-llvm"):
+                got = np.concatenate([r[f"{name}/{mode}/{what}"] for r in ranks])
+                assert got.dtype == w.dtype, (name, mode, what)
+                np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-6,
+                                           err_msg=f"{name} {mode} {what}")
+
+
+def test_a_raising_rank_ends_the_job_naming_it():
+    out, took = run_job(JOB, "raise")
+    assert out.returncode != 0 and took < 10
+    assert "rank 1 of 2: raised ValueError" in out.stderr
+    assert "a failure on one rank" in out.stderr
+
+
+def test_a_stuck_collective_aborts_after_the_timeout_naming_it():
+    out, took = run_job(JOB, "stuck", TRACER_COLLECTIVE_TIMEOUT="2")
+    assert out.returncode != 0 and took < 10, (took, out.stderr[-2000:])
+    assert "rank 0 of 2: psum(float32[3]) over axis 'x' (size 2), collective #2 on it " \
+           "waited more than 2 s (TRACER_COLLECTIVE_TIMEOUT)" in out.stderr, out.stderr
+
+
+def test_check_collectives_reports_a_mismatch_naming_both_ranks():
+    out, took = run_job(JOB, "mismatch", TRACER_CHECK_COLLECTIVES="1")
+    assert out.returncode != 0 and took < 10, out.stderr[-2000:]
+    assert "ranks reached different collectives" in out.stderr
+    assert "psum(float32[3]) over axis 'x' (size 2), collective #2" in out.stderr
+    assert "psum(float32[4]) over axis 'x' (size 2), collective #2" in out.stderr
