@@ -113,3 +113,28 @@ def test_igamma_grads_and_vmap():
     tracer.check_grads(lambda x: lax.igamma(a, x), (x,), modes=("rev", "fwd"))
     tracer.check_grads(lambda a: lax.igammac(a, x), (a,), modes=("rev",))
     np.testing.assert_allclose(tracer.vmap(lax.igamma)(a, x), lax.igamma(a, x), rtol=1e-15)
+
+
+@pytest.mark.parametrize("mode", ["eager", "numpy", "llvm"])
+def test_zeta_and_polygamma_identities(mode):
+    s, q = R.uniform(1.1, 12, 30), R.uniform(0.05, 20, 30)
+    m = R.integers(1, 5, 30).astype(np.float64)
+
+    def f(s, q, m):
+        return (lax.zeta(s, q), lax.zeta(s, q + 1), lax.polygamma(m, q), lax.polygamma(m, q + 1),
+                lax.polygamma(np.zeros_like(q), q))
+    z, z1, p, p1, p0 = f(s, q, m) if mode == "eager" else tracer.jit(f, backend=mode)(s, q, m)
+    np.testing.assert_allclose(z - z1, q ** -s, rtol=1e-12)
+    fact = np.array([math.factorial(int(k)) for k in m])
+    np.testing.assert_allclose(p1 - p, (-1) ** m * fact * q ** -(m + 1), rtol=1e-11)
+    np.testing.assert_allclose(p0, lax.digamma(q), rtol=1e-15)
+
+
+def test_zeta_values_and_edges():
+    got = lax.zeta(np.array([2.0, 4.0, 1.0, 0.5, 2.0]), np.array([1.0, 1.0, 1.0, 1.0, 0.0]))
+    np.testing.assert_allclose(got[:2], [np.pi ** 2 / 6, np.pi ** 4 / 90], rtol=1e-15)
+    assert got[2] == np.inf and np.isnan(got[3]) and got[4] == np.inf
+    assert lax.polygamma(1.0, 1.0) == pytest.approx(np.pi ** 2 / 6, rel=1e-15)
+    assert np.isnan(lax.polygamma(np.array([1.5, -1.0]), np.array([1.0, 1.0]))).all()
+    tracer.check_grads(lambda q: lax.zeta(np.array([2.5, 4.0]), q), (np.array([0.7, 3.0]),),
+                       modes=("rev", "fwd"))

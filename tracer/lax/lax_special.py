@@ -2,7 +2,8 @@
 erfc (Cephes' rational form), lgamma and digamma (the Lanczos g=7 series, Euler's
 reflection below 1/2), erf_inv (Giles' start refined by four Newton steps on erf, on
 log erfc beyond 1/2 where 1 - x is exact: full precision, and its gradient is 1/erf'(y)),
-igamma and igammac (Cephes' series and continued fraction in one while_loop). float16 and
+igamma and igammac (Cephes' series and continued fraction in one while_loop), zeta and
+polygamma (Cephes' Hurwitz zeta: a sum, then Euler-Maclaurin). float16 and
 bfloat16 compute in float32; erfc, erf_inv and the incomplete gammas in float64, rounded
 once.
 """
@@ -31,6 +32,19 @@ _GILES_SMALL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
                 0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
 _GILES_LARGE = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
                 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _bernoulli_factors(count):
+    """(2k)! / B_2k for k = 1..count: the Euler-Maclaurin coefficients of Cephes' zeta."""
+    from fractions import Fraction
+    from math import comb, factorial
+    b = [Fraction(1)]
+    for m in range(1, 2 * count + 1):
+        b.append(-sum(comb(m + 1, j) * b[j] for j in range(m)) / (m + 1))
+    return [float(factorial(2 * k) / b[2 * k]) for k in range(1, count + 1)]
+
+
+_ZETA_A = _bernoulli_factors(12)
 
 
 def _polyval(coeffs, x):
@@ -147,6 +161,50 @@ def _igamma_pair(a, x):
     return p, tnp.where(tnp.isnan(p), np.nan, q)
 
 
+def _zeta(x, q):
+    """Hurwitz zeta by Cephes' scheme: nine terms of the sum, then Euler-Maclaurin at
+    w = q + 9 until a correction is below one ulp of the total (later ones are masked)."""
+    eps = np.finfo(x.dtype).eps
+    ok = q > 0
+    qs = tnp.where(ok, q, 1.0)
+    total = tnp.power(qs, -x)
+    b = total
+    for k in range(1, 10):
+        b = tnp.power(qs + k, -x)
+        total = total + b
+    w = qs + 9
+    total = total + b * w / (x - 1) - 0.5 * b
+    a, k, done = tnp.ones_like(x), 0.0, tnp.zeros(x.shape, bool)
+    for coeff in _ZETA_A:
+        a = a * (x + k)
+        b = b / w
+        t = a * b / coeff
+        total = tnp.where(done, total, total + t)
+        done = done | (tnp.abs(t) < eps * tnp.abs(total))
+        a, b, k = a * (x + k + 1), b / w, k + 2
+    out = tnp.where(x == 1, np.inf, tnp.where(x < 1, np.nan, total))
+    return tnp.where(q == 0, np.inf, tnp.where(ok, out, np.nan))
+
+
+def zeta(x, q):
+    """jax.lax.zeta: the Hurwitz zeta function sum_k (q + k)^-x, for x > 1 and q > 0
+    (infinite at q = 0 or x = 1; NaN for q < 0, where jax.lax also covers integer x)."""
+    x, q = tnp.broadcast_arrays(*operands("zeta", [x, q], FLOAT))
+    (wx, back), wq = _computed_in(x, np.float32), _computed_in(q, np.float32)[0]
+    return back(_zeta(wx, wq))
+
+
+def polygamma(m, x):
+    """jax.lax.polygamma: the m-th derivative of digamma, for whole m >= 0 (of x's dtype)."""
+    m, x = tnp.broadcast_arrays(*operands("polygamma", [m, x], FLOAT))
+    (wm, back), wx = _computed_in(m, np.float32), _computed_in(x, np.float32)[0]
+    n = tnp.where(wm > 0, wm, 1.0)
+    sign = tnp.where(tnp.fmod(n, 2.0) == 1, 1.0, -1.0)          # (-1)^(m + 1)
+    out = sign * tnp.exp(_lgamma(n + 1)) * _zeta(n + 1, wx)
+    out = tnp.where(wm == 0, _digamma(wx), out)
+    return back(tnp.where((wm < 0) | (wm != tnp.floor(wm)), np.nan, out))
+
+
 def igamma(a, x):
     """jax.lax.igamma: the regularized lower incomplete gamma function P(a, x)."""
     a, x = tnp.broadcast_arrays(*operands("igamma", [a, x], FLOAT))
@@ -176,4 +234,4 @@ lgamma = _unary("lgamma", _lgamma, np.float32)
 digamma = _unary("digamma", _digamma, np.float32)
 erf_inv = _unary("erf_inv", _erf_inv, np.float64)
 
-__all__ = ["erfc", "lgamma", "digamma", "erf_inv", "igamma", "igammac"]
+__all__ = ["erfc", "lgamma", "digamma", "erf_inv", "igamma", "igammac", "zeta", "polygamma"]
