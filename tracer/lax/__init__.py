@@ -1,10 +1,13 @@
-"""Structured control flow, as jax.lax: each primitive is one node holding its
+"""jax.lax for CPU. Structured control flow: each primitive is one node holding its
 sub-graphs (regions), run eagerly by a Python loop over a graph traced once, interpreted
 the same way under jit, and differentiable in both modes to any order (while_loop in
-reverse mode too).
+reverse mode too). The rest of jax.lax's names (lax_*.py modules) are compositions of
+existing kernels with jax.lax's strict rules: operands of one dtype, no implicit
+broadcasting beyond scalars and size-1 dimensions.
 
     tracer.lax.fori_loop(0, 100, lambda i, x: x * 0.9 + i, x0)
     tracer.lax.scan(lambda h, x: (tnp.tanh(h @ W + x), h), h0, xs)
+    tracer.lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,))))
 """
 from tracer.lax.bitcast import bitcast_convert_type
 from tracer.lax.collectives import (all_gather, all_to_all, axis_index, pmax, pmean, pmin,
