@@ -12,6 +12,7 @@ EXPECT = {
     "custom_ops.py": ["softplus a", "fusion[\n      body={ lambda", "tracer.log1p",
                       "after override"],
     "custom_gradients.py": ["custom_grad", "custom_vjp"],
+    "data_parallel.py": ["step   0  loss", "1 process(es), global batch 64: final loss"],
     "mlp.py": ["loss", "backward graph"],
     "ode.py": ["scan[", "body={ lambda", "largest difference from finite differences",
                "1 top-level nodes"],
@@ -23,6 +24,7 @@ EXPECT = {
     "transformer.py": ["step 1  loss", "ms/step", "loss fell from", "sample:\ndef "],
 }
 ARGS = {"ode.py": ["--steps", "100"], "rnn.py": ["--steps", "60", "--length", "20"],
+        "data_parallel.py": ["--steps", "5"],
         "cnn.py": ["--epochs", "2", "--train", "512", "--batch", "32", "--size", "12"],
         # the numpy backend: a fresh cache's llvm compile of even a 1-layer model takes ~12 s
         "transformer.py": ["--steps", "40", "--d", "16", "--heads", "2", "--layers", "1",

@@ -74,3 +74,19 @@ def test_check_collectives_reports_a_mismatch_naming_both_ranks():
     assert "ranks reached different collectives" in out.stderr
     assert "psum(float32[3]) over axis 'x' (size 2), collective #2" in out.stderr
     assert "psum(float32[4]) over axis 'x' (size 2), collective #2" in out.stderr
+
+
+def test_data_parallel_training_matches_one_process(tmp_path):
+    example = os.path.join(ROOT, "examples", "data_parallel.py")
+    args = [example, "--steps", "15", "--save"]
+    out, _ = run_job(*args, str(tmp_path / "two.npz"))
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "2 process(es), global batch 64" in out.stdout and "step  14  loss" in out.stdout
+    one = subprocess.run([sys.executable] + args + [str(tmp_path / "one.npz")],
+                         capture_output=True, text=True, timeout=60, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert one.returncode == 0, one.stderr[-3000:]
+    two, one = np.load(tmp_path / "two.npz"), np.load(tmp_path / "one.npz")
+    assert len(one.files) == 6
+    for k in one.files:
+        np.testing.assert_allclose(two[k], one[k], rtol=1e-4, atol=1e-6)
