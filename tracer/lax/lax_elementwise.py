@@ -13,6 +13,8 @@ import numpy as np
 from ir.errors import DTypeError, ShapeError
 from ir.types import dtype_kind
 from tracer import numpy as tnp
+from tracer.lax.bitcast import bitcast_convert_type
+from tracer.pytree import flatten, unflatten
 
 FLOAT, INT, SIGNED, NUM, INTB, ANY = "f", "iu", "if", "iuf", "biu", "biuf"
 
@@ -98,7 +100,6 @@ def _bits(x):
 
 def _as(x, kind):
     """x's bits read as the same-size signed ("i") or unsigned ("u") integer dtype."""
-    from tracer.lax.bitcast import bitcast_convert_type
     return bitcast_convert_type(x, np.dtype(f"{kind}{np.dtype(x.dtype).itemsize}"))
 
 
@@ -287,7 +288,6 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
 def optimization_barrier(operand):
     """jax.lax.optimization_barrier: operand (a pytree) as new arrays; no pass here moves
     work across it to begin with."""
-    from tracer.pytree import flatten, unflatten
     leaves, tree = flatten(operand)
     return unflatten(tree, [tnp.copy(tnp.asarray(v)) for v in leaves])
 

@@ -20,6 +20,7 @@ from ir.types import dtype_kind
 from tracer import numpy as tnp
 from tracer.core import run_kernel
 from tracer.lax.lax_elementwise import same_dtype
+from tracer.lax.loops import fori_loop
 
 
 class GatherDimensionNumbers(NamedTuple):
@@ -192,7 +193,6 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
                   indices_are_sorted=False, unique_indices=False, mode=None):
     """jax.lax.scatter_apply: func (elementwise) applied to each element once per window
     covering it, as XLA's scatter does for repeated indices."""
-    from tracer.lax.loops import fori_loop
     x = tnp.asarray(operand)
     hits = _scatter("scatter_apply", "add", tnp.zeros(x.shape, np.int32), scatter_indices,
                     tnp.ones(tuple(update_shape), np.int32), dimension_numbers, mode)

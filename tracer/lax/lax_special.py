@@ -7,10 +7,14 @@ polygamma (Cephes' Hurwitz zeta: a sum, then Euler-Maclaurin). float16 and
 bfloat16 compute in float32; erfc, erf_inv and the incomplete gammas in float64, rounded
 once.
 """
+from fractions import Fraction
+from math import comb, factorial
+
 import numpy as np
 
 from tracer import numpy as tnp
 from tracer.lax.lax_elementwise import FLOAT, operands
+from tracer.lax.loops import while_loop
 
 _LANCZOS_G = 7.0
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
@@ -36,8 +40,6 @@ _GILES_LARGE = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
 
 def _bernoulli_factors(count):
     """(2k)! / B_2k for k = 1..count: the Euler-Maclaurin coefficients of Cephes' zeta."""
-    from fractions import Fraction
-    from math import comb, factorial
     b = [Fraction(1)]
     for m in range(1, 2 * count + 1):
         b.append(-sum(comb(m + 1, j) * b[j] for j in range(m)) / (m + 1))
@@ -122,7 +124,6 @@ def _igamma_pair(a, x):
     for P where x <= max(1, a), the continued fraction for Q elsewhere, iterated in one
     while_loop until every element's own method has converged. Each method sees safe
     stand-in arguments where the other is used, so neither overflows into the gradient."""
-    from tracer.lax.loops import while_loop
     eps, big = np.finfo(x.dtype).eps, 1 / np.finfo(x.dtype).eps
     tol = 8 * eps                                 # the fraction's ratio jitters by ulps
     series = (x <= 1) | (x <= a)
