@@ -14,10 +14,6 @@ F32 = np.float32
 N, NG = 20000, 5000          # samples for the cheap samplers and for the gamma family
 
 
-def _gamma_fn(x):
-    return math.gamma(x)
-
-
 def _truncnorm_moments(a, b):
     phi = [math.exp(-v * v / 2) / math.sqrt(2 * math.pi) for v in (a, b)]
     z = 0.5 * (math.erf(b / math.sqrt(2)) - math.erf(a / math.sqrt(2)))
@@ -26,7 +22,7 @@ def _truncnorm_moments(a, b):
 
 
 def _weibull(scale, k):
-    m1, m2 = _gamma_fn(1 + 1 / k), _gamma_fn(1 + 2 / k)
+    m1, m2 = math.gamma(1 + 1 / k), math.gamma(1 + 2 / k)
     return scale * m1, scale ** 2 * (m2 - m1 ** 2)
 
 
@@ -67,7 +63,7 @@ MOMENTS = {
     "f": (lambda k: tr.f(k, 3.0, 20.0, (NG,)), 20 / 18, 2 * 400 * 21 / (3 * 324 * 16),
           lambda x: x >= 0),
     "generalized_normal": (lambda k: tr.generalized_normal(k, 1.5, (NG,)), 0,
-                           _gamma_fn(3 / 1.5) / _gamma_fn(1 / 1.5), None),
+                           math.gamma(3 / 1.5) / math.gamma(1 / 1.5), None),
     "dirichlet": (lambda k: tr.dirichlet(k, np.array([1, 2, 3], F32), (NG // 3,))[:, 2],
                   0.5, 3 * 3 / (36 * 7), lambda x: (x >= 0) & (x <= 1)),
     "ball_radius2": (lambda k: np.sum(tr.ball(k, 3, 2, (NG // 3,)) ** 2, -1), 0.6,

@@ -1,4 +1,5 @@
-"""tracer.random: JAX's counter-based PRNG (threefry-2x32, 20 rounds) as tracer.numpy ops.
+"""tracer.random's PRNG (JAX's counter-based threefry-2x32, 20 rounds) as tracer.numpy ops,
+and its basic samplers.
 
 Why ops and not a kernel: a sample is a pure function of (key, element index), written
 with uint32 add / xor / shifts, so every sampler is an ordinary traced graph. It jits,
@@ -9,8 +10,9 @@ Keys are uint32 arrays of shape (2,). Key derivation and bit layout are JAX's (t
 `jax_threefry_partitionable`, its default): element i of a sample is hashed from the
 counter pair (0, i), 32-bit samples are the xor of the two output words, 64-bit ones
 their concatenation. So `PRNGKey`, `split`, `fold_in`, `uniform`, `bernoulli`, `randint`
-and `permutation` give JAX's exact values; `normal` (sqrt(2) * erfinv of a uniform, with
-XLA's erfinv polynomials) and `categorical` (Gumbel-max) agree with JAX to rounding.
+(32-bit dtypes) and `permutation` give JAX's exact values; `normal` (sqrt(2) * erfinv of
+a uniform, with XLA's erfinv polynomials) and `categorical` (Gumbel-max) agree with JAX
+to rounding.
 64-bit seeds are split into two words as JAX does with x64 enabled. Every sampler is
 made of ops that all backends compute alike (integer ops, bit casts, IEEE + - * / sqrt:
 normal's log1p and categorical's log are written with them), so it gives the same bits
