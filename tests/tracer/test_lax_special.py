@@ -138,3 +138,30 @@ def test_zeta_values_and_edges():
     assert np.isnan(lax.polygamma(np.array([1.5, -1.0]), np.array([1.0, 1.0]))).all()
     tracer.check_grads(lambda q: lax.zeta(np.array([2.5, 4.0]), q), (np.array([0.7, 3.0]),),
                        modes=("rev", "fwd"))
+
+
+def _bessel_ie_ref(x, order):
+    """exp(-|x|) I_order(x) by the power series summed exactly enough with math.fsum."""
+    a = abs(x)
+    terms = [(a / 2) ** order]
+    for k in range(1, 200):
+        terms.append(terms[-1] * (a / 2) ** 2 / (k * (k + order)))
+    return math.copysign(1.0, x) ** order * math.fsum(terms) * math.exp(-a)
+
+
+@pytest.mark.parametrize("mode", ["eager", "numpy", "llvm"])
+def test_bessel_ie_against_the_series(mode):
+    x = np.concatenate([R.uniform(-45, 45, 60), [0.0, 19.999, 20.001, -20.5]])
+    fn = lambda v: (lax.bessel_i0e(v), lax.bessel_i1e(v))            # noqa: E731
+    i0e, i1e = fn(x) if mode == "eager" else tracer.jit(fn, backend=mode)(x)
+    np.testing.assert_allclose(i0e, [_bessel_ie_ref(v, 0) for v in x], rtol=5e-15)
+    np.testing.assert_allclose(i1e, [_bessel_ie_ref(v, 1) for v in x], rtol=5e-15, atol=1e-300)
+    assert lax.bessel_i0e(np.array([np.inf, 1e5])).tolist()[0] == 0.0
+
+
+def test_bessel_ie_gradient_identity():
+    x = np.array([-25.0, -3.0, 0.5, 7.0, 19.0, 22.0])
+    d0 = tracer.vmap(tracer.grad(lax.bessel_i0e))(x)
+    np.testing.assert_allclose(d0, lax.bessel_i1e(x) - np.sign(x) * lax.bessel_i0e(x),
+                               rtol=1e-12, atol=1e-15)
+    tracer.check_grads(lax.bessel_i1e, (x,), modes=("rev", "fwd"))
