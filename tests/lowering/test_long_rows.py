@@ -41,5 +41,7 @@ def test_long_rows_carry_the_hints_short_rows_do_not():
     x = np.ones((64, LONG), np.float32)
     text = tracer.jit(lambda x: tnp.sum(x, axis=0)).lower(x).as_text()
     assert '!"llvm.loop.unroll.disable"' in text
+    row = f'!"llvm.loop.interleave.count", i32 {codegen.INTERLEAVED}'
+    assert row in text
     short = tracer.jit(lambda x: tnp.sum(x, axis=0)).lower(x[:, :codegen.LONG_ROW]).as_text()
-    assert '!"llvm.loop.unroll.disable"' not in short
+    assert row not in short
