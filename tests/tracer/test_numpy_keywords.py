@@ -243,3 +243,26 @@ def test_reduction_initial_joins_the_result():
     agree(lambda x: tnp.max(x, axis=0, initial=2.0), np.max(empty, axis=0, initial=2.0), empty)
     with pytest.raises(ValueError, match="max: where= needs initial="):
         tnp.max(X, where=M)
+
+
+# ---- NumPy's and JAX's keyword names for the contract's creation and shape names --------
+
+def test_creation_and_shape_keywords():
+    agree(lambda: tnp.zeros(shape=(2,), dtype=np.float32), np.zeros(shape=(2,), dtype=np.float32))
+    agree(lambda: tnp.full(shape=2, fill_value=3.0), np.full(shape=2, fill_value=3.0))
+    agree(lambda x: tnp.broadcast_to(x[0], shape=(2, 4)), np.broadcast_to(X[0], (2, 4)), X)
+    agree(lambda x: tnp.zeros_like(x, shape=(4,)), np.zeros_like(X, shape=(4,)), X)
+    agree(lambda x: tnp.full_like(a=x, fill_value=2.0, shape=(1, 2)),
+          np.full_like(X, 2.0, shape=(1, 2)), X)
+    agree(lambda x: tnp.transpose(a=x), X.T, X)
+    agree(lambda x: tnp.expand_dims(a=x, axis=0), X[None], X)
+    agree(lambda x: tnp.squeeze(a=x[None]), X, X)
+    agree(lambda x: tnp.concatenate([x, x], axis=None, dtype=np.float16),
+          np.concatenate([X, X], axis=None, dtype=np.float16), X, atol=1e-3)
+    agree(lambda x: tnp.stack([x, x], axis=1, dtype=np.float64),
+          np.stack([X, X], axis=1, dtype=np.float64), X)
+    agree(lambda x: tnp.astype(tnp.asarray(a=x, copy=True), np.int32, copy=False),
+          X.astype(np.int32), X)
+    g = tracer.grad(lambda x: tnp.sum(tnp.stack([x, 2 * x], dtype=np.float64)).astype(
+        np.float32))(X)
+    np.testing.assert_array_equal(g, np.full_like(X, 3))

@@ -7,12 +7,13 @@ from ir.errors import ArgumentError, TracerError
 from registry import infer_avals
 from tracer.core import Tracer, as_array, run_kernel
 from tracer.numpy._base import (convert, current_trace, dtype_of, has_tracer, result_dtype,
-                                shape, value)
+                                value)
+from tracer.numpy import _base
 from tracer.numpy.shape_ops import _shape_arg
 
 
-def full(shape_, fill_value, dtype=None):
-    shp = _shape_arg("full", shape_)
+def full(shape, fill_value, dtype=None):
+    shp = _shape_arg("full", shape)
     if isinstance(fill_value, Tracer):
         from tracer.numpy.shape_ops import broadcast_to
         return broadcast_to(convert(fill_value, dtype or fill_value.dtype, "full"), shp)
@@ -26,29 +27,31 @@ def full(shape_, fill_value, dtype=None):
         "convert", [lit], {"dtype": dt})
 
 
-def zeros(shape_, dtype=np.float64):
-    return full(shape_, 0, dtype)
+def zeros(shape, dtype=np.float64):
+    return full(shape, 0, dtype)
 
 
-def ones(shape_, dtype=np.float64):
-    return full(shape_, 1, dtype)
+def ones(shape, dtype=np.float64):
+    return full(shape, 1, dtype)
 
 
-def _like(x, fill, dtype):
-    x = value(x, "full_like")
-    return full(shape(x), fill, dtype if dtype is not None else dtype_of(x))
+def _like(a, fill, dtype, shp):
+    """`shp` (NumPy's and JAX's shape=) replaces a's shape; a gives the dtype only."""
+    a = value(a, "full_like")
+    return full(_base.shape(a) if shp is None else shp, fill,
+                dtype if dtype is not None else dtype_of(a))
 
 
-def zeros_like(x, dtype=None):
-    return _like(x, 0, dtype)
+def zeros_like(a, dtype=None, shape=None):
+    return _like(a, 0, dtype, shape)
 
 
-def ones_like(x, dtype=None):
-    return _like(x, 1, dtype)
+def ones_like(a, dtype=None, shape=None):
+    return _like(a, 1, dtype, shape)
 
 
-def full_like(x, fill_value, dtype=None):
-    return _like(x, fill_value, dtype)
+def full_like(a, fill_value, dtype=None, shape=None):
+    return _like(a, fill_value, dtype, shape)
 
 
 def arange(start, stop=None, step=1, dtype=None):
@@ -68,8 +71,10 @@ def _traced(x):
     return isinstance(x, Tracer) or isinstance(x, (list, tuple)) and has_tracer(x)
 
 
-def asarray(x, dtype=None):
-    """Like numpy.asarray; a (nested) list of traced values is stacked."""
+def asarray(a, dtype=None, order=None, *, copy=None):
+    """Like numpy.asarray; a (nested) list of traced values is stacked. `order` and `copy`
+    change nothing: values never alias a traced value and have no memory layout."""
+    x = a
     dt = None if dtype is None else check_dtype(dtype, "asarray")
     if _traced(x):
         x = value(x, "asarray")
@@ -82,9 +87,10 @@ def asarray(x, dtype=None):
 array = asarray
 
 
-def astype(x, dtype):
+def astype(x, dtype, *, copy=True):
     """x cast to dtype by the convert kernel (whose float -> int saturates, as under jit);
-    a concrete x of an unsupported dtype may be cast to a supported one."""
+    a concrete x of an unsupported dtype may be cast to a supported one. `copy` changes
+    nothing: the result is a new value either way."""
     dt = check_dtype(dtype, "astype")
     if _traced(x):
         return convert(value(x, "astype"), dt, "astype")

@@ -5,6 +5,7 @@ import operator
 
 import numpy as np
 
+from ir import check_dtype
 from ir.errors import ArgumentError, ArgumentValueError, ShapeError, ShapeMismatchError
 from registry import infer_avals
 from tracer.core import Tracer, run_kernel
@@ -76,8 +77,8 @@ def ravel(a, order="C"):
     return reshape(a, (-1,), order=order)
 
 
-def transpose(x, axes=None):
-    x = value(x, "transpose")
+def transpose(a, axes=None):
+    x = value(a, "transpose")
     nd = len(shape(x))
     perm = tuple(range(nd))[::-1] if axes is None else tuple(
         normalize_axis("transpose", a, nd) for a in axes)
@@ -97,20 +98,20 @@ def swapaxes(a, axis1, axis2):
     return transpose(x, perm)
 
 
-def broadcast_to(x, shape_):
+def broadcast_to(array, shape):
     from tracer.numpy._base import aval, broadcast_shapes
-    x = value(x, "broadcast_to")
-    shp = _shape_arg("broadcast_to", shape_)
-    if broadcast_shapes("broadcast_to", shape(x), shp) != shp:
-        raise ShapeError(f"broadcast_to: cannot broadcast shape {shape(x)} to {shp}")
+    x = value(array, "broadcast_to")
+    shp = _shape_arg("broadcast_to", shape)
+    if broadcast_shapes("broadcast_to", _base.shape(x), shp) != shp:
+        raise ShapeError(f"broadcast_to: cannot broadcast shape {_base.shape(x)} to {shp}")
     if not isinstance(x, Tracer):       # a new array, as the kernel would give
         infer_avals("broadcast_to", [aval(x)], {"shape": shp})
         return np.array(np.broadcast_to(x, shp))
     return broadcast(x, shp)
 
 
-def expand_dims(x, axis):
-    x = value(x, "expand_dims")
+def expand_dims(a, axis):
+    x = value(a, "expand_dims")
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     nd = len(shape(x)) + len(axes)
     axes = normalize_axes("expand_dims", axes, nd)
@@ -118,8 +119,8 @@ def expand_dims(x, axis):
     return reshape(x, tuple(1 if i in axes else next(it) for i in range(nd)))
 
 
-def squeeze(x, axis=None):
-    x = value(x, "squeeze")
+def squeeze(a, axis=None):
+    x = value(a, "squeeze")
     shp = shape(x)
     if axis is None:
         axes = tuple(i for i, d in enumerate(shp) if d == 1)
@@ -132,7 +133,10 @@ def squeeze(x, axis=None):
     return reshape(x, tuple(d for i, d in enumerate(shp) if i not in axes))
 
 
-def concatenate(arrays, axis=0):
+def concatenate(arrays, axis=0, out=None, *, dtype=None):
+    """numpy.concatenate; `dtype` is the result's (default: the operands' promotion)."""
+    from tracer.numpy.reductions import no_out
+    no_out("concatenate", out)
     xs = [value(a, "concatenate") for a in arrays]
     if not xs:
         raise ShapeError("concatenate: need at least one array to concatenate")
@@ -140,7 +144,8 @@ def concatenate(arrays, axis=0):
         xs, axis = [ravel(x) for x in xs], 0
     if any(len(shape(x)) == 0 for x in xs):
         raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated")
-    dt = result_dtype("concatenate", *xs)
+    dt = result_dtype("concatenate", *xs) if dtype is None else check_dtype(dtype,
+                                                                             "concatenate")
     ax = normalize_axis("concatenate", axis, len(shape(xs[0])))
     xs = [convert(x, dt, "concatenate") for x in xs]
     if len(xs) == 1:
@@ -148,7 +153,9 @@ def concatenate(arrays, axis=0):
     return run_kernel("concatenate", xs, {"axis": ax})
 
 
-def stack(arrays, axis=0):
+def stack(arrays, axis=0, out=None, *, dtype=None):
+    from tracer.numpy.reductions import no_out
+    no_out("stack", out)
     xs = [value(a, "stack") for a in arrays]
     if not xs:
         raise ShapeError("stack: need at least one array to stack")
@@ -156,7 +163,7 @@ def stack(arrays, axis=0):
         raise ShapeError(f"stack: all input arrays must have the same shape, got "
                          f"{[shape(x) for x in xs]}")
     ax = normalize_axis("stack", axis, len(shape(xs[0])) + 1)
-    return concatenate([expand_dims(x, ax) for x in xs], axis=ax)
+    return concatenate([expand_dims(x, ax) for x in xs], axis=ax, dtype=dtype)
 
 
 def moveaxis(a, source, destination):
