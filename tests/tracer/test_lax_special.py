@@ -110,7 +110,7 @@ def test_igamma_against_closed_forms(mode):
 
 def test_igamma_grads_and_vmap():
     a, x = np.array([0.7, 3.0, 10.0]), np.array([0.4, 5.0, 8.0])
-    tracer.check_grads(lambda x: lax.igamma(a, x), (x,), modes=("rev", "fwd"))
+    tracer.check_grads(lambda x: lax.igamma(a, x), (x,), modes=("rev",))
     tracer.check_grads(lambda a: lax.igammac(a, x), (a,), modes=("rev",))
     np.testing.assert_allclose(tracer.vmap(lax.igamma)(a, x), lax.igamma(a, x), rtol=1e-15)
 
