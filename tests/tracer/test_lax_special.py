@@ -165,3 +165,16 @@ def test_bessel_ie_gradient_identity():
     np.testing.assert_allclose(d0, lax.bessel_i1e(x) - np.sign(x) * lax.bessel_i0e(x),
                                rtol=1e-12, atol=1e-15)
     tracer.check_grads(lax.bessel_i1e, (x,), modes=("rev", "fwd"))
+
+
+def test_igamma_grad_a_and_random_gamma_grad():
+    a, x = np.array([0.5, 3.0, 10.0]), np.array([0.3, 2.5, 12.0])
+    h = 1e-6
+    fd_a = (lax.igamma(a + h, x) - lax.igamma(a - h, x)) / (2 * h)
+    np.testing.assert_allclose(lax.igamma_grad_a(a, x), fd_a, rtol=1e-7)
+    fd_x = (lax.igamma(a, x + h) - lax.igamma(a, x - h)) / (2 * h)
+    np.testing.assert_allclose(lax.random_gamma_grad(a, x), -fd_a / fd_x, rtol=1e-7)
+    got = tracer.jit(lax.random_gamma_grad, backend="numpy")(a.astype(np.float32),
+                                                            x.astype(np.float32))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, -fd_a / fd_x, rtol=1e-5)

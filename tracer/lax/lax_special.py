@@ -16,6 +16,7 @@ import numpy as np
 from tracer import numpy as tnp
 from tracer.lax.lax_elementwise import FLOAT, operands
 from tracer.lax.loops import while_loop
+from tracer.transforms import jvp
 
 _LANCZOS_G = 7.0
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
@@ -259,6 +260,23 @@ def igammac(a, x):
     return back(_igamma_pair(wa, wx)[1])
 
 
+def igamma_grad_a(a, x):
+    """jax.lax.igamma_grad_a: dP(a, x)/da, the forward derivative of igamma's composition
+    (elementwise, so a tangent of ones gives every element's derivative at once)."""
+    a, x = tnp.broadcast_arrays(*operands("igamma_grad_a", [a, x], FLOAT))
+    return jvp(lambda v: igamma(v, x), (a,), (tnp.ones_like(a),))[1]
+
+
+def random_gamma_grad(a, x):
+    """jax.lax.random_gamma_grad: d(sample)/da of a Gamma(a, 1) sample x at fixed quantile
+    P(a, x), i.e. -(dP/da) / (dP/dx) with dP/dx = x^(a-1) e^-x / Gamma(a)."""
+    a, x = tnp.broadcast_arrays(*operands("random_gamma_grad", [a, x], FLOAT))
+    wa, back = _computed_in(a, np.float64)
+    wx = _computed_in(x, np.float64)[0]
+    density = tnp.exp((wa - 1) * tnp.log(wx) - wx - _lgamma(wa))
+    return back(-igamma_grad_a(wa, wx) / density)
+
+
 def _unary(name, fn, dtype):
     def op(x):
         (x,) = operands(name, [x], FLOAT)
@@ -275,4 +293,4 @@ digamma = _unary("digamma", _digamma, np.float32)
 erf_inv = _unary("erf_inv", _erf_inv, np.float64)
 
 __all__ = ["erfc", "lgamma", "digamma", "erf_inv", "igamma", "igammac", "zeta", "polygamma",
-           "bessel_i0e", "bessel_i1e"]
+           "bessel_i0e", "bessel_i1e", "igamma_grad_a", "random_gamma_grad"]
