@@ -11,6 +11,7 @@ may trace and call transformed functions at once; a traced value used outside th
 (or thread) that made it is a "leaked tracer" error. The active backend is process-wide.
 """
 import contextlib
+import operator
 import os
 import sys
 import threading
@@ -184,8 +185,9 @@ def _frozen_copy(arr):
 class Trace:
     """Collects the nodes of one graph being built."""
 
-    def __init__(self, level):
+    def __init__(self, level, known=None):
         self.level = level
+        self.known = known      # tracer.concrete.Known: the inputs' values, if concrete
         self.nodes = []
         self.invars = []
         self.capvars, self.captured = [], []   # outer tracers used here, and their vars
@@ -268,32 +270,47 @@ class Tracer:
     def __repr__(self):
         return f"Tracer<{self.aval}>"
 
-    def _concretize(self, what, hint="", error=ConcretizationError):
-        raise error(
-            f"{what}() of a traced value {self.aval} at {user_source(3)}: its value is not "
-            f"known while tracing (jit, grad, make_graph). {hint}Use tracer.numpy.where for "
-            f"data-dependent choices, tracer.lax.cond/switch for branches and "
-            f"tracer.lax.while_loop/fori_loop for loops, or mark the argument static, e.g. "
-            f"jit(f, static_argnums=(0,)).")
+    def _concretize(self, what, hint="", error=ConcretizationError, allowed=True):
+        """The value this tracer stands for, when its trace was called with concrete
+        inputs (eager grad, vjp, jvp...); else the error saying what to write instead."""
+        from tracer.concrete import value_of
+        value = value_of(self) if allowed else None
+        if value is None:
+            why = ("its value is not known while tracing abstractly (jit, make_graph, vmap, "
+                   "lax control flow)" if allowed else
+                   "NumPy would get a constant that carries no gradient")
+            raise error(
+                f"{what}() of a traced value {self.aval} at {user_source(3)}: {why}. {hint}"
+                f"Use tracer.numpy.where for data-dependent choices, tracer.lax.cond/switch "
+                f"for branches and tracer.lax.while_loop/fori_loop for loops, or mark the "
+                f"argument static, e.g. jit(f, static_argnums=(0,)).")
+        return value
 
     def __bool__(self):
-        self._concretize("bool", error=TracerBoolConversionError)
+        return bool(self._concretize("bool", error=TracerBoolConversionError))
 
     def __int__(self):
-        self._concretize("int")
+        return int(self._concretize("int"))
 
     def __float__(self):
-        self._concretize("float")
+        return float(self._concretize("float"))
 
     def __index__(self):
-        self._concretize("index", error=TracerIntegerConversionError)
+        return operator.index(self._concretize("index", error=TracerIntegerConversionError))
 
     def __complex__(self):
-        self._concretize("complex")
+        return complex(self._concretize("complex"))
+
+    def item(self, *args):
+        return self._concretize("item").item(*args)
+
+    def tolist(self):
+        return self._concretize("tolist").tolist()
 
     def __array__(self, dtype=None, copy=None):
-        self._concretize("numpy.asarray", "If a NumPy function got it, call the "
-                                          "tracer.numpy function of the same name. ")
+        self._concretize("numpy.asarray", "If a NumPy function got it, call the tracer.numpy "
+                         "function of the same name; for a Python number (outside jit) use "
+                         "float(x), int(x) or x.item(). ", allowed=False)
 
     def __hash__(self):
         return id(self)
@@ -350,10 +367,18 @@ def run_kernel(name, inputs, attrs=None):
 
 
 class new_trace:
-    """Context manager pushing a fresh trace on the stack."""
+    """Context manager pushing a fresh trace on the stack; `values`, if given, are the
+    concrete values of its first inputs (see tracer.concrete)."""
+
+    def __init__(self, values=None):
+        self.values = values
 
     def __enter__(self):
-        self.trace = Trace(len(_stack.items))
+        known = None
+        if self.values is not None:
+            from tracer.concrete import Known
+            known = Known(self.values)
+        self.trace = Trace(len(_stack.items), known)
         _stack.items.append(self.trace)
         return self.trace
 
@@ -361,13 +386,15 @@ class new_trace:
         _stack.items.pop()
 
 
-def trace_flat(fun, in_avals):
+def trace_flat(fun, in_avals, values=None):
     """Trace `fun(*tracers) -> list of values` to a Graph.
 
     Returns (graph, captured): the graph's inputs are the explicit inputs followed by
     one input per outer-trace value that `fun` closed over; `captured` lists those values.
+    `values`: the arguments `fun` stands for, when the caller has them (an eager
+    transform), so Python control flow on traced values can see theirs.
     """
-    with new_trace() as t:
+    with new_trace(values) as t:
         outs = fun(*[t.new_input(a) for a in in_avals])
         graph = t.to_graph(outs)
     return graph, list(t.captured)

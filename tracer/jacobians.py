@@ -134,7 +134,7 @@ def linearize(fun, *primals):
         outs, trees["out"] = flatten(out)
         return outs + flatten(tan)[0]
     graph, captured = trace_flat(both, avals + [a.strip_weak() for a, f in zip(avals, floats)
-                                                if f])
+                                                if f], leaves)
     inv = graph.invars     # primals, tangents, captured: put the tangents last
     graph = Graph(inv[:n] + inv[n + m:] + inv[n:n + m], graph.outvars, graph.nodes,
                   graph.constvars, graph.consts)

@@ -22,7 +22,8 @@ def _trace_fun(fun, args, has_aux=False, where="vjp"):
     """Trace fun(*args) -> (graph, leaves, in_tree, out_tree, aux_tree, captured).
 
     Graph inputs are the argument leaves then captured outer values; outputs are the
-    result leaves then the aux leaves."""
+    result leaves then the aux leaves. The trace knows the leaves' values, so `fun` may
+    branch on its arguments' values when they are concrete (tracer.concrete)."""
     leaves, in_tree = flatten(list(args))
     trees = {}
 
@@ -37,7 +38,7 @@ def _trace_fun(fun, args, has_aux=False, where="vjp"):
         outs, trees["out"] = flatten(out)
         aux_leaves, trees["aux"] = flatten(aux)
         return outs + aux_leaves
-    graph, captured = trace_flat(flat_fun, [leaf_aval(x, where) for x in leaves])
+    graph, captured = trace_flat(flat_fun, [leaf_aval(x, where) for x in leaves], leaves)
     return graph, leaves, in_tree, trees["out"], trees["aux"], captured
 
 

@@ -64,7 +64,8 @@ def _branchy(x):
 def test_concretization_names_the_user_line_and_suggests_static_argnums(what, fun):
     line = (inspect.getsourcelines(_branchy)[1] + 1 if fun is _branchy
             else inspect.getsourcelines(fun)[1])
-    for transform in (tracer.jit, tracer.make_graph, tracer.grad):
+    abstract = (tracer.jit, tracer.make_graph)   # eager grad sees values, but not NumPy's
+    for transform in abstract + ((tracer.grad,) if what == "numpy.asarray" else ()):
         with pytest.raises(errors.ConcretizationError) as info:
             transform(lambda x: tnp.sum(fun(x)))(X)
         msg = str(info.value)
