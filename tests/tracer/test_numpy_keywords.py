@@ -266,3 +266,34 @@ def test_creation_and_shape_keywords():
     g = tracer.grad(lambda x: tnp.sum(tnp.stack([x, 2 * x], dtype=np.float64)).astype(
         np.float32))(X)
     np.testing.assert_array_equal(g, np.full_like(X, 3))
+
+
+# ---- take(mode=, fill_value=) ------------------------------------------------------------
+
+TAKE_IDX = np.array([-5, -1, 0, 3, 4, 7])
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+def test_take_modes_as_numpy(mode):
+    agree(lambda x, i: tnp.take(x, i, axis=1, mode=mode), np.take(X, TAKE_IDX, 1, mode=mode),
+          X, TAKE_IDX)
+    g = tracer.grad(lambda x: tnp.sum(tnp.take(x, TAKE_IDX, mode=mode)))(X[0])
+    np.testing.assert_array_equal(g, np.bincount(np.take(np.arange(4), TAKE_IDX, mode=mode),
+                                                 minlength=4))
+    out = tracer.vmap(lambda x: tnp.take(x, TAKE_IDX, mode=mode, unique_indices=False))(X)
+    np.testing.assert_array_equal(out, np.take(X, TAKE_IDX, axis=1, mode=mode))
+
+
+def test_take_fill_mode_as_jax():
+    """In-bounds negative indices wrap; the others give fill_value (NaN / int min by default)."""
+    want = np.where((TAKE_IDX < -4) | (TAKE_IDX >= 4), np.nan, X[:, TAKE_IDX % 4])
+    agree(lambda x, i: tnp.take(x, i, axis=1, mode="fill"), want.astype(np.float32), X, TAKE_IDX)
+    ints = np.arange(4, dtype=np.int32)
+    agree(lambda x: tnp.take(x, TAKE_IDX, mode="fill"),
+          np.where(np.isnan(want[0]), np.iinfo(np.int32).min, ints[TAKE_IDX % 4]), ints)
+    agree(lambda x: tnp.take(x, TAKE_IDX, mode="fill", fill_value=-1),
+          np.where(np.isnan(want[0]), -1, want[0]).astype(np.float32), X[0])
+    g = tracer.grad(lambda x: tnp.sum(tnp.take(x, TAKE_IDX, mode="fill", fill_value=0.0)))(X[0])
+    np.testing.assert_array_equal(g, [1, 0, 0, 2])
+    with pytest.raises(ValueError, match="take: mode='bad' is not one of"):
+        tnp.take(X, TAKE_IDX, mode="bad")

@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from ir.errors import ArgumentError, IndexingError, OutOfBoundsError, ShapeError
+from ir.errors import (ArgumentError, ArgumentValueError, IndexingError, OutOfBoundsError,
+                       ShapeError)
 from ir.types import dtype_kind
 from tracer.core import Tracer, run_kernel
 from tracer.numpy._base import convert, dtype_of, normalize_axis, shape, value
@@ -35,12 +36,63 @@ def _as_index(k):
     return a.astype(np.int64) if a.size == 0 and not isinstance(k, np.ndarray) else a
 
 
-def take(x, indices, axis=None):
-    """Gather along one axis (integer indices of any shape; negative ones wrap)."""
-    x = value(x, "take")
+_TAKE_MODES = (None, "raise", "wrap", "clip", "fill")
+
+
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
+         indices_are_sorted=False, fill_value=None):
+    """Gather along one axis (integer indices of any shape; negative ones wrap). An index
+    out of bounds raises (mode None or "raise", as NumPy), is taken modulo the axis
+    ("wrap"), clamped into it with negative ones to 0 ("clip", NumPy's and JAX's), or gives
+    fill_value ("fill", JAX's; default NaN, or the int dtype's min (max if unsigned), or
+    True). unique_indices and indices_are_sorted are JAX's promises and change nothing."""
+    from tracer.numpy.elementwise import clip
+    from tracer.numpy.reductions import no_out
+    from tracer.numpy.rounding import mod
+    no_out("take", out)
+    if mode not in _TAKE_MODES:
+        raise ArgumentValueError(f"take: mode={mode!r} is not one of {_TAKE_MODES}")
+    x = value(a, "take")
     if axis is None:
         x, axis = (x if len(shape(x)) == 1 else ravel(x)), 0    # never copy a 1-d x
     ax = normalize_axis("take", axis, len(shape(x)))
+    n = shape(x)[ax]
+    if mode in ("wrap", "clip", "fill"):
+        idx = indices if isinstance(indices, Tracer) else _as_index(indices)
+        _check_int_index("take", dtype_of(idx))
+        if n == 0:
+            raise OutOfBoundsError(f"take: mode={mode!r} cannot take from axis {ax} of "
+                                   f"size 0")
+        if mode == "fill":
+            x, indices = _fill_slot(x, ax, fill_value), _to_fill_slot(idx, n)
+        else:
+            indices = mod(idx, n) if mode == "wrap" else clip(idx, 0, n - 1)
+    return _take(x, indices, ax)
+
+
+def _fill_slot(x, ax, fill_value):
+    """x with one more slice at the end of axis `ax`, holding fill_value."""
+    from tracer.numpy.shape_ops import broadcast_to, concatenate
+    dt = dtype_of(x)
+    if fill_value is None:
+        kind = dtype_kind(dt)
+        fill_value = (np.nan if kind == "f" else True if kind == "b" else
+                      np.iinfo(dt).max if kind == "u" else np.iinfo(dt).min)
+    slot = shape(x)[:ax] + (1,) + shape(x)[ax + 1:]
+    return concatenate([x, broadcast_to(convert(value(fill_value, "take"), dt, "take"),
+                                        slot)], axis=ax)
+
+
+def _to_fill_slot(idx, n):
+    """Indices in [-n, n) wrapped, all others sent to the fill slot n."""
+    from tracer.numpy.bitwise import logical_or
+    from tracer.numpy.elementwise import add, greater_equal, less, where
+    idx = convert(idx, np.int64, "take")
+    return where(logical_or(less(idx, -n), greater_equal(idx, n)), n,
+                 where(less(idx, 0), add(idx, n), idx))
+
+
+def _take(x, indices, ax):
     n = shape(x)[ax]
     if isinstance(indices, Tracer):
         dt = dtype_of(indices)
