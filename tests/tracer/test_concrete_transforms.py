@@ -101,6 +101,23 @@ def test_while_on_a_traced_value(a):
                                rtol=1e-6)
 
 
+def test_a_loop_testing_its_value_each_iteration_evaluates_each_node_once(monkeypatch):
+    import tracer.concrete
+    evaluated, run = [], tracer.concrete.run
+    monkeypatch.setattr(tracer.concrete, "run", lambda g, *a: evaluated.append(len(g.nodes))
+                        or run(g, *a))
+
+    def decay(x):
+        y, steps = x, 0
+        while y > 1e-3:                      # one multiply and one comparison per step
+            y, steps = y * 0.97, steps + 1
+        return y, steps
+    (y, steps), g = tracer.value_and_grad(decay, has_aux=True)(1.0)
+    assert steps == 227 and len(evaluated) == steps + 1
+    assert sum(evaluated) == 2 * steps + 1
+    np.testing.assert_allclose(g, 0.97 ** steps, rtol=1e-12)
+
+
 def test_float_item_and_tolist_of_traced_values():
     def f(x):
         if float(tnp.max(x)) > 1.0:          # float(): a Python number, no gradient
