@@ -7,12 +7,13 @@ by tracer.distributed.initialize) runs psum/pmax/pmin as Allreduce, all_gather a
 Allgather, psum_scatter as Reduce_scatter_block, ppermute as Isend/Irecv pairs, all_to_all
 as Alltoall, and axis_index reads the rank's coordinate. Its llvm impl is NumpyInProgram:
 compiled programs run it as a python step on their buffers. Every collective is
-non-blocking and polled against TRACER_COLLECTIVE_TIMEOUT, so a rank that never arrives
-aborts the job naming the collective instead of hanging it. TRACER_CHECK_COLLECTIVES=1
+watched by a thread that aborts the job, naming the collective, when it has waited longer
+than TRACER_COLLECTIVE_TIMEOUT (a rank that never arrives cannot hang the job). TRACER_CHECK_COLLECTIVES=1
 first gathers every rank's description of the collective (kernel, parameters, shape,
 dtype, sequence number on the axis) and raises on a mismatch, naming both ranks'.
 """
 import os
+import threading
 import time
 
 import numpy as np
@@ -27,37 +28,41 @@ _NATIVE = {np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.comple
                                  np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
                                  np.uint32, np.uint64)}
 _DESCRIPTOR = 512       # bytes of one rank's description under TRACER_CHECK_COLLECTIVES
-_SPIN = 2e-3            # seconds of busy polling before the poll sleeps between tests
 
 
 class _State:
     world = None
+    check = False       # TRACER_CHECK_COLLECTIVES, read once by install()
+    running = None      # (what, deadline, timeout) of the collective this process is in, or None
     sequence = {}       # (mesh, axis name) -> collectives this process ran over it
 
 
 _state = _State()
 
 
-def wait(request, what, timeout=None):
-    """Poll `request` (or a list of them) until done; past `timeout` seconds (default
-    TRACER_COLLECTIVE_TIMEOUT) abort the whole job naming `what`."""
-    test = request.Test if not isinstance(request, list) else \
-        (lambda: MPI.Request.Testall(request))
-    if test():
-        return
+def run(call, what, timeout=None):
+    """call() (a blocking MPI call) under the watchdog: past `timeout` seconds (default
+    TRACER_COLLECTIVE_TIMEOUT) it aborts the whole job naming `what`, a string or the
+    arguments of _describe (formatted only then, off the hot path)."""
     limit = timeout or _state.world.timeout
-    start = time.monotonic()
-    pause = 0.0
-    while not test():
-        now = time.monotonic() - start
-        if now > limit:
-            _state.world.abort(f"{what} waited more than {limit:g} s "
+    _state.running = (what, time.monotonic() + limit, limit)
+    try:
+        call()
+    finally:
+        _state.running = None
+
+
+def _watch(tick):
+    """The watchdog thread: MPI calls release the GIL, so it runs while one blocks."""
+    while True:
+        time.sleep(tick)
+        running = _state.running
+        if running is not None and time.monotonic() > running[1]:
+            what = running[0] if isinstance(running[0], str) else _describe(*running[0])
+            _state.world.abort(f"{what} waited more than {running[2]:g} s "
                                f"(TRACER_COLLECTIVE_TIMEOUT): some rank of its axis never "
                                f"reached it (a rank-dependent branch, or a rank that ended "
                                f"or is stuck)")
-        if now > _SPIN:
-            pause = min(max(pause * 2, 2e-5), 1e-3)
-            time.sleep(pause)
 
 
 def _describe(kernel, x, attrs, seq):
@@ -69,13 +74,14 @@ def _describe(kernel, x, attrs, seq):
 
 
 def _start(kernel, x, attrs):
-    """The axis communicator, after counting (and in check mode, comparing) this call."""
+    """The axis communicator and this call's description, after counting (and in check
+    mode, comparing) the call."""
     key = (attrs["mesh"], attrs["axis_name"])
     comm = _state.world.axis_comm(*key)
     seq = _state.sequence[key] = _state.sequence.get(key, 0) + 1
-    what = _describe(kernel, x, attrs, seq)
-    if os.environ.get("TRACER_CHECK_COLLECTIVES", "0") not in ("", "0"):
-        _check(comm, what)
+    what = (kernel, x, attrs, seq)
+    if _state.check:
+        _check(comm, _describe(*what))
     return comm, what
 
 
@@ -85,7 +91,7 @@ def _check(comm, what):
     send = np.zeros(_DESCRIPTOR, np.uint8)
     send[:len(mine)] = np.frombuffer(mine, np.uint8)
     recv = np.empty((comm.Get_size(), _DESCRIPTOR), np.uint8)
-    wait(comm.Iallgather(send, recv), f"the TRACER_CHECK_COLLECTIVES check of {what}")
+    run(lambda: comm.Allgather(send, recv), f"the TRACER_CHECK_COLLECTIVES check of {what}")
     ranks = [bytes(r).rstrip(b"\0").decode().split("|", 1) for r in recv]
     other = next(((r, w) for r, w in ranks if w != what), None)
     if other is not None:
@@ -109,7 +115,7 @@ def _reduction(kernel):
         if kernel == "psum_scatter":
             return _scatter(comm, what, send.reshape(x.shape), attrs).astype(x.dtype)
         out = np.empty_like(send)
-        wait(comm.Iallreduce(send, out, _REDUCE_OPS[kernel]), what)
+        run(lambda: comm.Allreduce(send, out, _REDUCE_OPS[kernel]), what)
         return out.reshape(x.shape).astype(x.dtype, copy=False)
     return impl
 
@@ -120,7 +126,8 @@ def _scatter(comm, what, x, attrs):
     blocks = np.ascontiguousarray(np.moveaxis(x, sd, 0)).reshape((n, -1) + x.shape[:sd]
                                                                   + x.shape[sd + 1:])
     out = np.empty(blocks.shape[1:], x.dtype)
-    wait(comm.Ireduce_scatter_block(blocks.reshape(-1), out.reshape(-1), MPI.SUM), what)
+    run(lambda: comm.Reduce_scatter_block(blocks.reshape(-1), out.reshape(-1), MPI.SUM),
+        what)
     return np.moveaxis(out, 0, sd) if attrs["tiled"] else out[0]
 
 
@@ -128,7 +135,7 @@ def _all_gather(x, **attrs):
     comm, what = _start("all_gather", x, attrs)
     x, n, axis = np.asarray(x), attrs["axis_size"], attrs["axis"]
     out = np.empty((n,) + x.shape, x.dtype)
-    wait(comm.Iallgather(_flat_bytes(x), out.reshape(-1).view(np.uint8)), what)
+    run(lambda: comm.Allgather(_flat_bytes(x), out.reshape(-1).view(np.uint8)), what)
     if attrs["tiled"]:
         out = np.moveaxis(out, 0, axis)
         return out.reshape(x.shape[:axis] + (-1,) + x.shape[axis + 1:])
@@ -143,7 +150,7 @@ def _all_to_all(x, **attrs):
     s, c = attrs["split_axis"], attrs["concat_axis"]
     send = np.ascontiguousarray(np.moveaxis(x, s, 0))       # (n*k, rest...)
     recv = np.empty_like(send)
-    wait(comm.Ialltoall(_flat_bytes(send), recv.reshape(-1).view(np.uint8)), what)
+    run(lambda: comm.Alltoall(_flat_bytes(send), recv.reshape(-1).view(np.uint8)), what)
     if not attrs["tiled"]:                                  # (n, rest...): n is new axis c
         return np.moveaxis(recv, 0, c)
     recv = recv.reshape((n, -1) + send.shape[1:])           # (j, k, rest...)
@@ -160,7 +167,7 @@ def _ppermute(x, **attrs):
     requests += [comm.Irecv(out.reshape(-1).view(np.uint8), source=s)
                  for s, d in attrs["perm"] if d == me]
     if requests:
-        wait(requests, what)
+        run(lambda: MPI.Request.Waitall(requests), what)
     return out
 
 
@@ -180,6 +187,9 @@ _IN_PROGRAM = NumpyInProgram("an MPI collective on the program's buffers")
 def install(world):
     """Run the collectives over `world`'s communicators (tracer.distributed's)."""
     _state.world = world
+    _state.check = os.environ.get("TRACER_CHECK_COLLECTIVES", "0") not in ("", "0")
+    threading.Thread(target=_watch, args=(min(0.25, world.timeout / 8),), daemon=True,
+                     name="tracer-collective-watchdog").start()
     for kernel, impl in KERNELS.items():
         registry.register_kernel(kernel, "numpy", impl)
         registry.register_kernel(kernel, "llvm", _IN_PROGRAM)

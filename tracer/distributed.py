@@ -56,9 +56,9 @@ class _World:
 
     def abort(self, message):
         """End every rank of the job with `message`, printed by this rank."""
-        sys.stderr.write(f"tracer.distributed: rank {self.rank} of {self.size}: "
-                         f"{message}; aborting the job\n")
         sys.stderr.flush()
+        os.write(2, f"tracer.distributed: rank {self.rank} of {self.size}: {message}; "
+                    f"aborting the job\n".encode())     # one write: not interleaved
         self.comm.Abort(1)
 
 
@@ -104,8 +104,7 @@ def initialize(*, timeout=None):
     sys.excepthook = _abort_on_exception
     from lowering import mpi
     mpi.install(world)
-    mpi.wait(world.comm.Ibarrier(), "initialize (every rank joining the job)",
-             timeout or world.timeout)
+    mpi.run(world.comm.Barrier, "initialize (every rank joining the job)", timeout)
 
 
 def _abort_on_exception(kind, value, tb):
