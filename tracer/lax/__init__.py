@@ -26,9 +26,10 @@ from tracer.lax.lax_dot import *  # noqa: F401,F403
 from tracer.lax.lax_reductions import *  # noqa: F401,F403
 from tracer.lax.lax_sorting import *  # noqa: F401,F403
 from tracer.lax.lax_special import *  # noqa: F401,F403
+from tracer.lax.lax_incomplete import *  # noqa: F401,F403
 from tracer.lax.lax_conv import *  # noqa: F401,F403
-from tracer.lax import (lax_conv, lax_dot, lax_elementwise, lax_gather, lax_reductions,
-                        lax_shapes, lax_slicing, lax_sorting, lax_special)
+from tracer.lax import (lax_conv, lax_dot, lax_elementwise, lax_gather, lax_incomplete,
+                        lax_reductions, lax_shapes, lax_slicing, lax_sorting, lax_special)
 from tracer.lax import while_grad  # noqa: F401  (registers while's gradient)
 from tracer.lax import batching  # noqa: F401  (registers the batching rules)
 from tracer.lax import scatters  # noqa: F401  (registers the kernel of x.at[...] updates)
@@ -37,7 +38,7 @@ __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "stop_gra
            "dynamic_index", "dynamic_update_index", "conv_general_dilated", "reduce_window",
            "bitcast_convert_type"]
 __all__ += [name for m in (lax_elementwise, lax_shapes, lax_slicing, lax_gather, lax_dot,
-                           lax_reductions, lax_sorting, lax_special, lax_conv)
+                           lax_reductions, lax_sorting, lax_special, lax_incomplete, lax_conv)
             for name in m.__all__]
 __all__ += ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
             "all_to_all", "axis_index"]

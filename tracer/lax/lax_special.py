@@ -2,21 +2,16 @@
 erfc (Cephes' rational form), lgamma and digamma (the Lanczos g=7 series, Euler's
 reflection below 1/2), erf_inv (Giles' start refined by four Newton steps on erf, on
 log erfc beyond 1/2 where 1 - x is exact: full precision, and its gradient is 1/erf'(y)),
-igamma and igammac (Cephes' series and continued fraction in one while_loop), zeta and
-polygamma (Cephes' Hurwitz zeta: a sum, then Euler-Maclaurin). float16 and
-bfloat16 compute in float32; erfc, erf_inv and the incomplete gammas in float64, rounded
-once.
+bessel_i0e and bessel_i1e (power series, then the asymptotic expansion). float16 and
+bfloat16 compute in float32; erfc, erf_inv and the Bessel functions in float64, rounded
+once. The incomplete gamma and beta functions and zeta are in lax_incomplete.py.
 """
-from fractions import Fraction
 import math
-from math import comb, factorial
 
 import numpy as np
 
 from tracer import numpy as tnp
 from tracer.lax.lax_elementwise import FLOAT, operands
-from tracer.lax.loops import while_loop
-from tracer.transforms import jvp
 
 _LANCZOS_G = 7.0
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
@@ -38,17 +33,6 @@ _GILES_SMALL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
                 0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
 _GILES_LARGE = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
                 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
-
-
-def _bernoulli_factors(count):
-    """(2k)! / B_2k for k = 1..count: the Euler-Maclaurin coefficients of Cephes' zeta."""
-    b = [Fraction(1)]
-    for m in range(1, 2 * count + 1):
-        b.append(-sum(comb(m + 1, j) * b[j] for j in range(m)) / (m + 1))
-    return [float(factorial(2 * k) / b[2 * k]) for k in range(1, count + 1)]
-
-
-_ZETA_A = _bernoulli_factors(12)
 
 
 def _polyval(coeffs, x):
@@ -121,93 +105,6 @@ def _erf_inv(x):
     return tnp.where(tnp.abs(x) == 1, x * np.inf, y)
 
 
-def _igamma_pair(a, x):
-    """(P(a, x), Q(a, x)), the regularized incomplete gamma functions, as Cephes: the series
-    for P where x <= max(1, a), the continued fraction for Q elsewhere, iterated in one
-    while_loop until every element's own method has converged. Each method sees safe
-    stand-in arguments where the other is used, so neither overflows into the gradient."""
-    eps, big = np.finfo(x.dtype).eps, 1 / np.finfo(x.dtype).eps
-    tol = 8 * eps                                 # the fraction's ratio jitters by ulps
-    series = (x <= 1) | (x <= a)
-    xs, xc = tnp.where(series, x, 0.0), tnp.where(series, a + 2, x)
-    y, one = 1 - a, tnp.ones_like(x)
-    z = xc + y + 1
-    state = (0, a, one, one, y, z, one, xc, xc + 1, z * xc, (xc + 1) / (z * xc), one)
-
-    def unconverged(s):
-        k, _, c, ans, *_, t = s
-        return (k < 2000) & tnp.any(tnp.where(series, c > ans * eps, t > tol))
-
-    def step(s):
-        k, r, c, ans, y, z, pkm2, qkm2, pkm1, qkm1, cf, _ = s
-        r = r + 1
-        c = c * xs / r
-        y, z = y + 1, z + 2
-        yc = y * (k + 1)
-        pk, qk = pkm1 * z - pkm2 * yc, qkm1 * z - qkm2 * yc
-        ok = qk != 0
-        ratio = pk / tnp.where(ok, qk, 1.0)
-        t = tnp.where(ok, tnp.abs((cf - ratio) / ratio), 1.0)
-        scale = tnp.where(tnp.abs(pk) > big, 1 / big, 1.0)
-        return (k + 1, r, c, ans + c, y, z, pkm1 * scale, qkm1 * scale, pk * scale, qk * scale,
-                tnp.where(ok, ratio, cf), t)
-
-    out = while_loop(unconverged, step, state)
-    log_ax = a * tnp.log(x) - x - _lgamma(a)
-    p_series = out[3] * tnp.exp(log_ax) / a
-    q_cf = out[10] * tnp.exp(log_ax)
-    p = tnp.where(series, p_series, 1 - q_cf)
-    p = tnp.where(x == 0, 0.0, tnp.where(a == 0, 1.0, p))
-    p = tnp.where((a < 0) | (x < 0) | tnp.isnan(a) | tnp.isnan(x), np.nan, p)
-    q = tnp.where(series, 1 - p_series, q_cf)
-    q = tnp.where(x == 0, 1.0, tnp.where(a == 0, 0.0, q))
-    return p, tnp.where(tnp.isnan(p), np.nan, q)
-
-
-def _zeta(x, q):
-    """Hurwitz zeta by Cephes' scheme: nine terms of the sum, then Euler-Maclaurin at
-    w = q + 9 until a correction is below one ulp of the total (later ones are masked)."""
-    eps = np.finfo(x.dtype).eps
-    ok = q > 0
-    qs = tnp.where(ok, q, 1.0)
-    total = tnp.power(qs, -x)
-    b = total
-    for k in range(1, 10):
-        b = tnp.power(qs + k, -x)
-        total = total + b
-    w = qs + 9
-    total = total + b * w / (x - 1) - 0.5 * b
-    a, k, done = tnp.ones_like(x), 0.0, tnp.zeros(x.shape, bool)
-    for coeff in _ZETA_A:
-        a = a * (x + k)
-        b = b / w
-        t = a * b / coeff
-        total = tnp.where(done, total, total + t)
-        done = done | (tnp.abs(t) < eps * tnp.abs(total))
-        a, b, k = a * (x + k + 1), b / w, k + 2
-    out = tnp.where(x == 1, np.inf, tnp.where(x < 1, np.nan, total))
-    return tnp.where(q == 0, np.inf, tnp.where(ok, out, np.nan))
-
-
-def zeta(x, q):
-    """jax.lax.zeta: the Hurwitz zeta function sum_k (q + k)^-x, for x > 1 and q > 0
-    (infinite at q = 0 or x = 1; NaN for q < 0, where jax.lax also covers integer x)."""
-    x, q = tnp.broadcast_arrays(*operands("zeta", [x, q], FLOAT))
-    (wx, back), wq = _computed_in(x, np.float32), _computed_in(q, np.float32)[0]
-    return back(_zeta(wx, wq))
-
-
-def polygamma(m, x):
-    """jax.lax.polygamma: the m-th derivative of digamma, for whole m >= 0 (of x's dtype)."""
-    m, x = tnp.broadcast_arrays(*operands("polygamma", [m, x], FLOAT))
-    (wm, back), wx = _computed_in(m, np.float32), _computed_in(x, np.float32)[0]
-    n = tnp.where(wm > 0, wm, 1.0)
-    sign = tnp.where(tnp.fmod(n, 2.0) == 1, 1.0, -1.0)          # (-1)^(m + 1)
-    out = sign * tnp.exp(_lgamma(n + 1)) * _zeta(n + 1, wx)
-    out = tnp.where(wm == 0, _digamma(wx), out)
-    return back(tnp.where((wm < 0) | (wm != tnp.floor(wm)), np.nan, out))
-
-
 _I_SERIES = 48                                  # terms of the power series, used for |x| <= 20
 _I_ASYMPTOTIC = 30                              # terms of the expansion in 1/|x| beyond
 
@@ -246,37 +143,6 @@ def bessel_i1e(x):
     return back(_bessel_ie(wide, 1))
 
 
-def igamma(a, x):
-    """jax.lax.igamma: the regularized lower incomplete gamma function P(a, x)."""
-    a, x = tnp.broadcast_arrays(*operands("igamma", [a, x], FLOAT))
-    (wa, back), wx = _computed_in(a, np.float64), _computed_in(x, np.float64)[0]
-    return back(_igamma_pair(wa, wx)[0])
-
-
-def igammac(a, x):
-    """jax.lax.igammac: the regularized upper incomplete gamma function Q(a, x) = 1 - P."""
-    a, x = tnp.broadcast_arrays(*operands("igammac", [a, x], FLOAT))
-    (wa, back), wx = _computed_in(a, np.float64), _computed_in(x, np.float64)[0]
-    return back(_igamma_pair(wa, wx)[1])
-
-
-def igamma_grad_a(a, x):
-    """jax.lax.igamma_grad_a: dP(a, x)/da, the forward derivative of igamma's composition
-    (elementwise, so a tangent of ones gives every element's derivative at once)."""
-    a, x = tnp.broadcast_arrays(*operands("igamma_grad_a", [a, x], FLOAT))
-    return jvp(lambda v: igamma(v, x), (a,), (tnp.ones_like(a),))[1]
-
-
-def random_gamma_grad(a, x):
-    """jax.lax.random_gamma_grad: d(sample)/da of a Gamma(a, 1) sample x at fixed quantile
-    P(a, x), i.e. -(dP/da) / (dP/dx) with dP/dx = x^(a-1) e^-x / Gamma(a)."""
-    a, x = tnp.broadcast_arrays(*operands("random_gamma_grad", [a, x], FLOAT))
-    wa, back = _computed_in(a, np.float64)
-    wx = _computed_in(x, np.float64)[0]
-    density = tnp.exp((wa - 1) * tnp.log(wx) - wx - _lgamma(wa))
-    return back(-igamma_grad_a(wa, wx) / density)
-
-
 def _unary(name, fn, dtype):
     def op(x):
         (x,) = operands(name, [x], FLOAT)
@@ -292,5 +158,4 @@ lgamma = _unary("lgamma", _lgamma, np.float32)
 digamma = _unary("digamma", _digamma, np.float32)
 erf_inv = _unary("erf_inv", _erf_inv, np.float64)
 
-__all__ = ["erfc", "lgamma", "digamma", "erf_inv", "igamma", "igammac", "zeta", "polygamma",
-           "bessel_i0e", "bessel_i1e", "igamma_grad_a", "random_gamma_grad"]
+__all__ = ["erfc", "lgamma", "digamma", "erf_inv", "bessel_i0e", "bessel_i1e"]
