@@ -162,6 +162,20 @@ def test_vmap_inside_grad():
                                big / np.linalg.norm(big, axis=1, keepdims=True), rtol=1e-12)
 
 
+def test_branching_on_the_results_of_jit_and_lax_control_flow_inside_grad():
+    inner = tracer.jit(lambda x: tnp.sin(x) * 2, backend="numpy")
+
+    def f(x):
+        y = tracer.lax.cond(x > 0, lambda v: v * 2, lambda v: v * 3, inner(x))
+        z = tracer.lax.fori_loop(0, 3, lambda i, v: v * 1.5, y)
+        return z * z if z > 4 else z
+    for x in (1.0, 0.3, -0.5):
+        y = 2 * np.sin(x) * (2 if x > 0 else 3)
+        dz = 2 * np.cos(x) * (2 if x > 0 else 3) * 1.5 ** 3
+        z = y * 1.5 ** 3
+        np.testing.assert_allclose(tracer.grad(f)(x), 2 * z * dz if z > 4 else dz, rtol=1e-12)
+
+
 def test_the_llvm_eager_backend_evaluates_the_branch_condition():
     tracer.set_backend("llvm")
     try:
