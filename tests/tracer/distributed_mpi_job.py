@@ -19,7 +19,7 @@ from tracer import numpy as tnp
 
 N = 2   # positions of the mesh axis "x"
 
-# name -> (the body of a shard_map over axis "x", in_specs P("x"), out_specs P("x");
+# name -> (the body of a shard_map over MESH, in_specs P("x"), out_specs P("x");
 #          differentiable)
 CASES = {
     "psum": (lambda b: lax.psum(b, "x"), True),
@@ -38,7 +38,11 @@ CASES = {
     "all_to_all_tiled": (lambda b: lax.all_to_all(b, "x", 1, 0, tiled=True), True),
     "axis_index": (lambda b: b * (lax.axis_index("x") + 1).astype(b.dtype), True),
     "int_psum": (lambda b: lax.psum((b * 10).astype(np.int32), "x"), False),
+    "psum_two_axes": (lambda b: lax.psum(b, ("r", "x")), True),
+    "axis_index_two_axes": (lambda b: b * (lax.axis_index("x") + lax.psum(
+        lax.axis_index("r") + 3, "r")).astype(b.dtype), True),
 }
+MESH = ((N, 1), ("x", "r"))     # a second axis "r" of one position
 
 
 def global_input():
@@ -54,7 +58,7 @@ def loss(mesh, body):
 
 
 def collectives(out_dir):
-    mesh = tracer.make_mesh((N,), ("x",))
+    mesh = tracer.make_mesh(*MESH)
     r = tracer.distributed.process_index()
     block = np.split(global_input(), N)[r]
     saved = {}

@@ -39,7 +39,7 @@ def run_job(*args, timeout=60, **env):
 def test_collectives_and_gradients_match_the_one_process_oracle(tmp_path):
     out, _ = run_job(JOB, "collectives", str(tmp_path))
     assert out.returncode == 0, out.stderr[-3000:]
-    mesh = tracer.sharding.Mesh((job.N,), ("x",))      # simulated: the oracle
+    mesh = tracer.sharding.Mesh(*job.MESH)      # simulated: the oracle
     x = job.global_input()
     ranks = [np.load(tmp_path / f"rank{r}.npz") for r in range(job.N)]
     for name, (body, differentiable) in job.CASES.items():
