@@ -6,11 +6,12 @@ mesh's ((name, size), ...) pairs, besides its axis name; its NumPy kernel (regis
 by tracer.distributed.initialize) runs psum/pmax/pmin as Allreduce, all_gather as
 Allgather, psum_scatter as Reduce_scatter_block, ppermute as Isend/Irecv pairs, all_to_all
 as Alltoall, and axis_index reads the rank's coordinate. Its llvm impl is NumpyInProgram:
-compiled programs run it as a python step on their buffers. Every collective is
-watched by a thread that aborts the job, naming the collective, when it has waited longer
-than TRACER_COLLECTIVE_TIMEOUT (a rank that never arrives cannot hang the job). TRACER_CHECK_COLLECTIVES=1
-first gathers every rank's description of the collective (kernel, parameters, shape,
-dtype, sequence number on the axis) and raises on a mismatch, naming both ranks'.
+compiled programs run it as a python step on their buffers. Every collective is a
+blocking MPI call watched by a thread that aborts the job, naming the collective, when it
+has waited longer than TRACER_COLLECTIVE_TIMEOUT (a rank that never arrives cannot hang
+the job). TRACER_CHECK_COLLECTIVES=1 first gathers every rank's description of the
+collective (kernel, parameters, shape, dtype, sequence number on the axis) and raises on
+a mismatch, naming both ranks'.
 """
 import os
 import threading
@@ -110,7 +111,7 @@ def _reduction(kernel):
         comm, what = _start(kernel, x, attrs)
         x = np.asarray(x)
         wide = x.dtype if x.dtype in _NATIVE else \
-            np.dtype(np.float32 if x.dtype.kind == "f" else np.int64)
+            np.dtype(np.int64 if x.dtype.kind in "biu" else np.float32)   # bool, f16, bf16
         send = np.ascontiguousarray(x, wide).reshape(-1)
         if kernel == "psum_scatter":
             return _scatter(comm, what, send.reshape(x.shape), attrs).astype(x.dtype)

@@ -38,6 +38,8 @@ CASES = {
     "all_to_all_tiled": (lambda b: lax.all_to_all(b, "x", 1, 0, tiled=True), True),
     "axis_index": (lambda b: b * (lax.axis_index("x") + 1).astype(b.dtype), True),
     "int_psum": (lambda b: lax.psum((b * 10).astype(np.int32), "x"), False),
+    "half_psum": (lambda b: lax.psum(b.astype(np.float16), "x"), False),
+    "bool_psum": (lambda b: lax.psum(b > 0, "x"), False),
     "psum_two_axes": (lambda b: lax.psum(b, ("r", "x")), True),
     "axis_index_two_axes": (lambda b: b * (lax.axis_index("x") + lax.psum(
         lax.axis_index("r") + 3, "r")).astype(b.dtype), True),

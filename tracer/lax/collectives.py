@@ -4,15 +4,16 @@ psum_scatter, ppermute, all_to_all, axis_index.
 Each is a kernel whose node carries the axis name and size and its hashable parameters
 (never a communicator; inside a shard_map over a mesh of processes also `mesh`, its
 ((name, size), ...) pairs), traced inside `vmap(f, axis_name=...)` or `shard_map`, which
-bind the name; over processes lowering/mpi.py runs them as MPI collectives. In one process, vmap batches a node over its own axis by the NAMED_RULES below
-(a reduction or shuffle along the batch dim), so no collective reaches a backend; over
-another axis it is batched like any kernel (the registered rules: the batch dim is just
-one more array axis). Gradients are JAX's transposes: psum's is psum (so under vmap the
-gradient of a psum is the axis size), all_gather <-> psum_scatter, ppermute by the inverse
-permutation, all_to_all with its axes swapped; pmax and pmin have none. Collectives are
-declared side effects (registry.declare_effects): never folded, merged or dropped (and
-axis_index, which differs between processes, is never folded into a shared program). Pytrees
-are accepted where JAX accepts them (each leaf is one node).
+bind the name; over processes lowering/mpi.py runs them as MPI collectives. In one
+process, vmap batches a node over its own axis by the NAMED_RULES below (a reduction or
+shuffle along the batch dim), so no collective reaches a backend; over another axis it is
+batched like any kernel (the registered rules: the batch dim is just one more array
+axis). Gradients are JAX's transposes: psum's is psum (so under vmap the gradient of a
+psum is the axis size), all_gather <-> psum_scatter, ppermute by the inverse permutation,
+all_to_all with its axes swapped; pmax and pmin have none. Collectives are declared side
+effects (registry.declare_effects): never folded, merged or dropped (axis_index too: it
+differs between processes). Pytrees are accepted where JAX accepts them (each leaf is one
+node).
 """
 import numpy as np
 
