@@ -327,18 +327,17 @@ def load(text, key=None):
 
 def _link(text):
     """Load the libraries module `text` calls (the math functions' and matmul's:
-    `libraries` of mathlib_shared and matmul_shared; each is compiled once per process)
-    and make their symbols resolvable from every engine."""
-    for kind in _LIBRARIES:
-        for name in kind.libraries(text):
-            if name not in _linked:
-                symbols, identity, make = kind.library(name, CURRENT.isa)
-                loaded = load(make, cache_key(identity))
-                for symbol in symbols:
-                    address = loaded.address(symbol)    # (MCJIT aborts on a missing one)
-                    with _gate:
-                        llvm.add_symbol(symbol, address)
-                _linked[name] = loaded      # kept for good: other modules call it
+    `libraries` of mathlib_shared and matmul_shared; each is compiled once per process,
+    those missing at the same time) and make their symbols resolvable from every engine."""
+    wanted = [(name, kind.library(name, CURRENT.isa)) for kind in _LIBRARIES
+              for name in kind.libraries(text) if name not in _linked]
+    loads = _at_once(lambda item: load(item[1][2], cache_key(item[1][1])), wanted)
+    for (name, (symbols, _, _)), loaded in zip(wanted, loads):
+        for symbol in symbols:
+            address = loaded.address(symbol)    # (MCJIT aborts on a missing one)
+            with _gate:
+                llvm.add_symbol(symbol, address)
+        _linked[name] = loaded          # kept for good: other modules call it
 
 
 def _load(key, text):
@@ -358,29 +357,35 @@ def _load(key, text):
 
 
 def _compile_parts(key, text):
-    """Object code of module `text`, as a list: of its parts (lowering.llvm.split), one
-    compiled here and each other one at the same time by a daemon thread (so in a worker
-    process), when it is long enough to pay and this process may use several cores."""
+    """Object code of module `text`, as a list: of its parts (lowering.llvm.split) when it
+    is long enough to pay and this process may use several cores."""
     texts = split.parts(text, _cores())
-    if len(texts) == 1:
-        return [_compile(key, text)]
-    objs, failed = [None] * len(texts), []
+    return _at_once(lambda k: _compile(f"{key}.{k}" if len(texts) > 1 else key, texts[k]),
+                    range(len(texts)))
+
+
+def _at_once(work, items):
+    """[work(item) for item in items]: the first here, each other one at the same time on
+    a daemon thread (whose compiles run in worker processes); raises the first failure."""
+    items = list(items)
+    results, failed = [None] * len(items), []
 
     def one(k):
         try:
-            objs[k] = _compile(f"{key}.{k}", texts[k])
+            results[k] = work(items[k])
         except BaseException as e:
             failed.append(e)
     others = [threading.Thread(target=one, args=(k,), daemon=True, name="tracer-compile-part")
-              for k in range(1, len(texts))]
+              for k in range(1, len(items))]
     for t in others:
         t.start()
-    one(0)
+    if items:
+        one(0)
     for t in others:
         t.join()
     if failed:
         raise failed[0]
-    return objs
+    return results
 
 
 def _cores():
