@@ -11,6 +11,7 @@ The test imports CASES and `global_input` to compute the one-process oracle.
 import os
 import sys
 
+import ml_dtypes
 import numpy as np
 
 import tracer
@@ -39,6 +40,7 @@ CASES = {
     "axis_index": (lambda b: b * (lax.axis_index("x") + 1).astype(b.dtype), True),
     "int_psum": (lambda b: lax.psum((b * 10).astype(np.int32), "x"), False),
     "half_psum": (lambda b: lax.psum(b.astype(np.float16), "x"), False),
+    "bfloat16_psum": (lambda b: lax.psum(b.astype(ml_dtypes.bfloat16), "x"), False),
     "bool_psum": (lambda b: lax.psum(b > 0, "x"), False),
     "psum_two_axes": (lambda b: lax.psum(b, ("r", "x")), True),
     "axis_index_two_axes": (lambda b: b * (lax.axis_index("x") + lax.psum(
