@@ -20,7 +20,7 @@ from tracer.core import eval_graph, trace_flat
 from tracer.signature import leaf_aval
 from tracer.pytree import flatten, unflatten
 from tracer.transforms import (_argnums, check_tangent_dtypes, float0, jvp, matching_leaves,
-                               vjp)
+                               partial_args, vjp)
 from tracer.vmap import vmap
 
 
@@ -40,16 +40,6 @@ def _basis(avals):
     return np.eye(n, dtype=dtype)
 
 
-def _partial(fun, args, nums, kwargs):
-    """fun as a function of the differentiated arguments only, and those arguments."""
-    def g(*diff):
-        full = list(args)
-        for i, d in zip(nums, diff):
-            full[i] = d
-        return fun(*full, **kwargs)
-    return g, tuple(args[i] for i in nums)
-
-
 def _assemble(argnums, in_tree, out_tree, blocks):
     """blocks[o][i]: the Jacobian block of output leaf o and input leaf i -> JAX's tree."""
     per_out = []
@@ -62,7 +52,7 @@ def _assemble(argnums, in_tree, out_tree, blocks):
 def _inputs(fun, argnums, args, kwargs, where):
     """(fun of the differentiated arguments only, those arguments, their leaves' tree and
     types): what both Jacobians start from."""
-    g, primals = _partial(fun, args, _argnums(argnums, args, where), kwargs)
+    g, primals = partial_args(fun, args, _argnums(argnums, args, where), kwargs)
     leaves, in_tree = flatten(list(primals))
     return g, primals, in_tree, [leaf_aval(x, where) for x in leaves]
 

@@ -4,8 +4,6 @@ Each one traces the function to a graph, transforms the graph (tracer.autodiff),
 evaluates the result with `eval_graph`: on arrays that runs it, on tracers it inlines it
 into the enclosing trace. So every pair nests: grad(grad(f)), jit(grad(f)), jvp(grad(f)).
 """
-import functools
-
 import numpy as np
 
 from ir import cse, dce
@@ -123,15 +121,27 @@ def _argnums(argnums, args, where):
     return nums
 
 
+def partial_args(fun, args, nums, kwargs):
+    """fun as a function of args[nums] only (the others and kwargs fixed), and those."""
+    def g(*diff):
+        full = list(args)
+        for i, d in zip(nums, diff):
+            full[i] = d
+        return fun(*full, **kwargs)
+    return g, tuple(args[i] for i in nums)
+
+
 def _value_and_grad(fun, argnums, has_aux, with_value):
     name = getattr(fun, "__name__", "function")
     where = f"grad({name})"
 
     def value_and_grad_f(*args, **kwargs):
-        """Keyword arguments are passed to fun and not differentiated."""
+        """Keyword arguments and the positional arguments outside argnums are passed to
+        fun as they are (as JAX), not traced: shapes and Python code may read them."""
         nums = _argnums(argnums, args, where)
-        f = functools.partial(fun, **kwargs) if kwargs else fun
-        graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(f, args, has_aux,
+        uniq = sorted(set(nums))
+        f, diff = partial_args(fun, args, uniq, kwargs)
+        graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(f, diff, has_aux,
                                                                           "grad")
         out = graph.outvars[0] if graph.outvars else None
         if num_leaves(out_tree) != 1 or out.aval.shape != () or dtype_kind(out.aval.dtype) != "f":
@@ -140,9 +150,7 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
             raise GradientTypeError(f"{where}: the function must return a float scalar, got "
                                     f"{got}. For non-scalar outputs use vjp(f, *args) and "
                                     f"call vjp_fn with a cotangent.")
-        arg_trees = [flatten(a)[1] for a in args]
-        wrt = [i in nums for i, t in enumerate(arg_trees) for _ in range(num_leaves(t))]
-        wrt += [False] * len(captured)
+        wrt = [True] * len(leaves) + [False] * len(captured)
         check_differentiable(graph, wrt)
         n_aux = len(graph.outvars) - 1
 
@@ -154,9 +162,8 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
         vals = eval_graph(dce(cse(g)), leaves + captured)
         if with_value:
             value, vals = vals[0], vals[1:]
-        aux, grads = vals[:n_aux], iter(vals[n_aux:])
-        by_position = {i: unflatten(t, [next(grads) for _ in range(num_leaves(t))])
-                       for i, t in enumerate(arg_trees) if i in nums}
+        aux = vals[:n_aux]
+        by_position = dict(zip(uniq, unflatten(in_tree, vals[n_aux:])))
         per_arg = tuple(by_position[i] for i in nums)      # in the order asked, as JAX
         grad_out = per_arg[0] if isinstance(argnums, int) else per_arg
         if with_value:

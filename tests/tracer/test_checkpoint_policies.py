@@ -164,8 +164,9 @@ def test_static_argnums_pass_python_values():
         np.testing.assert_allclose(native(grad(lambda x: g(x, 4)))(2.0), 32.0)
     kw = checkpoint(lambda x, n, *, scale: power(x, n) * scale, static_argnums=1)
     np.testing.assert_allclose(grad(lambda x, s: kw(x, 2, scale=s))(2.0, 3.0), 12.0)
+    np.testing.assert_allclose(grad(checkpoint(power, static_argnums=1))(2.0, 3), 12.0)
     with pytest.raises(tracer.ArgumentError, match="argument 1 is in static_argnums"):
-        grad(checkpoint(power, static_argnums=1))(2.0, 3)      # grad traces n
+        grad(checkpoint(power, static_argnums=1), argnums=(0, 1))(2.0, 3.0)  # n traced
     with pytest.raises(tracer.ArgumentError, match="static_argnums"):
         grad(checkpoint(lambda *a: a[0] * 2, static_argnums=5))(2.0, 3)
     with pytest.raises(tracer.ArgumentError, match="static_argnums"):

@@ -85,6 +85,21 @@ def test_for_range_int_of_a_traced_argument():
         2.0, np.int64(4)), 6.0)
 
 
+def test_arguments_outside_argnums_reach_the_function_as_they_are():
+    x = np.arange(6.0)
+
+    def f(x, n, axis):
+        assert type(n) is int and type(axis) is int       # not traced, as in JAX
+        rows = tnp.sum(x.reshape(n, -1), axis=axis)
+        return tnp.sum(rows * tnp.arange(n if axis else 6 // n))
+    np.testing.assert_allclose(tracer.grad(f)(x, 3, 0), np.tile([0.0, 1.0], 3))
+    np.testing.assert_allclose(tracer.value_and_grad(f)(x, 2, 1)[1],
+                               np.repeat([0.0, 1.0], 3))
+    g = tracer.grad(lambda a, n, b: a * tnp.ones(n) @ b, argnums=(2, 0))(2.0, 3, np.ones(3))
+    np.testing.assert_allclose(g[0], np.full(3, 2.0))
+    np.testing.assert_allclose(g[1], 3.0)
+
+
 def newton_sqrt(a):
     y = a
     while tnp.abs(y * y - a) > 1e-10:
