@@ -136,11 +136,15 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
     where = f"grad({name})"
 
     def value_and_grad_f(*args, **kwargs):
-        """Keyword arguments and the positional arguments outside argnums are passed to
-        fun as they are (as JAX), not traced: shapes and Python code may read them."""
+        """Keyword arguments, and positional arguments outside argnums whose leaves are
+        all scalars (sizes, axes, counts, flags), reach fun as they are (as JAX), so shapes
+        may take them. Other undifferentiated arrays stay graph inputs, since a constant
+        would be copied into the graph on every call; fun sees their values as any
+        traced value's (tracer.concrete)."""
         nums = _argnums(argnums, args, where)
-        uniq = sorted(set(nums))
-        f, diff = partial_args(fun, args, uniq, kwargs)
+        traced = [i for i, a in enumerate(args)
+                  if i in nums or any(np.ndim(x) for x in flatten(a)[0])]
+        f, diff = partial_args(fun, args, traced, kwargs)
         graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(f, diff, has_aux,
                                                                           "grad")
         out = graph.outvars[0] if graph.outvars else None
@@ -150,7 +154,9 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
             raise GradientTypeError(f"{where}: the function must return a float scalar, got "
                                     f"{got}. For non-scalar outputs use vjp(f, *args) and "
                                     f"call vjp_fn with a cotangent.")
-        wrt = [True] * len(leaves) + [False] * len(captured)
+        arg_trees = [flatten(args[i])[1] for i in traced]
+        wrt = [i in nums for i, t in zip(traced, arg_trees) for _ in range(num_leaves(t))]
+        wrt += [False] * len(captured)
         check_differentiable(graph, wrt)
         n_aux = len(graph.outvars) - 1
 
@@ -162,8 +168,9 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
         vals = eval_graph(dce(cse(g)), leaves + captured)
         if with_value:
             value, vals = vals[0], vals[1:]
-        aux = vals[:n_aux]
-        by_position = dict(zip(uniq, unflatten(in_tree, vals[n_aux:])))
+        aux, grads = vals[:n_aux], iter(vals[n_aux:])
+        by_position = {i: unflatten(t, [next(grads) for _ in range(num_leaves(t))])
+                       for i, t in zip(traced, arg_trees) if i in nums}
         per_arg = tuple(by_position[i] for i in nums)      # in the order asked, as JAX
         grad_out = per_arg[0] if isinstance(argnums, int) else per_arg
         if with_value:

@@ -98,6 +98,10 @@ def test_arguments_outside_argnums_reach_the_function_as_they_are():
     g = tracer.grad(lambda a, n, b: a * tnp.ones(n) @ b, argnums=(2, 0))(2.0, 3, np.ones(3))
     np.testing.assert_allclose(g[0], np.full(3, 2.0))
     np.testing.assert_allclose(g[1], 3.0)
+    # an undifferentiated array stays a graph input, and its values still steer Python
+    h = tracer.grad(lambda x, data: tnp.sum(x * data) if data[0] > 0 else tnp.sum(-x))
+    np.testing.assert_allclose(h(x, x + 1), x + 1)
+    np.testing.assert_allclose(h(x, x - 1), -np.ones(6))
 
 
 def newton_sqrt(a):
