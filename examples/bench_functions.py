@@ -1,15 +1,16 @@
-"""Where a module's LLVM time goes, function by function: each external function of a
-dumped module (TRACER_DUMP_DIR's <key>.ll), with the internal functions it calls (inlined
-into it as in the whole module), is optimized and emitted alone; the thread CPU time of
+"""Where a module's LLVM time goes, entry by entry: each group of external functions of a
+dumped module (TRACER_DUMP_DIR's <key>.ll), with the internal functions it calls
+(lowering.llvm.split.pieces), is optimized and emitted alone; the thread CPU time of
 each (less disturbed by a loaded host than wall time), its optimized lines and object
 bytes, largest first. Given a real workload's id (examples/real_workloads.py) it first
 runs that workload's first step in a fresh process, compiling first with an empty cache,
-and profiles every module it compiled (the step's and the libraries').
+and profiles every module it compiled (the step's and the libraries'). For a module
+long enough to be cut into parts (lowering.llvm.split.parts), it also prints the CPU time
+of the whole beside each part's for two cores.
 
 Run:  python examples/bench_functions.py W17 [top]     (or a dumped <key>.ll instead of W17)
 """
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -17,61 +18,41 @@ import time
 
 import llvmlite.binding as llvm
 
-from lowering.llvm import compile_worker
+from lowering.llvm import compile_worker, split
 from lowering.llvm.cpu import CURRENT, TRIPLE
 
-_DEFINE = re.compile(r'define (.*?)@"?([\w.$]+)"?\(')
-_REF = re.compile(r'@"?([\w.$]+)')
+def compile_cpu(text, machine, context):
+    """(optimize, emit) thread CPU seconds of module `text`, its optimized lines and
+    object bytes."""
+    t0 = time.thread_time()
+    mod = compile_worker.optimize(text, context, machine, TRIPLE, CURRENT.data_layout)
+    t1 = time.thread_time()
+    obj = compile_worker.emit_object(machine, mod)
+    t2 = time.thread_time()
+    lines = len(str(mod).splitlines())
+    mod.close()
+    return t1 - t0, t2 - t1, lines, len(obj)
 
 
-def split(text):
-    """(lines outside any function, {function name: its lines})."""
-    head, funcs, cur = [], {}, None
-    for line in text.splitlines():
-        m = None if cur else _DEFINE.match(line)
-        if m:
-            cur = (m.group(2), [line])
-        elif cur:
-            cur[1].append(line)
-            if line == "}":
-                funcs[cur[0]] = cur[1]
-                cur = None
-        else:
-            head.append(line)
-    return head, funcs
-
-
-def _declaration(define_line):
-    line = re.sub(r"^define (internal |private )?", "declare ", define_line)
-    return re.sub(r"\)[^)]*$", ")", line)
-
-
-def costs(text):
-    """[(cpu seconds, optimize s, emit s, name, optimized lines, object bytes)] of each
-    external function of module `text` with its internal callees, largest first."""
-    head, funcs = split(text)
-    internal = {n for n, lines in funcs.items() if lines[0].startswith("define internal")}
-    refs = {n: set(_REF.findall("\n".join(lines))) for n, lines in funcs.items()}
-    machine = compile_worker.machine_for(CURRENT.name, CURRENT.features)
-    context, rows = llvm.create_context(), []
-    for root in (n for n in funcs if n not in internal):
-        group, todo = set(), [root]
-        while todo:
-            n = todo.pop()
-            if n not in group:
-                group.add(n)
-                todo += [c for c in refs[n] if c in internal]
-        used = set().union(*(refs[n] for n in group)) - group
-        module = "\n".join(head + [line for n in funcs if n in group for line in funcs[n]]
-                           + [_declaration(funcs[n][0]) for n in used if n in funcs])
-        t0 = time.thread_time()
-        mod = compile_worker.optimize(module, context, machine, TRIPLE, CURRENT.data_layout)
-        t1 = time.thread_time()
-        obj = compile_worker.emit_object(machine, mod)
-        t2 = time.thread_time()
-        rows.append((t2 - t0, t1 - t0, t2 - t1, root, len(str(mod).splitlines()), len(obj)))
-        mod.close()
+def costs(text, machine, context):
+    """[(cpu seconds, optimize s, emit s, entries, optimized lines, object bytes)] of each
+    group of external functions of module `text` (lowering.llvm.split.pieces: with the
+    internal functions they reach), largest first."""
+    rows = []
+    for entries, piece in split.pieces(text).items():
+        opt, emit, lines, size = compile_cpu(piece, machine, context)
+        rows.append((opt + emit, opt, emit, " ".join(entries) or "(whole)", lines, size))
     return sorted(rows, reverse=True)
+
+
+def parts_cpu(text, machine, context):
+    """Thread CPU seconds of module `text` whole and of each of its parts when cut for
+    two cores (lowering.llvm.split.parts), or None if it is not cut."""
+    parts = split.parts(text, 2)
+    if len(parts) == 1:
+        return None
+    whole = sum(compile_cpu(text, machine, context)[:2])
+    return whole, [sum(compile_cpu(p, machine, context)[:2]) for p in parts]
 
 
 def dump_workload(key, directory):
@@ -90,15 +71,22 @@ def main(source, top=25):
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     llvm.initialize_native_asmparser()
+    machine = compile_worker.machine_for(CURRENT.name, CURRENT.features)
+    context, rows = llvm.create_context(), []
     with tempfile.TemporaryDirectory() as d:
-        rows = []
         for path in [source] if source.endswith(".ll") else dump_workload(source, d):
             with open(path) as f:
-                rows += costs(f.read())
+                text = f.read()
+            rows += costs(text, machine, context)
+            cut = parts_cpu(text, machine, context)
+            if cut is not None:
+                print(f"{os.path.basename(path)[:12]}: {text.count(chr(10))} lines, whole "
+                      f"{cut[0]:.2f} s of cpu; cut for two cores: "
+                      f"{', '.join(f'{t:.2f}' for t in cut[1])} s")
     rows.sort(reverse=True)
-    print(f"{source}: {len(rows)} functions, cpu {sum(r[0] for r in rows):.2f} s (optimize "
+    print(f"{source}: {len(rows)} groups of entries, cpu {sum(r[0] for r in rows):.2f} s (optimize "
           f"{sum(r[1] for r in rows):.2f}, emit {sum(r[2] for r in rows):.2f})\n"
-          f"| function | cpu ms | optimize ms | emit ms | optimized lines | object bytes |\n"
+          f"| entries | cpu ms | optimize ms | emit ms | optimized lines | object bytes |\n"
           f"| --- | --- | --- | --- | --- | --- |")
     for total, opt, emit, name, lines, size in rows[:top]:
         print(f"| {name} | {total * 1e3:.0f} | {opt * 1e3:.0f} | {emit * 1e3:.0f} | {lines} "

@@ -21,16 +21,10 @@ _LOCAL = re.compile(r"define (?:internal|private) ")
 def parts(text, most):
     """The texts of at most `most` parts of module `text`, balanced by lines; [text] if it
     is too short to cut or cannot be cut."""
-    if most < 2 or text.count("\n") < 2 * MIN_LINES:
+    cut = _cut(text) if most >= 2 and text.count("\n") >= 2 * MIN_LINES else None
+    if cut is None:
         return [text]
-    items = _items(text)
-    if any(not isinstance(item, list) and item.startswith("@") for item in items):
-        return [text]               # a global variable: one copy only
-    defines = {_NAME.search(item[0]).group(1): item for item in items if isinstance(item, list)}
-    calls = {name: {c for c in _NAME.findall("\n".join(body[1:])) if c in defines}
-             for name, body in defines.items()}
-    entries = [name for name, body in defines.items() if not _LOCAL.match(body[0])]
-    groups = _together(entries, calls)
+    items, defines, calls, groups = cut
     k = min(most, len(groups), sum(len(b) for b in defines.values()) // MIN_LINES)
     if k < 2:
         return [text]
@@ -42,6 +36,30 @@ def parts(text, most):
         lightest[0] += weight[g]
         lightest[1] |= groups[g]
     return [_text(items, _reach(members, calls)) for _, members in bins]
+
+
+def pieces(text):
+    """{entries: module text} for each group of entries that can be cut apart, however
+    short (to see where a module's LLVM time goes); {(): text} if it cannot be cut."""
+    cut = _cut(text)
+    if cut is None:
+        return {(): text}
+    items, _, calls, groups = cut
+    return {tuple(sorted(members)): _text(items, _reach(members, calls))
+            for members in groups.values()}
+
+
+def _cut(text):
+    """(items, {name: definition}, {name: names of definitions it refers to}, groups of
+    entries), or None for a module with a global variable."""
+    items = _items(text)
+    if any(not isinstance(item, list) and item.startswith("@") for item in items):
+        return None                 # a global variable: one copy only
+    defines = {_NAME.search(item[0]).group(1): item for item in items if isinstance(item, list)}
+    calls = {name: {c for c in _NAME.findall("\n".join(body[1:])) if c in defines}
+             for name, body in defines.items()}
+    entries = [name for name, body in defines.items() if not _LOCAL.match(body[0])]
+    return items, defines, calls, _together(entries, calls)
 
 
 def _items(text):
