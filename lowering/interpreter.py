@@ -14,7 +14,9 @@ import numpy as np
 
 from ir import Literal
 from ir.errors import KernelError, TracerError
-from registry.tables import _kernels, backend_eager, get_kernel
+from registry.tables import KERNELS, backend_eager, get_kernel
+
+_impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
 
 
 def _check(node, backend, outs):
@@ -46,7 +48,7 @@ def run_node(node, ins, backend="numpy"):
         if eager is not None:
             out = eager(node.kernel, ins, attrs)
         else:
-            impl = _kernels.get((node.kernel, backend)) or get_kernel(node.kernel, backend)
+            impl = _impls.get((node.kernel, backend)) or get_kernel(node.kernel, backend)
             out = impl(*ins, **attrs)
     except TracerError as e:
         if node.source and node.source not in str(e):

@@ -106,7 +106,7 @@ def pad(x, *, lo, hi, interior):
     return out
 
 
-def _check_bounds(kernel, idx, axis, size):
+def check_bounds(kernel, idx, axis, size):
     """Indices must be in [0, size): ops wrap negative ones before the kernel runs."""
     bad = idx[(idx < 0) | (idx >= size)]
     if bad.size:
@@ -115,12 +115,12 @@ def _check_bounds(kernel, idx, axis, size):
 
 
 def take(x, idx, *, axis):
-    _check_bounds("take", idx, axis, x.shape[axis])
+    check_bounds("take", idx, axis, x.shape[axis])
     return x[(slice(None),) * axis + (idx,)]    # np.take would copy a strided x whole
 
 
 def scatter_add(upd, idx, *, axis, size):
-    _check_bounds("scatter_add", idx, axis, size)
+    check_bounds("scatter_add", idx, axis, size)
     shape = upd.shape[:axis] + (size,) + upd.shape[axis + idx.ndim:]
     out = np.zeros(shape, upd.dtype)
     np.add.at(out, (slice(None),) * axis + (idx,), upd)

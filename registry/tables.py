@@ -7,8 +7,8 @@ import difflib
 
 from ir.errors import (ArgumentError, BackendNotFoundError, GradientNotFoundError,
                        KernelNotFoundError, ShapeRuleNotFoundError)
-# _epoch and _lock are read by tracer.jit and the fork tests
-from registry.versioned import VersionedTable, _epoch, _lock, epoch, snapshot, version  # noqa: F401
+# _lock is read by the fork tests
+from registry.versioned import EPOCH, VersionedTable, _lock, epoch, snapshot, version  # noqa: F401
 
 
 def _check_name(name, what):

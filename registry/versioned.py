@@ -13,7 +13,8 @@ import os
 import threading
 
 _versions = {}
-_epoch = [0]
+# [epoch]: read in place by jit's call path, where a function call would cost
+EPOCH = _epoch = [0]
 _lock = threading.Lock()
 # a child forked while another thread registers gets the lock free; every change made under
 # it is one dict assignment, so the tables are whole (lowering.forks does this above here)

@@ -26,7 +26,9 @@ from ir.errors import (ArgumentError, ConcretizationError, KernelError, TracerEr
                        TracerBoolConversionError, TracerIntegerConversionError)
 from lowering.interpreter import own
 from registry.shape_rules import apply_shape_rule, infer_avals
-from registry.tables import _kernels
+from registry.tables import KERNELS
+
+_impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
 
 _PKG_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PKG_DIRS = tuple(os.path.join(_PKG_ROOT, p) + os.sep
@@ -141,7 +143,7 @@ def run_eager(name, arrays, attrs, backend=None):
     """Run one kernel on concrete arrays on `backend` (default: the active one)."""
     backend = backend or _state["backend"]
     eager = registry.tables.backend_eager(backend)
-    impl = None if eager is not None else (_kernels.get((name, backend))
+    impl = None if eager is not None else (_impls.get((name, backend))
                                            or registry.get_kernel(name, backend))
     try:
         out = eager(name, arrays, attrs) if eager is not None else impl(*arrays, **attrs)

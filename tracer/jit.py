@@ -22,7 +22,7 @@ import numpy as np
 
 import registry
 from ir.passes import inline_calls
-from registry.tables import _epoch, backend_compiler, snapshot
+from registry.tables import EPOCH, backend_compiler, snapshot
 from lowering import forks
 from lowering.heap import building
 from lowering.llvm import caches
@@ -122,7 +122,7 @@ class Jitted:
         # cache entry. Plain arrays are never traced values, so the entry runs compiled.
         if self._plain and not kwargs:
             entry = self._cache.get(_plain_key(args))
-            if entry is not None and entry.epoch == _epoch[0]:
+            if entry is not None and entry.epoch == EPOCH[0]:
                 entry.calls += 1
                 outs = entry.run(args)
                 return outs[0] if entry.single else unflatten(entry.out_tree, outs)
@@ -144,7 +144,7 @@ class Jitted:
             entry = self._cache.get(key)
         if entry is None:
             return self._build(key, call, leaves)
-        if entry.epoch != _epoch[0]:
+        if entry.epoch != EPOCH[0]:
             changed = self._changed(entry)
             if changed:
                 return self._build(key, call, leaves, changed)
@@ -153,7 +153,7 @@ class Jitted:
 
     def _changed(self, entry):
         """The kernels re-registered since `entry` was built (none: it is current again)."""
-        epoch = _epoch[0]         # read before the versions: a change in between is seen
+        epoch = EPOCH[0]         # read before the versions: a change in between is seen
         changed = sorted(k for k, v in entry.versions.items() if registry.version(k) != v)
         if not changed:
             entry.epoch = epoch

@@ -166,7 +166,7 @@ def _warn_loop(kernel, source):
 def rule_for(kernel, source=None):
     """The batching rule vmap uses for `kernel` (registered, shared elementwise, or the
     loop, with its warning naming `source`, the node's source line)."""
-    rule = _table._rules.get(kernel)
+    rule = _table.BATCHING_RULES.entries.get(kernel)
     if rule is not None:
         return rule
     shared = FAMILY_RULES.get(families.family(kernel))

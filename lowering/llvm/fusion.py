@@ -14,7 +14,9 @@ import warnings
 from ir import Graph, Node, Var
 from ir.errors import CodegenError, KernelNotFoundError
 from lowering.llvm.protocol import as_impl
-from registry.tables import _kernels, get_kernel
+from registry.tables import KERNELS, get_kernel
+
+_impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
 
 SHARED_COST = 8          # a shared value costlier than this is computed once
 MAX_COST = 400           # bound on one fused expression (compile time, code size)
@@ -54,10 +56,10 @@ def parallel_extent(shape):
 def llvm_impl(kernel):
     """The protocol object for kernel's llvm impl, or None when only numpy has it (then
     the node runs through its numpy kernel, with one warning per kernel name)."""
-    impl = _kernels.get((kernel, "llvm"))
+    impl = _impls.get((kernel, "llvm"))
     if impl is not None:
         return as_impl(kernel, impl)
-    if (kernel, "numpy") not in _kernels:
+    if (kernel, "numpy") not in _impls:
         get_kernel(kernel, "llvm")      # raises KernelNotFoundError naming both backends
     if kernel not in _warned:
         _warned.add(kernel)
@@ -70,7 +72,7 @@ def llvm_impl(kernel):
 def check_kernels(graph):
     """Fail before anything runs if a kernel has neither an llvm nor a numpy impl."""
     for name in sorted(graph.kernels()):
-        if (name, "llvm") not in _kernels and (name, "numpy") not in _kernels:
+        if (name, "llvm") not in _impls and (name, "numpy") not in _impls:
             raise KernelNotFoundError(
                 f"kernel {name!r} has no impl on any backend usable by the llvm backend "
                 f"(neither 'llvm' nor 'numpy'); register one with "

@@ -29,7 +29,9 @@ import numpy as np
 from ir import Graph, Var
 from lowering.llvm import (artifact, caches, control, entries, fusion, linalg, mathlib_shared,
                            matmul, reductions, scalars, schedule, shapes, target, transpose)
-from registry.tables import _kernels, register_kernel
+from registry.tables import KERNELS, register_kernel
+
+_impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
 
 FORMAT = 4
 # Every built-in llvm impl: the package registers exactly these, and only graphs whose
@@ -117,7 +119,7 @@ def _parts(g, kernels):
     parts = [[(a.shape, a.dtype.name, a.weak_type) for a in g.in_avals],
              [(v.aval.shape, v.aval.dtype.name) for v in g.constvars]]
     for n in g.nodes:
-        impl = _kernels.get((n.kernel, "llvm"))
+        impl = _impls.get((n.kernel, "llvm"))
         if impl is None or impl is not BUILTIN.get(n.kernel):
             raise _Uncacheable
         kernels.add(n.kernel)

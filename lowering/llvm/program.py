@@ -32,7 +32,9 @@ from lowering.llvm import artifact, buffers, codegen, graph_cache, irutil, pool,
 from lowering.llvm.fusion import check_kernels
 from lowering.llvm.rewrites import rewrite_matmuls
 from lowering.profile import note, phase
-from registry.tables import _kernels
+from registry.tables import KERNELS
+
+_impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _CARRAY = 0x0101           # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
@@ -40,7 +42,7 @@ _CARRAY = 0x0101           # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
 
 def _evaluate(node, values):
     """Constant folding through the numpy kernels (kernels without one are left alone)."""
-    return run_node(node, values) if (node.kernel, "numpy") in _kernels else None
+    return run_node(node, values) if (node.kernel, "numpy") in _impls else None
 
 
 def optimize(graph):

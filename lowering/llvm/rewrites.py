@@ -24,14 +24,14 @@ from ir.passes import dce
 from ir.types import ShapedArray, dtype_kind
 from lowering.llvm.linalg import KERNELS
 from lowering.llvm.transpose import swaps_last_two
-from registry.tables import _kernels
+from registry import tables
 
 
 def rewrite_matmuls(graph):
     """`graph` (and its regions) with each one-row or one-column matmul a multiply-reduce
     and the other matmuls reading transposed operands in place, unless the matmul
     kernel's llvm impl is a user's."""
-    if _kernels.get(("matmul", "llvm")) is not KERNELS["matmul"]:
+    if tables.KERNELS.entries.get(("matmul", "llvm")) is not KERNELS["matmul"]:
         return graph
     producer = {id(o): n for n in graph.nodes for o in n.outputs}
     nodes, changed = [], False

@@ -19,7 +19,7 @@ from lowering.llvm.graph_cache import register_builtin
 from lowering.llvm.protocol import KernelEmitter
 from lowering.llvm.scalars import arith
 from lowering.llvm.shapes import scatter_into
-from lowering.numpy_kernels import _check_bounds
+from lowering.numpy_kernels import check_bounds
 from registry import (declare_family, register_exporter, register_gradient, register_kernel,
                       register_shape_rule)
 from registry.batching import register_batching_rule
@@ -48,7 +48,7 @@ def _rule(x, upd, idx, *, how):
 
 
 def _numpy(x, upd, idx, *, how):
-    _check_bounds("scatter", idx, 0, x.shape[0])
+    check_bounds("scatter", idx, 0, x.shape[0])
     out = np.array(x)
     if how != "set":
         _UFUNCS[how].at(out, idx, upd)
