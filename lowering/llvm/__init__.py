@@ -8,8 +8,10 @@
 Kernel impls come in three forms (lowering.llvm.protocol): `ScalarKernel` bodies and
 `IndexMap`s fuse into their consumers' loops, `KernelEmitter`s emit whole kernels. A
 node whose kernel has no llvm impl runs its numpy kernel inside the program.
-Importing this package registers an llvm impl for every built-in kernel and the eager
-runner used by `tracer.set_backend("llvm")`.
+Importing this package registers its impl of every built-in kernel (`BUILTIN`, collected
+from the KERNELS table of each module that emits them) and the eager runner used by
+`tracer.set_backend("llvm")`. A kernel declared later with `registry.define_kernel`
+names its impl here (`llvm=BUILTIN[name]`), since a declaration replaces every part.
 """
 import numpy as np
 
@@ -51,4 +53,4 @@ def run_eager(kernel, arrays, attrs):
 registry.register_backend("llvm", eager=run_eager, compile=compile_graph)
 
 __all__ = ["compile_graph", "Program", "ScalarKernel", "IndexMap", "KernelEmitter",
-           "NumpyInProgram", "Index", "run_eager"]
+           "NumpyInProgram", "Index", "run_eager", "BUILTIN"]

@@ -210,6 +210,7 @@ def _work(in_avals, out_avals, **attrs):
     return 2.0 * s.m * s.kdim * s.og * s.groups / 50.0      # ~50 flop/ns on one core
 
 
-KERNEL = _ConvEmitter(_emit, fuse_inputs=False, prepare=_prepare, work=_work,
-                      parallel=lambda i, o, **a: _shape(i, o, **a).m,
-                      scratch=lambda i, o, **a: _shape(i, o, **a).scratch(), epilogue=True)
+KERNELS = {"conv": _ConvEmitter(_emit, fuse_inputs=False, prepare=_prepare, work=_work,
+                                parallel=lambda i, o, **a: _shape(i, o, **a).m,
+                                scratch=lambda i, o, **a: _shape(i, o, **a).scratch(),
+                                epilogue=True)}

@@ -11,10 +11,10 @@ most recently used) and, next to the object files, as <key>.g files
 (lowering.llvm.caches), in artifact.encode's plain form.
 
 What a kernel's llvm impl emits is part of the code, so a graph is cached only when every
-kernel in it has its built-in llvm impl: a user-registered impl is a Python object that
-nothing stable across processes identifies. The built-in impls are this package's
-kernels and those tracer.lax defines with its ops (`register_builtin`). The generator's
-identity is the size and mtime of every lowering/llvm, ir and tracer/lax source file (as Python's own .pyc check), the
+kernel in it has its built-in llvm impl (one of this package's KERNELS tables): a
+user-registered impl is a Python object that nothing stable across processes identifies.
+The generator's identity is the size and mtime of every lowering/llvm and ir source file
+(as Python's own .pyc check), the
 llvmlite, NumPy and Python versions, the host CPU, and the settings that steer code
 generation (thread count, fusion and tiling limits, matmul vector width).
 """
@@ -27,9 +27,10 @@ import llvmlite
 import numpy as np
 
 from ir import Graph, Var
-from lowering.llvm import (artifact, caches, control, entries, fusion, linalg, mathlib_shared,
-                           matmul, reductions, scalars, schedule, shapes, target, transpose)
-from registry.tables import KERNELS, register_kernel
+from lowering.llvm import (artifact, caches, control, conv, entries, fusion, linalg,
+                           mathlib_shared, matmul, reductions, scalars, schedule, shapes, target,
+                           transpose, windows)
+from registry.tables import KERNELS
 
 _impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
 
@@ -37,16 +38,10 @@ FORMAT = 4
 # Every built-in llvm impl: the package registers exactly these, and only graphs whose
 # impls are all still these objects are graph-cached (their code is fixed by the source).
 BUILTIN = {name: impl for table in (scalars.KERNELS, shapes.KERNELS, reductions.KERNELS,
-                                    linalg.KERNELS, control.KERNELS)
+                                    linalg.KERNELS, control.KERNELS, conv.KERNELS,
+                                    windows.KERNELS)
            for name, impl in table.items()}
-SOURCES = ("lowering/llvm", "ir", "tracer/lax")      # where built-in impls are defined
-
-
-def register_builtin(name, impl):
-    """Register `impl` as kernel `name`'s llvm impl, graph-cached like the package's own:
-    for impls defined in SOURCES next to their op (tracer.lax's convolution, windows)."""
-    BUILTIN[name] = impl
-    register_kernel(name, "llvm", impl)
+SOURCES = ("lowering/llvm", "ir")      # the code generator and the graphs it reads
 
 
 _memory = caches.Lru(caches.env_size("TRACER_CODE_CACHE_SIZE", 256))

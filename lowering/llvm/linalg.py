@@ -1,12 +1,14 @@
-"""matmul: a call of the packed-B, register-tiled library kernel of lowering.llvm.matmul
-(compiled once per process, lowering.llvm.matmul_shared) for numeric dtypes (B packed once
-per call into the scratch buffer, then rows of C split across threads on whole register
-tiles), and a plain i-k-j loop for bool (or of ands, as NumPy)."""
+"""Linear algebra: matmul, a call of the packed-B, register-tiled library kernel of
+lowering.llvm.matmul (compiled once per process, lowering.llvm.matmul_shared) for numeric
+dtypes (B packed once per call into the scratch buffer, then rows of C split across
+threads on whole register tiles), and a plain i-k-j loop for bool (or of ands, as
+NumPy); the decompositions of tracer.numpy.linalg (LAPACK) run their NumPy kernels inside
+the compiled program, on purpose: LAPACK is what NumPy itself calls."""
 import numpy as np
 
 from lowering.llvm import irutil, matmul as mm, matmul_shared
 from lowering.llvm.irutil import I64, PTR, i64
-from lowering.llvm.protocol import KernelEmitter
+from lowering.llvm.protocol import KernelEmitter, NumpyInProgram
 from lowering.llvm.scalars import arith
 from llvmlite import ir
 
@@ -93,6 +95,8 @@ def _grain(in_avals, out_avals, **attrs):
     return mr if mr and (batch == 1 or m % mr == 0) else None
 
 
+_LAPACK = NumpyInProgram("LAPACK through NumPy")
 KERNELS = {"matmul": KernelEmitter(_matmul, fuse_inputs=False, parallel=_rows,
                                    scratch=_scratch, work=_work, prepare=_prepare,
-                                   epilogue=True, grain=_grain)}
+                                   epilogue=True, grain=_grain),
+           **dict.fromkeys(("solve", "slogdet", "cholesky", "qr", "eigh", "svd"), _LAPACK)}

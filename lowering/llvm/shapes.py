@@ -1,6 +1,6 @@
 """Shape kernels: index maps that vanish into their consumer's loop (broadcast_to,
-reshape, transpose, slice, rev, pad, take) and copies (concatenate, scatter_add; the
-loop of tracer.lax.scatters' kernel too).
+reshape, transpose, slice, rev, pad, take), copies (concatenate, scatter_add, scatter)
+and checkpoint_name, the identity that names a value for tracer.checkpoint's policies.
 
 Indices of `take` and the scatters are *checked*, as the numpy kernels check them: an
 index outside [0, size) (the ops wrap negative indices before the kernel) makes the call
@@ -13,7 +13,7 @@ from llvmlite import ir
 
 from ir.errors import OutOfBoundsError
 from lowering.llvm.irutil import i64
-from lowering.llvm.protocol import IndexMap, KernelEmitter
+from lowering.llvm.protocol import IndexMap, KernelEmitter, ScalarKernel
 from lowering.llvm.scalars import arith
 
 
@@ -131,6 +131,16 @@ def _scatter_add(ctx, ins, outs, *, axis, size):
     scatter_into(ctx, out, upd, idx, "scatter_add", arith("add", out.aval.dtype), axis)
 
 
+def _scatter(ctx, ins, outs, *, how):
+    """x copied, then each update combined into its row (tracer.lax.scatters' semantics)."""
+    x, upd, idx = ins
+    out = outs[0]
+    with ctx.nest(x.aval.shape) as m:
+        out.store(m, x.read(m))
+    scatter_into(ctx, out, upd, idx, "scatter",
+                 None if how == "set" else arith(how, out.aval.dtype))
+
+
 def _same_shape(in_avals, out_aval, **attrs):
     return in_avals[0].size == 1 or in_avals[0].shape == out_aval.shape
 
@@ -145,4 +155,6 @@ KERNELS = {
     "take": IndexMap(_take),
     "concatenate": KernelEmitter(_concatenate),
     "scatter_add": KernelEmitter(_scatter_add),
+    "scatter": KernelEmitter(_scatter),
+    "checkpoint_name": ScalarKernel(lambda ctx, x, *, name: x, cost=0),
 }

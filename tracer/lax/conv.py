@@ -15,8 +15,6 @@ import numpy as np
 
 from ir import ShapedArray, dtype_kind
 from ir.errors import ArgumentError, DTypeError, ShapeError
-from lowering.llvm.conv import KERNEL as LLVM_CONV
-from lowering.llvm.graph_cache import register_builtin
 from registry import register_gradient, register_kernel, register_shape_rule
 from registry.batching import register_batching_rule
 from tracer import numpy as tnp
@@ -234,6 +232,5 @@ def _batch(inputs, dims, attrs):
 
 register_shape_rule("conv", _conv_rule)
 register_kernel("conv", "numpy", conv_numpy)
-register_builtin("conv", LLVM_CONV)
 register_gradient("conv", _grad)
 register_batching_rule("conv", _batch)

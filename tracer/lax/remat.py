@@ -20,8 +20,7 @@ from ir import Graph, Node
 from ir.errors import ArgumentError
 from ir.passes import register_pruner
 from lowering.interpreter import evaluate
-from lowering.llvm import ScalarKernel
-from lowering.llvm.graph_cache import register_builtin
+from lowering.llvm import BUILTIN as LLVM_BUILTIN
 from tracer import core
 from tracer.autodiff import backward, register_differentiable_form
 from tracer.lax._regions import (check_signature, is_float, leaf_avals, prune_region,
@@ -180,5 +179,4 @@ register_pruner("remat", _prune)
 registry.define_kernel(
     "checkpoint_name", shape=lambda x, *, name: x.strip_weak(),
     numpy=lambda x, *, name: np.array(x), family="elementwise", onnx="Identity",
-    gradient=lambda dy, inputs, outputs, attrs: (dy,))
-register_builtin("checkpoint_name", ScalarKernel(lambda ctx, x, *, name: x, cost=0))
+    gradient=lambda dy, inputs, outputs, attrs: (dy,), llvm=LLVM_BUILTIN["checkpoint_name"])

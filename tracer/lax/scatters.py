@@ -8,17 +8,14 @@ end wraps negative ones and applies jax's out-of-bounds modes before the kernel.
 Gradients follow the value: only the winning write of a repeated "set" index gets the
 cotangent; "min"/"max" share it equally among the operand and the updates equal to the
 result (as jax); "mul" uses the product of the other updates at the same row,
-computed without dividing by a zero update. The ONNX exporter is a ScatterND.
+computed without dividing by a zero update. The ONNX exporter is a ScatterND; the llvm
+impl is lowering.llvm.shapes'.
 """
 import numpy as np
 
 from ir import ShapedArray
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.types import dtype_kind
-from lowering.llvm.graph_cache import register_builtin
-from lowering.llvm.protocol import KernelEmitter
-from lowering.llvm.scalars import arith
-from lowering.llvm.shapes import scatter_into
 from lowering.numpy_kernels import check_bounds
 from registry import (declare_family, register_exporter, register_gradient, register_kernel,
                       register_shape_rule)
@@ -57,15 +54,6 @@ def _numpy(x, upd, idx, *, how):
     last = flat.size - 1 - np.unique(flat[::-1], return_index=True)[1]  # each row's last write
     out[flat[last]] = upd.reshape(flat.shape + x.shape[1:])[last]
     return out
-
-
-def _llvm(ctx, ins, outs, *, how):
-    x, upd, idx = ins
-    out = outs[0]
-    with ctx.nest(x.aval.shape) as m:
-        out.store(m, x.read(m))
-    scatter_into(ctx, out, upd, idx, "scatter",
-                 None if how == "set" else arith(how, out.aval.dtype))
 
 
 def _grad(dy, ins, out, attrs):
@@ -132,7 +120,6 @@ def _onnx(g, inputs, attrs):
 
 register_shape_rule("scatter", _rule)
 register_kernel("scatter", "numpy", _numpy)
-register_builtin("scatter", KernelEmitter(_llvm))
 register_gradient("scatter", _grad)
 register_batching_rule("scatter", _batch)
 declare_family("scatter", "scatter")

@@ -9,21 +9,15 @@ first extreme of each window, as jax.lax's select_and_scatter_add does. Both are
 with take/scatter_add, so they differentiate again. Windows that tile the operand (the
 usual pooling: strides = window, no padding or dilation) use one `tile_scatter` kernel
 instead, in gather form: each position of dx reads its window, so no index arrays and
-no scatter.
+no scatter. The llvm impls of both kernels are lowering.llvm.windows'.
 """
 import functools
-import itertools
 
 import numpy as np
-from llvmlite import ir
 
 from ir import ShapedArray
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.types import dtype_kind, saturated
-from lowering.llvm.graph_cache import register_builtin
-from lowering.llvm.irutil import i64
-from lowering.llvm.protocol import IndexMap
-from lowering.llvm.scalars import arith
 from registry import register_gradient, register_kernel, register_shape_rule
 from registry.batching import register_batching_rule
 from tracer import numpy as tnp
@@ -118,35 +112,6 @@ def _numpy(x, *, op, init, window, strides, pads, bdil):
     return ufunc(red, init).reshape(out).astype(x.dtype)
 
 
-def _llvm(ctx, index, read, *, op, init, window, strides, pads, bdil):
-    """The window's elements read in turn (padding and holes give init; positions are
-    clamped so every read stays inside x) and combined as NumPy's ufunc does."""
-    b, x = ctx.b, ctx.in_avals[0]
-    combine, acc = arith(op, x.dtype), ctx.const(saturated(init, x.dtype).item())
-    for kpos in itertools.product(*map(range, window)):
-        ok, multi = ir.Constant(ir.IntType(1), 1), []
-        for v, k, s, (lo, _), d, n in zip(index.multi, kpos, strides, pads, bdil, x.shape):
-            t = b.add(b.mul(v, i64(s)), i64(k - lo))              # dilated coordinate
-            ok = b.and_(ok, b.icmp_unsigned("<=", t, i64((n - 1) * d)))
-            if d > 1:
-                ok = b.and_(ok, b.icmp_unsigned("==", b.urem(t, i64(d)), i64(0)))
-                t = b.udiv(t, i64(d))
-            multi.append(b.select(b.icmp_unsigned(">", t, i64(n - 1)), i64(n - 1), t))
-        acc = combine(ctx, acc, b.select(ok, read(0, ctx.index(x.shape, multi=multi)),
-                                         ctx.const(saturated(init, x.dtype).item())))
-    return acc
-
-
-class _WindowMap(IndexMap):
-    """Native for windows of up to MAX_WINDOW elements (each is unrolled) over a non-empty
-    operand; others run the NumPy kernel in the program, on purpose."""
-    MAX_WINDOW = 64
-
-    def native(self, node):
-        return node.inputs[0].aval.size > 0 and \
-            int(np.prod(node.attrs["window"])) <= self.MAX_WINDOW
-
-
 # ---- the gradient when windows tile x: one gather-form kernel, no index arrays ------------
 def _tiled(attrs):
     return attrs["strides"] == attrs["window"] and set(attrs["bdil"]) == {1} and \
@@ -178,41 +143,6 @@ def _tile_numpy(x, dy, *, op, window):
     out[cover] = upd.reshape(osh + tuple(window)).transpose(np.argsort(order)).reshape(
         out[cover].shape)
     return out
-
-
-def _tile_llvm(ctx, index, read, *, op, window):
-    """dx at one position: its window's first extreme found by reading the window (K
-    reads, a strict compare keeps the first; NaN wins, as in NumPy's argmax)."""
-    b, (x, dy) = ctx.b, ctx.in_avals
-    multi, off, ok = [], i64(0), ir.Constant(ir.IntType(1), 1)
-    for v, k, o, n in zip(index.multi, window, dy.shape, x.shape):
-        w = b.udiv(v, i64(k)) if k > 1 else v
-        if o * k < n:                                       # the rim: no window
-            ok = b.and_(ok, b.icmp_unsigned("<", w, i64(o)))
-            w = b.select(b.icmp_unsigned("<", w, i64(o)), w, i64(o - 1))
-        multi.append(w)
-        off = b.add(b.mul(off, i64(k)), b.urem(v, i64(k)) if k > 1 else i64(0))
-    g = read(1, ctx.index(dy.shape, multi=multi))
-    if op != "add":
-        best, at = None, i64(0)
-        for j, kpos in enumerate(itertools.product(*map(range, window))):
-            pos = [b.add(b.mul(w, i64(k)), i64(p)) for w, k, p in zip(multi, window, kpos)]
-            v = read(0, ctx.index(x.shape, multi=pos))
-            if best is not None:
-                better = _beats(b, op, x.dtype, v, best)
-                best, at = b.select(better, v, best), b.select(better, i64(j), at)
-            else:
-                best = v
-        ok = b.and_(ok, b.icmp_unsigned("==", at, off))
-    return b.select(ok, g, ctx.const(0))
-
-
-def _beats(b, op, dtype, v, best):
-    if dtype_kind(dtype) == "f":
-        nan_first = b.and_(b.fcmp_unordered("uno", v, v), b.fcmp_ordered("ord", best, best))
-        return b.or_(b.fcmp_ordered(">" if op == "max" else "<", v, best), nan_first)
-    cmp = b.icmp_signed if dtype_kind(dtype) == "i" else b.icmp_unsigned
-    return cmp(">" if op == "max" else "<", v, best)
 
 
 def _tile_grad(ct, inputs, out, attrs):
@@ -262,11 +192,9 @@ def _batch(inputs, dims, attrs):
 
 register_shape_rule("reduce_window", _rule)
 register_kernel("reduce_window", "numpy", _numpy)
-register_builtin("reduce_window", _WindowMap(_llvm))
 register_gradient("reduce_window", _grad)
 register_batching_rule("reduce_window", _batch)
 register_shape_rule("tile_scatter", _tile_rule)
 register_kernel("tile_scatter", "numpy", _tile_numpy)
-register_builtin("tile_scatter", IndexMap(_tile_llvm))
 register_gradient("tile_scatter", _tile_grad)
 register_batching_rule("tile_scatter", _tile_batch)

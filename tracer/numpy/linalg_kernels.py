@@ -1,10 +1,10 @@
 """The primitive kernels of tracer.numpy.linalg: solve, slogdet, cholesky, qr, eigh, svd.
 
-Each is registered here whole (shape rule, NumPy/LAPACK kernel, gradient, vmap rule), so
-the linalg family lives in one module. Kernels take float32/float64 matrices with any
+Each is registered here (shape rule, NumPy/LAPACK kernel, gradient, vmap rule), so the
+linalg family lives in one module. Kernels take float32/float64 matrices with any
 leading batch dims (equal across operands: the ops broadcast first). They are declared
 family "linalg": the llvm backend runs them through these NumPy kernels inside the
-compiled program on purpose (issue 12 allows it; LAPACK is what NumPy itself calls).
+compiled program, on purpose (lowering.llvm.linalg).
 
 Gradients follow JAX and are written with traceable ops (so they differentiate again):
 solve/slogdet through solves with a^T; cholesky, qr, eigh, svd through the decomposition
@@ -19,7 +19,6 @@ import numpy as np
 
 from ir import ShapedArray
 from ir.errors import DTypeError, GradientError, KernelError, ShapeError
-from lowering.llvm.protocol import NumpyInProgram
 from registry import register_gradient, register_kernel, register_shape_rule
 from registry.batching import register_batching_rule
 from registry.families import declare_family
@@ -219,11 +218,9 @@ def _batching_rule(kernel):
     return rule
 
 
-_LAPACK = NumpyInProgram("LAPACK through NumPy")
 for _name, (_rule, _impl) in KERNELS.items():
     register_shape_rule(_name, _rule)
     register_kernel(_name, "numpy", _lapack(_name, _impl))
-    register_kernel(_name, "llvm", _LAPACK)
     register_gradient(_name, GRADIENTS[_name])
     register_batching_rule(_name, _batching_rule(_name))
     declare_family(_name, "linalg")
