@@ -200,9 +200,9 @@ def _check_grads(node, grads):
     return out
 
 
-def vjp_graph(graph, wrt, n_ct):
+def vjp_graph(graph, wrt, n_ct, known=None):
     """The graph (inputs..., cotangents of the first `n_ct` outputs...) ->
-    (outputs..., grads of the inputs flagged in `wrt`...)."""
+    (outputs..., grads of the inputs flagged in `wrt`...); `known`: as trace_flat's."""
     check_differentiable(graph, wrt)
     n = len(graph.invars)
     in_avals = graph.in_avals + [v.aval.strip_weak() for v in graph.outvars[:n_ct]]
@@ -210,7 +210,7 @@ def vjp_graph(graph, wrt, n_ct):
     def joint(*a):
         outs, grads = backward(graph, a[:n], a[n:], wrt)
         return outs + grads
-    g, captured = trace_flat(joint, in_avals)
+    g, captured = trace_flat(joint, in_avals, known)
     assert not captured
     return dce(cse(g))
 

@@ -75,6 +75,16 @@ def user_source(depth=2):
     return f"{f.f_code.co_filename}:{f.f_lineno} ({f.f_code.co_name})"
 
 
+def global_name(obj, fun):
+    """fun's qualified name when fun's module binds `obj` to it (what a decorator made of
+    a module-level function), else None: such an object pickles by that name, as the
+    function would."""
+    found = sys.modules.get(getattr(fun, "__module__", None))
+    for part in getattr(fun, "__qualname__", "<>").split("."):
+        found = getattr(found, part, None)
+    return fun.__qualname__ if found is obj else None
+
+
 def note_kernel(name):
     for c in _collectors.items:
         c.add(name)
@@ -272,11 +282,22 @@ class Tracer:
     def __repr__(self):
         return f"Tracer<{self.aval}>"
 
-    def _concretize(self, what, hint="", error=ConcretizationError, allowed=True):
+    def _concretize(self, what, hint="", error=ConcretizationError, allowed=True,
+                    no_gradient=False):
         """The value this tracer stands for, when its trace was called with concrete
-        inputs (eager grad, vjp, jvp...); else the error saying what to write instead."""
-        from tracer.concrete import value_of
-        value = value_of(self) if allowed else None
+        inputs (eager grad, vjp, jvp...); else the error saying what to write instead.
+        `no_gradient`: a conversion JAX refuses for a value that carries a gradient."""
+        known = self._trace.known if allowed else None
+        if known is not None:
+            check_live(self)
+        if known is not None and no_gradient and known.carries_gradient(self):
+            raise error(
+                f"{what}() of a traced value {self.aval} at {user_source(3)} that carries a "
+                f"gradient under grad/vjp/jvp: the Python number would silently drop it. "
+                f"Keep it an array (x.astype changes its dtype), or convert "
+                f"tracer.lax.stop_gradient(x) if it is meant as a constant; int(), bool() "
+                f"and comparisons (if x < 2:) of it work.")
+        value = None if known is None else known.value(self)
         if value is None:
             why = ("its value is not known while tracing abstractly (jit, make_graph, vmap, "
                    "lax control flow)" if allowed else
@@ -295,19 +316,19 @@ class Tracer:
         return int(self._concretize("int"))
 
     def __float__(self):
-        return float(self._concretize("float"))
+        return float(self._concretize("float", no_gradient=True))
 
     def __index__(self):
         return operator.index(self._concretize("index", error=TracerIntegerConversionError))
 
     def __complex__(self):
-        return complex(self._concretize("complex"))
+        return complex(self._concretize("complex", no_gradient=True))
 
     def item(self, *args):
         return self._concretize("item").item(*args)
 
     def tolist(self):
-        return self._concretize("tolist").tolist()
+        return self._concretize("tolist", no_gradient=True).tolist()
 
     def __array__(self, dtype=None, copy=None):
         self._concretize("numpy.asarray", "If a NumPy function got it, call the tracer.numpy "
@@ -369,18 +390,14 @@ def run_kernel(name, inputs, attrs=None):
 
 
 class new_trace:
-    """Context manager pushing a fresh trace on the stack; `values`, if given, are the
-    concrete values of its first inputs (see tracer.concrete)."""
+    """Context manager pushing a fresh trace on the stack; `known`, if given, is what the
+    trace knows of its inputs' values (a tracer.concrete.Known)."""
 
-    def __init__(self, values=None):
-        self.values = values
+    def __init__(self, known=None):
+        self.known = known
 
     def __enter__(self):
-        known = None
-        if self.values is not None:
-            from tracer.concrete import Known
-            known = Known(self.values)
-        self.trace = Trace(len(_stack.items), known)
+        self.trace = Trace(len(_stack.items), self.known)
         _stack.items.append(self.trace)
         return self.trace
 
@@ -388,15 +405,15 @@ class new_trace:
         _stack.items.pop()
 
 
-def trace_flat(fun, in_avals, values=None):
+def trace_flat(fun, in_avals, known=None):
     """Trace `fun(*tracers) -> list of values` to a Graph.
 
     Returns (graph, captured): the graph's inputs are the explicit inputs followed by
     one input per outer-trace value that `fun` closed over; `captured` lists those values.
-    `values`: the arguments `fun` stands for, when the caller has them (an eager
-    transform), so Python control flow on traced values can see theirs.
+    `known`: a tracer.concrete.Known of the arguments `fun` stands for, when the caller
+    has them (an eager transform), so Python control flow on traced values sees theirs.
     """
-    with new_trace(values) as t:
+    with new_trace(known) as t:
         outs = fun(*[t.new_input(a) for a in in_avals])
         graph = t.to_graph(outs)
     return graph, list(t.captured)

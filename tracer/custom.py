@@ -13,6 +13,7 @@ one rule serves both modes (jvp is exact when the backward is linear in the cota
 a true VJP is). The numpy kernel evaluates the body; the llvm lowering and the
 interpreter inline it.
 """
+import functools
 import threading
 
 import numpy as np
@@ -24,6 +25,7 @@ from tracer import core
 from tracer import numpy as tnp
 from tracer.autodiff import (backward, check_differentiable, partition,
                              register_differentiable_form)
+from tracer.concrete import Known
 from tracer.core import eval_graph, run_kernel, trace_flat
 from tracer.lax._regions import taking
 from tracer.pytree import flatten, num_leaves, unflatten
@@ -117,10 +119,15 @@ class custom_vjp:
     differentiated (then the output is fwd's). fwd may call f."""
 
     def __init__(self, fun):
+        functools.update_wrapper(self, fun)
+        self.__name__ = getattr(fun, "__name__", "custom_vjp")
         self.fun = fun
         self.fwd = self.bwd = None
-        self.__name__ = getattr(fun, "__name__", "custom_vjp")
-        self.__doc__ = fun.__doc__
+
+    def __reduce_ex__(self, protocol):
+        """By name when it is what its module binds to that name (an @custom_vjp
+        function, whose defvjp runs again on import), else with its functions."""
+        return core.global_name(self, self.fun) or super().__reduce_ex__(protocol)
 
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
@@ -157,8 +164,8 @@ class custom_vjp:
                                     f"function's has {trees['out']}")
             res, trees["res"] = flatten(pair[1])
             return outs + res
-        primal = trace_flat(flat_fun, avals)
-        forward = trace_flat(flat_fwd, avals)
+        primal = trace_flat(flat_fun, avals, Known(leaves, detached=True))
+        forward = trace_flat(flat_fwd, avals, Known(leaves, detached=True))
         for p, f in zip(primal[0].out_avals, forward[0].out_avals):
             if p.strip_weak() != f.strip_weak():
                 raise GradientError(f"{name}: fwd's output {f} does not match the "
@@ -183,7 +190,7 @@ def custom_grad(fun):
     def wrapped(*xs):
         leaves, in_tree = flatten(list(xs))
         avals = [leaf_aval(x, name) for x in leaves]
-        with core.new_trace() as t:
+        with core.new_trace(Known(leaves, detached=True)) as t:
             ins = [t.new_input(a) for a in avals]
             pair = fun(*unflatten(in_tree, ins))
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and callable(pair[1])):

@@ -16,6 +16,7 @@ from ir.errors import GradientError
 from ir.types import dtype_kind
 from tracer import numpy as tnp
 from tracer.autodiff import partition
+from tracer.concrete import Known
 from tracer.core import eval_graph, trace_flat
 from tracer.signature import leaf_aval
 from tracer.pytree import flatten, unflatten
@@ -124,7 +125,7 @@ def linearize(fun, *primals):
         outs, trees["out"] = flatten(out)
         return outs + flatten(tan)[0]
     graph, captured = trace_flat(both, avals + [a.strip_weak() for a, f in zip(avals, floats)
-                                                if f], leaves)
+                                                if f], Known(leaves))
     inv = graph.invars     # primals, tangents, captured: put the tangents last
     graph = Graph(inv[:n] + inv[n + m:] + inv[n:n + m], graph.outvars, graph.nodes,
                   graph.constvars, graph.consts)

@@ -11,17 +11,19 @@ from ir.errors import DTypeError, GradientError, GradientTypeError
 from ir.types import dtype_kind
 from tracer import numpy as tnp
 from tracer.autodiff import backward, check_differentiable, partition, vjp_graph
+from tracer.concrete import Known
 from tracer.core import Tracer, eval_graph, trace_flat
 from tracer.pytree import flatten, num_leaves, unflatten
 from tracer.signature import leaf_aval
 
 
-def _trace_fun(fun, args, has_aux=False, where="vjp"):
+def _trace_fun(fun, args, has_aux=False, where="vjp", wrt=None):
     """Trace fun(*args) -> (graph, leaves, in_tree, out_tree, aux_tree, captured).
 
     Graph inputs are the argument leaves then captured outer values; outputs are the
     result leaves then the aux leaves. The trace knows the leaves' values, so `fun` may
-    branch on its arguments' values when they are concrete (tracer.concrete)."""
+    branch on its arguments' values when they are concrete (tracer.concrete); `wrt`
+    flags the differentiated leaves (default all)."""
     leaves, in_tree = flatten(list(args))
     trees = {}
 
@@ -36,7 +38,8 @@ def _trace_fun(fun, args, has_aux=False, where="vjp"):
         outs, trees["out"] = flatten(out)
         aux_leaves, trees["aux"] = flatten(aux)
         return outs + aux_leaves
-    graph, captured = trace_flat(flat_fun, [leaf_aval(x, where) for x in leaves], leaves)
+    known = Known(leaves, [True] * len(leaves) if wrt is None else wrt)
+    graph, captured = trace_flat(flat_fun, [leaf_aval(x, where) for x in leaves], known)
     return graph, leaves, in_tree, trees["out"], trees["aux"], captured
 
 
@@ -88,7 +91,8 @@ def vjp(fun, *primals, has_aux=False):
     graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(fun, primals, has_aux)
     n_in, n_out, n_all = len(leaves) + len(captured), num_leaves(out_tree), len(graph.outvars)
     wrt = [True] * len(leaves) + [False] * len(captured)
-    fwd, bwd = partition(vjp_graph(graph, wrt, n_out), n_in, n_all)
+    fwd, bwd = partition(vjp_graph(graph, wrt, n_out, Known(leaves + captured)), n_in,
+                         n_all)
     vals = eval_graph(fwd, leaves + captured)
     outs, aux, residuals = vals[:n_out], vals[n_out:n_all], vals[n_all:]
     out_avals = [v.aval for v in graph.outvars[:n_out]]
@@ -145,8 +149,10 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
         traced = [i for i, a in enumerate(args)
                   if i in nums or any(np.ndim(x) for x in flatten(a)[0])]
         f, diff = partial_args(fun, args, traced, kwargs)
+        arg_trees = [flatten(args[i])[1] for i in traced]
+        wrt = [i in nums for i, t in zip(traced, arg_trees) for _ in range(num_leaves(t))]
         graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(f, diff, has_aux,
-                                                                          "grad")
+                                                                          "grad", wrt)
         out = graph.outvars[0] if graph.outvars else None
         if num_leaves(out_tree) != 1 or out.aval.shape != () or dtype_kind(out.aval.dtype) != "f":
             got = (f"{num_leaves(out_tree)} outputs" if num_leaves(out_tree) != 1
@@ -154,8 +160,6 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
             raise GradientTypeError(f"{where}: the function must return a float scalar, got "
                                     f"{got}. For non-scalar outputs use vjp(f, *args) and "
                                     f"call vjp_fn with a cotangent.")
-        arg_trees = [flatten(args[i])[1] for i in traced]
-        wrt = [i in nums for i, t in zip(traced, arg_trees) for _ in range(num_leaves(t))]
         wrt += [False] * len(captured)
         check_differentiable(graph, wrt)
         n_aux = len(graph.outvars) - 1
@@ -164,7 +168,7 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
             seed = [tnp.ones((), out.aval.dtype)] + [None] * n_aux
             outs, grads = backward(graph, xs, seed, wrt)
             return (outs if with_value else outs[1:]) + grads
-        g, _ = trace_flat(joint, graph.in_avals)
+        g, _ = trace_flat(joint, graph.in_avals, Known(leaves + captured))
         vals = eval_graph(dce(cse(g)), leaves + captured)
         if with_value:
             value, vals = vals[0], vals[1:]
@@ -211,7 +215,7 @@ def jvp(fun, primals, tangents):
     check_differentiable(graph, wrt)
     out_avals = [v.aval.strip_weak() for v in graph.outvars]
     pullback, _ = trace_flat(lambda *a: backward(graph, a[:n], a[n:], wrt)[1],
-                             graph.in_avals + out_avals)
+                             graph.in_avals + out_avals, Known(leaves + captured))
     pullback = dce(cse(pullback))
     wrt_ct = [False] * n + [True] * len(out_avals)
     check_differentiable(pullback, wrt_ct)
