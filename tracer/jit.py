@@ -94,6 +94,14 @@ class Jitted:
         self._misses = self._evicted_hits = 0
         self._recompiles = compile_log.Recompiles(self.__name__, fun)
 
+    def __reduce__(self):
+        """Pickled as the function and options it was made from, never compiled code (the
+        copy compiles afresh); by name when it is what its module binds to that name (an
+        @jit function). A lambda or a local function fails as pickle fails for it."""
+        return core.global_name(self, self.fun) or (Jitted, (
+            self.fun, self.static_argnums, self.static_argnames, self.donate_argnums,
+            self.backend))
+
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
