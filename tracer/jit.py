@@ -86,7 +86,7 @@ class Jitted:
         where = f"jit({self.__name__})"
         self.static_argnums, self.static_argnames = static_spec(
             fun, where, static_argnums, static_argnames)
-        self.donate_argnums = static_spec(fun, where, donate_argnums, ())[0]
+        self.donate_argnums = static_spec(fun, where, donate_argnums, (), "donate")[0]
         self._plain = not self.static_argnums
         self.backend = registry.check_backend(backend) if backend else None
         self._cache = {}          # key -> _Entry, in the eviction sweep's order

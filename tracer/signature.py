@@ -6,6 +6,7 @@ only their types enter the key). `static_argnums` and `static_argnames` name the
 parameter whichever way it is passed, as in JAX.
 """
 import collections
+import collections.abc
 import inspect
 
 import numpy as np
@@ -18,28 +19,43 @@ from tracer.pytree import flatten, unflatten
 _ndarray = np.ndarray
 
 
-def static_spec(fun, where, static_argnums, static_argnames):
-    """(positions, names) of fun's static parameters, each completed from the other
-    through fun's signature where it has one."""
-    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in nums):
-        raise ArgumentError(f"{where}: static_argnums must be an int or a sequence of ints, "
-                            f"got {static_argnums!r}")
-    if not all(isinstance(n, str) for n in names):
-        raise ArgumentError(f"{where}: static_argnames must be a str or a sequence of str, "
-                            f"got {static_argnames!r}")
+def _entries(value, kind, where, what):
+    """`value` (one `kind` or an iterable of them) as a tuple, else ArgumentError."""
+    entries = ((value,) if isinstance(value, kind) else
+               tuple(value) if isinstance(value, collections.abc.Iterable) else None)
+    if entries is None or not all(isinstance(v, kind) and not isinstance(v, bool)
+                                  for v in entries):
+        one = "an int" if kind is int else "a str"
+        raise ArgumentError(f"{where}: {what} must be {one} or a sequence of them, got "
+                            f"{value!r}")
+    return entries
+
+
+def static_spec(fun, where, static_argnums, static_argnames, what="static"):
+    """(positions, names) of fun's static (or, by `what`, donated...) parameters, each
+    completed from the other through fun's signature where it has one. As in JAX, a
+    position past the parameters or a name of none is a ValueError, unless *args or
+    **kwargs take it."""
+    nums = _entries(static_argnums, int, where, f"{what}_argnums")
+    names = _entries(static_argnames, str, where, f"{what}_argnames")
     try:
-        params = list(inspect.signature(fun).parameters.values())
+        sig = inspect.signature(fun)
     except (TypeError, ValueError):
-        params = []
-    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
-                                                       p.POSITIONAL_OR_KEYWORD)]
-    if params and not any(p.kind == p.VAR_POSITIONAL for p in params):
-        bad = [i for i in nums if not -len(positional) <= i < len(positional)]
-        if bad:
-            raise ArgumentValueError(f"{where}: static_argnums={tuple(nums)} but the "
-                                     f"function takes only {len(positional)} positional arguments")
+        return tuple(sorted(set(nums))), frozenset(names)
+    P = inspect.Parameter
+    kinds = {p.name: p.kind for p in sig.parameters.values()}
+    positional = [n for n, k in kinds.items() if k in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+    bad = [i for i in nums if not -len(positional) <= i < len(positional)]
+    if bad and P.VAR_POSITIONAL not in kinds.values():
+        raise ArgumentValueError(f"{where}: {what}_argnums={tuple(nums)} but the function "
+                                 f"takes only {len(positional)} positional arguments")
+    bad = [n for n in names if (kinds[n] not in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)
+                                if n in kinds else P.VAR_KEYWORD not in kinds.values())]
+    if bad:
+        raise ArgumentValueError(
+            f"{where}: {what}_argnames names {', '.join(map(repr, bad))}, which the "
+            f"function {getattr(fun, '__name__', fun)}{sig} does not take by keyword; name "
+            f"parameters it takes by keyword, or use {what}_argnums")
     nums = set(nums) | {positional.index(n) for n in names if n in positional}
     names = set(names) | {positional[i] for i in nums if -len(positional) <= i < len(
         positional)}
