@@ -23,18 +23,19 @@ from lowering.llvm.program import Program, compile_graph
 from lowering.llvm.protocol import (Index, IndexMap, KernelEmitter, NumpyInProgram,
                                      ScalarKernel)
 from lowering.llvm.graph_cache import BUILTIN
+from lowering.settings import settings
 from registry.shape_rules import apply_shape_rule
 
 for _name, _impl in BUILTIN.items():
     registry.register_kernel(_name, "llvm", _impl)
 
-_eager_cache = caches.Lru(caches.env_size("TRACER_EAGER_CACHE_SIZE", 1024))
+_eager_cache = caches.Lru(settings.eager_cache_size)
 
 
 def run_eager(kernel, arrays, attrs):
     """Run one kernel on concrete arrays by compiling (once per kernel, input types,
-    attrs and registry version) a one-node graph; the TRACER_EAGER_CACHE_SIZE (default
-    1024) most recently used such programs are kept."""
+    attrs and registry version) a one-node graph; the settings.eager_cache_size
+    (TRACER_EAGER_CACHE_SIZE) most recently used such programs are kept."""
     avals = [ShapedArray(np.shape(a), np.asarray(a).dtype) for a in arrays]
     key = (kernel, tuple((a.shape, a.dtype) for a in avals), freeze_attrs(attrs),
            registry.version(kernel))

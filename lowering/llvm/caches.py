@@ -24,33 +24,12 @@ import stat
 import tempfile
 from collections import OrderedDict
 
-from ir.errors import ArgumentError
+from lowering.settings import env_size, settings  # noqa: F401  (env_size: read through
+# caches by schedule, target, tracer.jit and tracer.programs until they read settings)
 
 MAGIC = b"tracer-cache-1\n"
 _ENTRY = re.compile(r"([0-9a-f]{64}\.[og]|\.tmp-.*)\Z")     # what trim() may delete
 _written = {}           # directory -> bytes this process wrote since its last scan
-
-
-def env_size(name, default, suffixes=False, low=0, high=None):
-    """The integer from `low` to `high` (None: no bound) that environment variable `name`
-    sets, or `default` when it is unset or empty; with `suffixes`, a K, M or G suffix
-    multiplies it by 1024, 1024**2 or 1024**3. Anything else is an error naming the
-    variable, its value and the valid range."""
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    scale = 1
-    if suffixes and text[-1].upper() in "KMG":
-        scale = 1024 ** ("KMG".index(text[-1].upper()) + 1)
-        text = text[:-1]
-    value = int(text) * scale if text.isascii() and text.isdigit() else None
-    if value is None or value < low or high is not None and value > high:
-        valid = (f"an integer from {low} to {high}" if high is not None else
-                 "a non-negative integer" if low == 0 else f"an integer of at least {low}")
-        raise ArgumentError(f"{name} must be {valid}"
-                            f"{' (optionally with a K, M or G suffix)' if suffixes else ''}, "
-                            f"got {os.environ[name]!r}; unset it for the default ({default})")
-    return value
 
 
 class Lru:
@@ -145,7 +124,7 @@ def write(directory, name, payload):
     """Store `payload` as the entry `name` in `directory` (see the module docstring)."""
     head = MAGIC + name.encode() + b"\0"
     data = head + _digest(head, payload) + payload
-    cap = env_size("TRACER_DISK_CACHE_SIZE", 1 << 30, suffixes=True)
+    cap = settings.disk_cache_size
     written = _written.get(directory)
     if written is None or written + len(data) > cap // 8:
         trim(directory, cap)

@@ -17,9 +17,9 @@ from ir.errors import DTypeError
 from lowering.llvm import matmul as mm
 from lowering.llvm.irutil import I64, PTR
 from lowering.llvm.protocol import KernelEmitter
+from lowering.settings import settings
 from llvmlite import ir
 
-ROW_CHUNK = 16          # row tiles per chunk: the chunk's output rows stay in cache across K blocks
 
 
 class _Shape:
@@ -131,7 +131,7 @@ def _rows(sym, s):
     kc_max = nw_max * cc
     lda = kc_max + 64 // isz
     sizes = sorted({min(s.mr, s.m), min(4, s.m), 1}, reverse=True)
-    chunk = sizes[0] * ROW_CHUNK
+    chunk = sizes[0] * settings.conv_row_chunk   # rows stay in cache across K blocks
 
     def clamp(fn, x, y):
         return f(f"call i64 @llvm.{fn}.i64(i64 {x}, i64 {y})")

@@ -12,11 +12,11 @@ one the host can report having is checked, not a hand-kept subset. Only the name
 below are accepted: LLVM takes a misspelled one for a generic CPU (or aborts the process).
 """
 import functools
-import os
 
 import llvmlite.binding as llvm
 
 from ir.errors import CodegenError
+from lowering.settings import settings
 
 CPUS = ("x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "haswell", "broadwell", "skylake",
         "alderlake", "znver1", "znver2", "znver3", "skylake-avx512", "cascadelake",
@@ -115,4 +115,4 @@ class Cpu:
         return f"Cpu({self.name!r}, isa={self.isa})"
 
 
-CURRENT = Cpu(os.environ.get("TRACER_CPU") or "host")
+CURRENT = Cpu(settings.cpu)

@@ -6,7 +6,7 @@ emitting, printing) costs milliseconds per graph. Here a digest of the graph's s
 values of their constants, which their code holds; literal values; input and
 const types) plus the identity of the code generator maps to the graph's artifact
 (lowering.llvm.artifact: the module text, whose object code target.py then loads, and
-what the call path needs besides). Entries live in memory (the TRACER_CODE_CACHE_SIZE
+what the call path needs besides). Entries live in memory (the settings.code_cache_size
 most recently used) and, next to the object files, as <key>.g files
 (lowering.llvm.caches), in artifact.encode's plain form.
 
@@ -15,8 +15,8 @@ kernel in it has its built-in llvm impl (one of this package's KERNELS tables): 
 user-registered impl is a Python object that nothing stable across processes identifies.
 The generator's identity is the size and mtime of every lowering/llvm and ir source file
 (as Python's own .pyc check), the
-llvmlite, NumPy and Python versions, the host CPU, and the settings that steer code
-generation (thread count, fusion and tiling limits, matmul vector width).
+llvmlite, NumPy and Python versions, the target CPU and the Python build's object layout,
+and every setting that may steer code generation (lowering.settings: `settings.key()`).
 """
 import hashlib
 import marshal
@@ -29,7 +29,8 @@ import numpy as np
 from ir import Graph, Var
 from lowering.llvm import (artifact, caches, control, conv, entries, fusion, linalg,
                            mathlib_shared, matmul, reductions, scalars, schedule, shapes, target,
-                           transpose, windows)
+                           windows)
+from lowering.settings import settings
 from registry.tables import KERNELS
 
 _impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
@@ -44,7 +45,7 @@ BUILTIN = {name: impl for table in (scalars.KERNELS, shapes.KERNELS, reductions.
 SOURCES = ("lowering/llvm", "ir")      # the code generator and the graphs it reads
 
 
-_memory = caches.Lru(caches.env_size("TRACER_CODE_CACHE_SIZE", 256))
+_memory = caches.Lru(settings.code_cache_size)
 stats = {"memory_hits": 0, "disk_hits": 0, "stored": 0}
 
 
@@ -67,29 +68,29 @@ def _source_identity():
 _SOURCES = _source_identity()
 
 
-def _settings(kernels):
-    """The run-time settings code generation depends on (tests monkeypatch them): a new
-    module-level knob of the code generator belongs here, or stale code would be reused."""
+def _settings():
+    """What code generation depends on besides the graph: the target, every setting, and
+    the knobs still read from their modules' constants (each leaves that tuple when its
+    module reads the setting of the same meaning, already in settings.key())."""
     return (target.TRIPLE, target.CPU, target.FEATURES, entries.DATA_OFFSET,
-            entries.ITEMS_OFFSET, transpose.TILE, schedule.PARALLEL_NS, schedule.SEGMENT_SIZE,
-            schedule.num_threads(), fusion.SHARED_COST,
-            fusion.MAX_COST, fusion.MAX_DEPTH, fusion.MAX_LOOP_NODES, fusion.TILED_MIN,
-            mathlib_shared.SHARE_AT, reductions.SPLITS,
-            matmul._vector_bytes() if "matmul" in kernels else None)
+            entries.ITEMS_OFFSET, settings.key(),
+            (schedule.PARALLEL_NS, schedule.SEGMENT_SIZE, fusion.SHARED_COST, fusion.MAX_COST,
+             fusion.MAX_DEPTH, fusion.MAX_LOOP_NODES, fusion.TILED_MIN,
+             mathlib_shared.SHARE_AT, reductions.SPLITS, matmul._vector_bytes()))
 
 
-def _attr(v, kernels):
+def _attr(v):
     """A canonical, type-tagged form of an attr value, or _Uncacheable. A region (a Graph)
     stands for its structure and its constants' values, which its code holds."""
     t = type(v)
     if v is None or t is bool or t is int or t is float or t is str:
         return v
     if t is tuple or t is list:
-        return (t.__name__,) + tuple(_attr(x, kernels) for x in v)
+        return (t.__name__,) + tuple(_attr(x) for x in v)
     if isinstance(v, np.dtype):
         return ("dtype", v.name)
     if t is Graph:
-        return ("graph", _parts(v, kernels), [hashlib.sha256(
+        return ("graph", _parts(v), [hashlib.sha256(
             np.ascontiguousarray(c).tobytes()).hexdigest() for c in v.consts])
     raise _Uncacheable
 
@@ -97,19 +98,18 @@ def _attr(v, kernels):
 def key_of(g):
     """The cache key of graph `g` (after the backend's own passes), or None when it
     cannot be cached (a non-built-in llvm impl, an attr of an unknown type)."""
-    kernels = set()
     try:
-        parts = _parts(g, kernels)
+        parts = _parts(g)
     except (_Uncacheable, KeyError):
         return None
     # marshal version 0 shares nothing (no references, no interned strings): equal
     # structures give equal bytes in every process
-    data = marshal.dumps((_SOURCES, _settings(kernels), parts), 0)
+    data = marshal.dumps((_SOURCES, _settings(), parts), 0)
     return hashlib.sha256(data).hexdigest()
 
 
-def _parts(g, kernels):
-    """Graph `g` as nested tuples of plain values (adding its kernels to `kernels`)."""
+def _parts(g):
+    """Graph `g` as nested tuples of plain values."""
     number = artifact.numbering(g)[0]
     parts = [[(a.shape, a.dtype.name, a.weak_type) for a in g.in_avals],
              [(v.aval.shape, v.aval.dtype.name) for v in g.constvars]]
@@ -117,9 +117,8 @@ def _parts(g, kernels):
         impl = _impls.get((n.kernel, "llvm"))
         if impl is None or impl is not BUILTIN.get(n.kernel):
             raise _Uncacheable
-        kernels.add(n.kernel)
         parts.append((n.kernel, [number[id(x)] if type(x) is Var else x.key for x in n.inputs],
-                      [(k, _attr(v, kernels)) for k, v in n.attr_items] if n.attr_items
+                      [(k, _attr(v)) for k, v in n.attr_items] if n.attr_items
                       else None,
                       [(o.aval.shape, o.aval.dtype.name, o.aval.weak_type) for o in n.outputs],
                       n.source))

@@ -1,6 +1,6 @@
-"""Loops that read across their last two axes: the tiled walk (`tiled`: TILE x TILE blocks,
-so transposed reads stay in cache), and a materialized transpose of the last two axes,
-moved through registers in V x V blocks
+"""Loops that read across their last two axes: the tiled walk (`tiled`: square blocks of
+settings.transpose_tile items, so transposed reads stay in cache), and a materialized
+transpose of the last two axes, moved through registers in V x V blocks
 (V = elements per SIMD vector): V contiguous row loads, log2(V) rounds of shuffles, V
 contiguous row stores.
 
@@ -23,6 +23,7 @@ from lowering.llvm.cpu import CURRENT
 from lowering.llvm.fusion import parallel_extent
 from lowering.llvm.irutil import I32, PTR, i64
 from lowering.llvm.protocol import Index
+from lowering.settings import settings
 
 LINE = 64    # bytes of a cache line: a block spans one of the source's
 
@@ -33,7 +34,6 @@ def lanes(dtype):
     return CURRENT.vector_bytes // size if size in (4, 8) else 0
 
 
-TILE = 32       # a tiled loop's blocks: TILE x TILE items of its last two axes
 # a tile's row loop stays a loop: fully unrolled, LLVM vectorized the column loop around it,
 # with gathers and scatters
 NOT_UNROLLED = ("llvm.loop.unroll.disable",)
@@ -58,27 +58,28 @@ def applies(grp):
 
 @contextlib.contextmanager
 def tiled(ctx, grp, values):
-    """The last two axes in TILE x TILE blocks, so that transposed reads stay in cache;
-    work items are the outer axes' first, or else the rows. The `staged` transposes are
-    copied per tile into stack tiles (_stage_tiles), which `values` then reads."""
-    b, shape = ctx.b, grp.shape
+    """The last two axes in square blocks of settings.transpose_tile items, so that
+    transposed reads stay in cache; work items are the outer axes' first, or else the
+    rows. The `staged` transposes are copied per tile into stack tiles (_stage_tiles),
+    which `values` then reads."""
+    b, shape, tile = ctx.b, grp.shape, settings.transpose_tile
     rows, cols, staged = shape[-2], shape[-1], _staged(grp, values.buffers)
     split_outer = parallel_extent(shape[:-2]) > 1
     with ctx.nest(shape[:-2], parallel=split_outer) as outer:
         lo, hi = (i64(0), i64(rows)) if split_outer else (ctx.start, ctx.end)
-        ntiles = b.udiv(b.add(b.sub(hi, lo), i64(TILE - 1)), i64(TILE))
+        ntiles = b.udiv(b.add(b.sub(hi, lo), i64(tile - 1)), i64(tile))
         with ctx.loop(0, ntiles, "ti") as ti:
-            r0 = b.add(lo, b.mul(ti, i64(TILE)))
-            r1 = b.add(r0, i64(TILE))
+            r0 = b.add(lo, b.mul(ti, i64(tile)))
+            r1 = b.add(r0, i64(tile))
             r1 = b.select(b.icmp_signed("<", r1, hi), r1, hi)
-            with ctx.loop(0, -(-cols // TILE), "tj") as tj:
-                c0 = b.mul(tj, i64(TILE))
-                c1 = b.add(c0, i64(TILE))
+            with ctx.loop(0, -(-cols // tile), "tj") as tj:
+                c0 = b.mul(tj, i64(tile))
+                c1 = b.add(c0, i64(tile))
                 c1 = b.select(b.icmp_signed("<", c1, i64(cols)), c1, i64(cols))
                 tiles = _stage_tiles(ctx, staged, shape, outer, r0, r1, c0, c1)
                 with ctx.loop(r0, r1) as i, ctx.loop(c0, c1, "j", NOT_UNROLLED) as j:
                     index = Index(b, shape, multi=list(outer) + [i, j])
-                    at = b.add(b.mul(b.sub(i, r0), i64(TILE)), b.sub(j, c0))
+                    at = b.add(b.mul(b.sub(i, r0), i64(tile)), b.sub(j, c0))
                     values.tiles = {k: (index.key, ptr, at) for k, ptr in tiles.items()}
                     yield index
 
@@ -155,19 +156,19 @@ def emit(ctx, src, dst, shape, dtype):
 
 def _stage_tiles(ctx, staged, shape, outer, r0, r1, c0, c1):
     """Copy each staged value's tile [r0, r1) x [c0, c1) (at the leading index `outer`)
-    into a stack tile of TILE x TILE items: whole tiles by register blocks, the edge
-    ones item by item. Returns {id(value): stack tile}."""
-    b, rows = ctx.b, shape[-2]
+    into a square stack tile of settings.transpose_tile items: whole tiles by register
+    blocks, the edge ones item by item. Returns {id(value): stack tile}."""
+    b, rows, tile = ctx.b, shape[-2], settings.transpose_tile
     base = Index(b, shape, multi=list(outer) + [i64(0), i64(0)]).flat
-    whole = b.and_(b.icmp_signed("==", b.sub(r1, r0), i64(TILE)),
-                   b.icmp_signed("==", b.sub(c1, c0), i64(TILE)))
+    whole = b.and_(b.icmp_signed("==", b.sub(r1, r0), i64(tile)),
+                   b.icmp_signed("==", b.sub(c1, c0), i64(tile)))
     tiles = {}
     for x, src in staged:
         size = x.aval.dtype.itemsize
         elem = ir.IntType(8 * size)
         vec = ir.VectorType(elem, lanes(x.aval.dtype))
         with b.goto_entry_block():
-            buf = b.alloca(ir.ArrayType(elem, TILE * TILE))
+            buf = b.alloca(ir.ArrayType(elem, tile * tile))
         buf.type = PTR      # llvmlite types an alloca's pointer; address it as the others
 
         def src_at(j, i):       # the value's item (i, j) is src's (j, i)
@@ -175,13 +176,13 @@ def _stage_tiles(ctx, staged, shape, outer, r0, r1, c0, c1):
                          source_etype=elem)
 
         def buf_at(i, j):
-            return b.gep(buf, [b.add(b.mul(i, i64(TILE)), j)], inbounds=True, source_etype=elem)
+            return b.gep(buf, [b.add(b.mul(i, i64(tile)), j)], inbounds=True, source_etype=elem)
 
         with b.if_else(whole) as (blocks, items):
             with blocks:
                 v = vec.count
-                for bi in range(0, TILE, v):
-                    for bj in range(0, TILE, v):
+                for bi in range(0, tile, v):
+                    for bj in range(0, tile, v):
                         i0, j0 = b.add(r0, i64(bi)), b.add(c0, i64(bj))
                         _move_block(b, vec, size, lambda r: src_at(b.add(j0, i64(r)), i0),
                                     lambda c: buf_at(i64(bi + c), i64(bj)))

@@ -24,7 +24,10 @@ def test_front_end_kernels_run_the_backends_own_impls():
 
 
 def _imports(path):
-    for node in ast.walk(ast.parse(path.read_text())):
+    text = path.read_text()
+    if "llvm" not in text:
+        return
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Import):
             yield from ((a.name, None) for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:

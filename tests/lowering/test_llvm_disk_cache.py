@@ -11,6 +11,7 @@ import tracer
 import tracer.numpy as tnp
 from ir.errors import ArgumentError
 from lowering.llvm import caches, compile_graph, graph_cache, target
+from lowering.settings import settings
 from fresh import run_script
 
 X = np.linspace(-1, 1, 12)
@@ -126,7 +127,7 @@ def test_disk_cache_is_capped_least_recently_used_first(disk_only, monkeypatch):
 def test_disk_cache_size_setting(monkeypatch):
     for value, size in (("123", 123), ("4k", 4096), ("2M", 2 << 20), ("1G", 1 << 30)):
         monkeypatch.setenv("TRACER_DISK_CACHE_SIZE", value)
-        assert caches.env_size("TRACER_DISK_CACHE_SIZE", 0, suffixes=True) == size
+        assert settings.disk_cache_size == size
     monkeypatch.setenv("TRACER_DISK_CACHE_SIZE", "lots")
     with pytest.raises(ArgumentError, match="TRACER_DISK_CACHE_SIZE.*'lots'"):
-        caches.env_size("TRACER_DISK_CACHE_SIZE", 0, suffixes=True)
+        settings.disk_cache_size

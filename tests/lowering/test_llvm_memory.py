@@ -11,6 +11,7 @@ import tracer
 import tracer.numpy as tnp
 from ir.errors import ArgumentError
 from lowering.llvm import caches, compile_graph, graph_cache, target
+from lowering.settings import Settings
 
 pytestmark = pytest.mark.filterwarnings("ignore:jit.*different signatures")
 
@@ -71,12 +72,12 @@ def test_eager_program_cache_is_bounded(monkeypatch):
 
 def test_cache_size_settings(monkeypatch):
     monkeypatch.setenv("TRACER_CODE_CACHE_SIZE", "12")
-    assert caches.env_size("TRACER_CODE_CACHE_SIZE", 256) == 12
+    assert Settings.code_cache_size.read() == 12
     monkeypatch.setenv("TRACER_CODE_CACHE_SIZE", "12K")
     with pytest.raises(ArgumentError, match="TRACER_CODE_CACHE_SIZE must be a non-neg"):
-        caches.env_size("TRACER_CODE_CACHE_SIZE", 256)
+        Settings.code_cache_size.read()
     monkeypatch.delenv("TRACER_CODE_CACHE_SIZE")
-    assert caches.env_size("TRACER_CODE_CACHE_SIZE", 256) == 256
+    assert Settings.code_cache_size.read() == 256
 
 
 def test_lru_forgets_the_least_recently_used():
