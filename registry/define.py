@@ -18,7 +18,7 @@ import warnings
 from ir.errors import ArgumentError, KernelNotFoundError
 from registry import families, tables
 from registry.batching import BATCHING_RULES
-from registry.exporters import EXPORTERS
+from registry.exporters import EXPORTERS, OnnxOperator
 
 # the families vmap batches with one shared rule (tracer.vmap.FAMILY_RULES implements them)
 SHARED_BATCHING = frozenset({"elementwise", "along_axis"})
@@ -28,19 +28,6 @@ def _callable_or_none(name, what, value):
     if value is not None and not callable(value):
         raise ArgumentError(f"define_kernel({name!r}): {what} must be callable or None, got "
                             f"{type(value).__name__}")
-
-
-class OnnxOperator:
-    """The ONNX exporter of an elementwise kernel that is one ONNX operator."""
-
-    def __init__(self, op_type):
-        self.op_type = op_type
-
-    def __call__(self, g, inputs, attrs):
-        return g.op(self.op_type, *inputs)
-
-    def __repr__(self):
-        return f"OnnxOperator({self.op_type!r})"
 
 
 def _checked_exporter(name, family, onnx):

@@ -15,9 +15,9 @@ from tracer.export import to_onnx
 
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
-from test_export_onnx import run_onnx  # noqa: E402
+from test_onnx_kernels import run_onnx  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples"))
 import cnn  # noqa: E402
 
 NHWC = ("NHWC", "HWIO", "NHWC")

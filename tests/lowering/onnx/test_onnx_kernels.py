@@ -250,7 +250,7 @@ def test_small_unsigned_and_half_dtypes_compute_as_the_numpy_backend():
 
 # ---- models ---------------------------------------------------------------------------
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples"))
 import mlp  # noqa: E402
 
 
@@ -304,7 +304,7 @@ def test_user_kernel_with_a_registered_exporter(softplus_kernel):
     with pytest.raises(tracer.KernelNotFoundError) as e:
         to_onnx(fun, x)
     msg = str(e.value)
-    assert "'test_softplus'" in msg and "test_export_onnx.py" in msg
+    assert "'test_softplus'" in msg and "test_onnx_kernels.py" in msg
     assert "registry.register_exporter('test_softplus', 'onnx', fn)" in msg
     register_exporter("test_softplus", "onnx", lambda g, inputs, attrs: g.op("Softplus", *inputs))
     model = to_onnx(fun, x)

@@ -15,7 +15,7 @@ from tracer.export import to_onnx
 
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
-from test_export_onnx import assert_same, run_onnx, softplus_kernel  # noqa: E402,F401
+from test_onnx_kernels import assert_same, run_onnx, softplus_kernel  # noqa: E402,F401
 
 CONTROL_KERNELS = ("scan", "while", "cond", "remat", "custom_call", "stop_gradient",
                    "dynamic_index", "dynamic_update_index")
@@ -169,7 +169,7 @@ def test_a_kernel_without_exporter_inside_a_region_is_named(softplus_kernel):
 
 # ---- the RNN example -------------------------------------------------------------------
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples"))
 import rnn  # noqa: E402
 
 

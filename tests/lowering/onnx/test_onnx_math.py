@@ -14,7 +14,7 @@ from tracer.export import to_onnx
 
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
-from test_export_onnx import run_onnx  # noqa: E402
+from test_onnx_kernels import run_onnx  # noqa: E402
 
 FLOATS = (np.float16, BF16, np.float32, np.float64)
 INTS = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)

@@ -1,12 +1,13 @@
 """Every kernel registered for a backend has an ONNX exporter, or is in
-registry.exporters.NOT_EXPORTABLE with the reason, which the export error shows."""
+lowering.onnx.NOT_EXPORTABLE with the reason, which the export error shows."""
 import numpy as np
 import pytest
 
 import registry
 import tracer
 import tracer.numpy as tnp
-from registry.exporters import NOT_EXPORTABLE, has_exporter
+from lowering.onnx import NOT_EXPORTABLE
+from registry.exporters import has_exporter
 
 pytest.importorskip("onnx")
 
@@ -16,7 +17,7 @@ def test_every_registered_kernel_has_an_exporter_or_a_reason():
     missing = sorted(k for k in kernels if not has_exporter(k, "onnx"))
     assert missing == sorted(NOT_EXPORTABLE), (
         "kernels without an ONNX exporter must be listed, with the reason, in "
-        "registry.exporters.NOT_EXPORTABLE (and nothing listed may have one)")
+        "lowering.onnx.NOT_EXPORTABLE (and nothing listed may have one)")
     assert all(isinstance(why, str) and why for why in NOT_EXPORTABLE.values())
 
 

@@ -1,5 +1,5 @@
-"""ONNX exporters of the neural-network kernels: conv, reduce_window (pooling) and
-tile_scatter (the pooling gradient); see registry.exporters for the exporter protocol.
+"""ONNX rules of the contractions and windows: matmul, conv, reduce_window (pooling) and
+tile_scatter (the pooling gradient).
 
 conv is ONNX Conv on float32 (float16/bfloat16 arrive widened to it), with the kernel's
 channels-last layout transposed to ONNX's channels-first one and back; lhs dilation is
@@ -22,15 +22,12 @@ import numpy as np
 
 from ir.errors import ShapeError
 from ir.types import saturated
-from registry.exporters import INT64, dilate, register_exporter, where
+from lowering.onnx.idioms import INT64, BoolViaInt32, dilate, i64, where
+from registry.exporters import OnnxOperator
 
 F32 = np.dtype(np.float32)
 END = np.iinfo(np.int64).max
 COMBINE = {"add": "Add", "max": "Max", "min": "Min"}
-
-
-def _i64(values):
-    return np.array(values, np.int64)
 
 
 def _zeros_like_output(g, shape):
@@ -41,13 +38,13 @@ def _conv(g, inputs, attrs):
     x, w = inputs
     xa, wa, out = g.in_avals[0], g.in_avals[1], g.out_avals[0]
     if 0 in out.shape or 0 in wa.shape[:-1]:
-        return _zeros_like_output(g, g.const(_i64(out.shape)))
+        return _zeros_like_output(g, g.const(i64(out.shape)))
     if xa.dtype != F32:
         return _conv_im2col(g, x, w, attrs)
     nd, strides, pads = xa.ndim, attrs["strides"], attrs["pads"]
     if nd == 2:         # no spatial axis: ONNX Conv needs one, so add one of size 1
-        x = g.op("Unsqueeze", x, g.const(_i64([1])))
-        w = g.op("Unsqueeze", w, g.const(_i64([0])))
+        x = g.op("Unsqueeze", x, g.const(i64([1])))
+        w = g.op("Unsqueeze", w, g.const(i64([0])))
         nd, strides, pads = 3, (1,), ((0, 0),)
     sp = range(2, nd)
     x = g.op("Transpose", x, perm=[0, nd - 1, *range(1, nd - 1)])
@@ -57,7 +54,7 @@ def _conv(g, inputs, attrs):
              pads=[max(lo, 0) for lo, _ in pads] + [max(hi, 0) for _, hi in pads],
              group=attrs["groups"])
     y = g.op("Transpose", y, perm=[0, *sp, 1])
-    return y if xa.ndim > 2 else g.op("Squeeze", y, g.const(_i64([1])))
+    return y if xa.ndim > 2 else g.op("Squeeze", y, g.const(i64([1])))
 
 
 def _dilate_and_crop(g, x, axes, ldil, pads, nd):
@@ -70,7 +67,7 @@ def _dilate_and_crop(g, x, axes, ldil, pads, nd):
     if not crop:
         return x
     axes, starts, ends = zip(*crop)
-    return g.op("Slice", x, g.const(_i64(starts)), g.const(_i64(ends)), g.const(_i64(axes)))
+    return g.op("Slice", x, g.const(i64(starts)), g.const(i64(ends)), g.const(i64(axes)))
 
 
 def _conv_im2col(g, x, w, attrs):
@@ -91,17 +88,17 @@ def _conv_im2col(g, x, w, attrs):
     for kpos in itertools.product(*map(range, ksp)):
         starts = [k * d for k, d in zip(kpos, attrs["rdil"])]
         ends = [b + s * (o - 1) + 1 for b, s, o in zip(starts, strides, osp)]
-        cols.append(g.op("Slice", x, g.const(_i64(starts)), g.const(_i64(ends)),
-                         g.const(_i64(sp)), g.const(_i64(strides))))
+        cols.append(g.op("Slice", x, g.const(i64(starts)), g.const(i64(ends)),
+                         g.const(i64(sp)), g.const(i64(strides))))
     k, cg, o = int(np.prod(ksp)), wa.shape[-2], wa.shape[-1]
-    cols = g.op("Reshape", g.op("Concat", *cols, axis=-1), g.const(_i64([-1, k, groups, cg])))
+    cols = g.op("Reshape", g.op("Concat", *cols, axis=-1), g.const(i64([-1, k, groups, cg])))
     cols = g.op("Reshape", g.op("Transpose", cols, perm=[2, 0, 1, 3]),
-                g.const(_i64([groups, -1, k * cg])))
-    w = g.op("Reshape", w, g.const(_i64([k, cg, groups, o // groups])))
+                g.const(i64([groups, -1, k * cg])))
+    w = g.op("Reshape", w, g.const(i64([k, cg, groups, o // groups])))
     w = g.op("Reshape", g.op("Transpose", w, perm=[2, 0, 1, 3]),
-             g.const(_i64([groups, k * cg, o // groups])))
+             g.const(i64([groups, k * cg, o // groups])))
     y = g.op("Transpose", g.op("MatMul", cols, w), perm=[1, 0, 2])
-    shape = g.op("Concat", g.op("Shape", x, start=0, end=1), g.const(_i64(osp + (o,))), axis=0)
+    shape = g.op("Concat", g.op("Shape", x, start=0, end=1), g.const(i64(osp + (o,))), axis=0)
     return g.op("Reshape", y, shape)
 
 
@@ -123,7 +120,7 @@ def _reduce_window(g, inputs, attrs):
     init = g.const(saturated(attrs["init"], g.node.inputs[0].aval.dtype).astype(xa.dtype))
     combine = COMBINE[attrs["op"]]
     if 0 in window:         # no element in any window: init everywhere, as the kernel
-        return g.op(combine, _zeros_like_output(g, g.const(_i64(out.shape))), init)
+        return g.op(combine, _zeros_like_output(g, g.const(i64(out.shape))), init)
     for a in active:
         if bdil[a] > 1:
             x = dilate(g, x, a, bdil[a] - 1, xa.ndim, fill=init)
@@ -136,8 +133,8 @@ def _reduce_window(g, inputs, attrs):
     for kpos in itertools.product(*(range(window[a]) for a in active)):
         starts = [k + max(-pads[a][0], 0) for k, a in zip(kpos, active)]
         ends = [s + strides[a] * (out.shape[a] - 1) + 1 for s, a in zip(starts, active)]
-        part = g.op("Slice", x, g.const(_i64(starts)), g.const(_i64(ends)),
-                    g.const(_i64(active)), g.const(_i64([strides[a] for a in active])))
+        part = g.op("Slice", x, g.const(i64(starts)), g.const(i64(ends)),
+                    g.const(i64(active)), g.const(i64([strides[a] for a in active])))
         acc = part if acc is None else g.op(combine, acc, part)
     return g.op(combine, acc, init)
 
@@ -157,14 +154,14 @@ def _tile_scatter(g, inputs, attrs):
     _check_batch_free(g, [a for a in range(n) if window[a] != 1])
     if xa.size == 0 or dya.size == 0:
         return _zeros_like_output(g, g.op("Shape", x))
-    cover = g.op("Mul", g.op("Shape", dy), g.const(_i64(window)))
-    steps, axes = g.const(_i64(window)), g.const(_i64(range(n)))
+    cover = g.op("Mul", g.op("Shape", dy), g.const(i64(window)))
+    steps, axes = g.const(i64(window)), g.const(i64(range(n)))
     offsets = list(itertools.product(*map(range, window)))
     zero = g.const(np.zeros((), dya.dtype))
     if op == "add":
         parts = [dy] * len(offsets)
     else:
-        reads = [g.op("Slice", x, g.const(_i64(k)), g.op("Add", cover, g.const(_i64(k))),
+        reads = [g.op("Slice", x, g.const(i64(k)), g.op("Add", cover, g.const(i64(k))),
                       axes, steps) for k in offsets]
         best, at = reads[0], g.const(np.zeros((), INT64))
         for j, v in enumerate(reads[1:], 1):
@@ -173,9 +170,9 @@ def _tile_scatter(g, inputs, attrs):
             at = g.op("Where", better, g.const(np.array(j, INT64)), at)
         parts = [where(g, g.op("Equal", at, g.const(np.array(j, INT64))), dy, zero, dya.dtype)
                  for j in range(len(offsets))]
-    last = g.const(_i64([-1]))
+    last = g.const(i64([-1]))
     y = g.op("Concat", *[g.op("Unsqueeze", p, last) for p in parts], axis=-1)
-    y = g.op("Reshape", y, g.op("Concat", g.op("Shape", dy), g.const(_i64(window)), axis=0),
+    y = g.op("Reshape", y, g.op("Concat", g.op("Shape", dy), g.const(i64(window)), axis=0),
              allowzero=1)
     y = g.op("Transpose", y, perm=[a for i in range(n) for a in (i, n + i)])
     y = g.op("Reshape", y, cover, allowzero=1)
@@ -183,6 +180,5 @@ def _tile_scatter(g, inputs, attrs):
     return g.op("Pad", y, g.op("Concat", g.const(np.zeros(n, np.int64)), rim, axis=0))
 
 
-for _name, _fn in {"conv": _conv, "reduce_window": _reduce_window,
-                   "tile_scatter": _tile_scatter}.items():
-    register_exporter(_name, "onnx", _fn)
+RULES = {"matmul": BoolViaInt32(OnnxOperator("MatMul")), "conv": _conv,
+         "reduce_window": _reduce_window, "tile_scatter": _tile_scatter}

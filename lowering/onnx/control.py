@@ -1,4 +1,4 @@
-"""ONNX exporters of the control-flow kernels: regions become ONNX subgraphs.
+"""ONNX rules of the control-flow kernels: regions become ONNX subgraphs.
 
 A region is closed (outer values it reads are explicit node inputs), so exporting one is
 exporting a graph with its inputs bound to ONNX names: `g.subgraph()` builds a Loop body
@@ -11,13 +11,11 @@ or an If branch, whose nodes read the node's inputs as outer-scope names.
 - while -> Loop without a trip count: cond runs once on the initial carry, then in the
   body after each step; count=True adds a loop-carried counter.
 - cond -> nested Ifs on index == 0, 1, ...; the last branch is the innermost else.
-- remat and custom_call are inlined (the recomputation is a differentiation concern),
-  stop_gradient is Identity, dynamic_index / dynamic_update_index are Gather / ScatterND
-  at the index clamped into range, as the kernels clamp it.
+- remat and custom_call are inlined (the recomputation is a differentiation concern).
 """
 import numpy as np
 
-from registry.exporters import BOOL, INT64, register_exporter, reverse_axis0
+from lowering.onnx.idioms import BOOL, INT64, reverse
 
 SCALAR_I64, SCALAR_BOOL = (INT64, ()), (BOOL, ())
 
@@ -47,7 +45,7 @@ def _scan(g, inputs, attrs):
                       "scan_body")
     res = _names(g.op("Loop", trips, "", *init, body=loop, outputs=len(outs)))
     if attrs["reverse"]:
-        res[nk:] = [reverse_axis0(g, y) for y in res[nk:]]
+        res[nk:] = [reverse(g, y, (0,)) for y in res[nk:]]
     return res
 
 
@@ -89,27 +87,5 @@ def _switch(g, index, branches, k, operands, types):
                        outputs=len(types)))
 
 
-def _clamped(g, x, i):
-    """The index i (any integer dtype) as an int64 scalar clamped into [0, len(x) - 1]."""
-    size = g.op("Squeeze", g.op("Shape", x, start=0, end=1), g.const(np.zeros(1, np.int64)))
-    last = g.op("Sub", size, g.const(np.int64(1)))
-    return g.op("Clip", g.cast(i, INT64), g.const(np.int64(0)), last)
-
-
-def _dynamic_index(g, inputs, attrs):
-    x, i = inputs
-    return g.op("Gather", x, _clamped(g, x, i), axis=0)
-
-
-def _dynamic_update_index(g, inputs, attrs):
-    x, i, v = inputs
-    at = g.op("Reshape", _clamped(g, x, i), g.const(np.array([1, 1], np.int64)))
-    return g.op("ScatterND", x, at, g.op("Unsqueeze", v, g.const(np.zeros(1, np.int64))))
-
-
-for _name, _fn in {"scan": _scan, "while": _while, "cond": _cond, "remat": _inline,
-                   "custom_call": _inline,
-                   "stop_gradient": lambda g, inputs, attrs: g.op("Identity", *inputs),
-                   "dynamic_index": _dynamic_index,
-                   "dynamic_update_index": _dynamic_update_index}.items():
-    register_exporter(_name, "onnx", _fn)
+RULES = {"scan": _scan, "while": _while, "cond": _cond, "remat": _inline,
+         "custom_call": _inline}
