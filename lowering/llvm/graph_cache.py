@@ -28,8 +28,7 @@ import numpy as np
 
 from ir import Graph, Var
 from lowering.llvm import (artifact, caches, control, conv, entries, fusion, linalg,
-                           mathlib_shared, matmul, reductions, scalars, schedule, shapes, target,
-                           windows)
+                           mathlib_shared, matmul, reductions, scalars, shapes, target, windows)
 from lowering.settings import settings
 from registry.tables import KERNELS
 
@@ -74,9 +73,9 @@ def _settings():
     module reads the setting of the same meaning, already in settings.key())."""
     return (target.TRIPLE, target.CPU, target.FEATURES, entries.DATA_OFFSET,
             entries.ITEMS_OFFSET, settings.key(),
-            (schedule.PARALLEL_NS, schedule.SEGMENT_SIZE, fusion.SHARED_COST, fusion.MAX_COST,
-             fusion.MAX_DEPTH, fusion.MAX_LOOP_NODES, fusion.TILED_MIN,
-             mathlib_shared.SHARE_AT, reductions.SPLITS, matmul._vector_bytes()))
+            (fusion.SHARED_COST, fusion.MAX_COST, fusion.MAX_DEPTH, fusion.MAX_LOOP_NODES,
+             fusion.TILED_MIN, mathlib_shared.SHARE_AT, reductions.SPLITS,
+             matmul._vector_bytes()))
 
 
 def _attr(v):

@@ -5,9 +5,9 @@ and schedule (lowering.llvm.schedule), codegen (lowering.llvm.codegen), the arti
 (lowering.llvm.artifact: what the graph cache stores) and the Program, which loads an
 artifact and runs it. Steps are native segments (one ctypes call each, taking the array
 objects themselves; a long run of groups is cut into segments of bounded size, see
-schedule.SEGMENT_SIZE), Python calls of numpy kernels for nodes the llvm backend lacks,
-and native groups big enough (> schedule.PARALLEL_NS of estimated work) to split across
-TRACER_NUM_THREADS threads (lowering.llvm.pool: one native call per step). A graph the
+settings.segment_size), Python calls of numpy kernels for nodes the llvm backend lacks,
+and native groups big enough (> settings.parallel_ns of estimated work) to split across
+settings.num_threads threads (lowering.llvm.pool: one native call per step). A graph the
 llvm backend fully covers and that needs no threads is one native call.
 
 Inputs are checked against the graph's types before any native code runs: arrays of the
@@ -32,6 +32,7 @@ from lowering.llvm import artifact, buffers, codegen, graph_cache, irutil, pool,
 from lowering.llvm.fusion import check_kernels
 from lowering.llvm.rewrites import rewrite_matmuls
 from lowering.profile import note, phase
+from lowering.settings import settings
 from registry.tables import KERNELS
 
 _impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
@@ -90,8 +91,8 @@ def _compile(graph):
     with phase("partition"):
         part = schedule.partition(g)
     with phase("schedule"):
-        sched = schedule.Schedule(part, schedule.num_threads(), schedule.PARALLEL_NS,
-                                  schedule.SEGMENT_SIZE)
+        sched = schedule.Schedule(part, settings.num_threads, settings.parallel_ns,
+                                  settings.segment_size)
     with phase("codegen"):
         art = artifact.build(sched, codegen.emit_program(sched))
     graph_cache.store(key, g, art)

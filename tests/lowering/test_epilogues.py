@@ -10,7 +10,8 @@ import registry
 import tracer
 import tracer.numpy as tnp
 from ir import ShapedArray
-from lowering.llvm import KernelEmitter, schedule
+from lowering.llvm import KernelEmitter
+from lowering.settings import settings
 from tracer import lax, nn
 from tracer.tree_util import tree_leaves
 
@@ -61,7 +62,7 @@ def check(f, *args):
 def threads(request, monkeypatch):
     """Compile for 1 or 2 threads; with 2, every group that can be split is."""
     monkeypatch.setenv("TRACER_NUM_THREADS", str(request.param))
-    monkeypatch.setattr(schedule, "PARALLEL_NS", 0)
+    monkeypatch.setattr(settings, "parallel_ns", 0)
     return request.param
 
 

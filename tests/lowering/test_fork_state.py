@@ -12,7 +12,8 @@ import gc, importlib, os, sys, threading, time, traceback
 import numpy as np
 import registry, tracer, tracer.numpy as tnp
 from lowering import heap
-from lowering.llvm import buffers, pool, schedule
+from lowering.llvm import buffers, pool
+from lowering.settings import settings
 jit_module = importlib.import_module("tracer.jit")
 
 X = np.linspace(-1, 1, 64)
@@ -167,7 +168,7 @@ def buffers_lock():
 
 
 def thread_pool():
-    schedule.PARALLEL_NS, os.environ["TRACER_NUM_THREADS"] = 0, "2"
+    settings.parallel_ns, os.environ["TRACER_NUM_THREADS"] = 0, "2"
     f = tracer.jit(lambda x: tnp.exp(x) * 3.0)
     x = np.linspace(0, 1, 4096)
     f(x)                            # the parent's pool and its workers exist

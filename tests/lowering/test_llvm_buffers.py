@@ -13,7 +13,8 @@ import tracer
 import tracer.numpy as tnp
 from concurrency import run_threads
 from fresh import run_script
-from lowering.llvm import buffers, compile_graph, schedule
+from lowering.llvm import buffers, compile_graph
+from lowering.settings import settings
 from tracer import lax
 
 pytestmark = pytest.mark.filterwarnings("ignore:kernel 'test_temps_checked' has no llvm impl")
@@ -84,7 +85,7 @@ def test_results_do_not_depend_on_what_reused_temporaries_hold(
     """Every kept buffer is overwritten with NaN bytes between calls: kernels that read a
     temporary before writing it (an accumulator assumed zero) would change the result."""
     monkeypatch.setenv("TRACER_NUM_THREADS", str(threads))
-    monkeypatch.setattr(schedule, "PARALLEL_NS", 0)
+    monkeypatch.setattr(settings, "parallel_ns", 0)
     fn, args = {"mlp": (mlp, (X, W)),
                 "cnn_grad": (tracer.value_and_grad(cnn, argnums=(1, 2)), (IMG, KER, DENSE)),
                 "python_step": (lambda x, w: tnp.sum(

@@ -14,7 +14,8 @@ import registry
 from ir import Graph
 import tracer
 import tracer.numpy as tnp
-from lowering.llvm import compile_graph, control, graph_cache, schedule
+from lowering.llvm import compile_graph, control, graph_cache
+from lowering.settings import settings
 from tracer import lax
 
 RNG = np.random.default_rng(0)
@@ -121,7 +122,7 @@ def test_remat_stop_gradient_and_dynamic_index_compile_natively():
 
 def test_threaded_groups_inside_a_body_run_single_threaded(monkeypatch):
     monkeypatch.setenv("TRACER_NUM_THREADS", "2")
-    monkeypatch.setattr(schedule, "PARALLEL_NS", 0)
+    monkeypatch.setattr(settings, "parallel_ns", 0)
     big = RNG.standard_normal((64, 64)).astype(np.float32)
     prog = check(lambda m: lax.fori_loop(0, 3, lambda i, a: tnp.tanh(a @ m) + a.sum(0), m), big,
                  rtol=1e-4)

@@ -8,7 +8,8 @@ import pytest
 
 import tracer
 import tracer.numpy as tnp
-from lowering.llvm import fusion, run_eager, schedule, target
+from lowering.llvm import fusion, run_eager, target
+from lowering.settings import settings
 
 X = np.arange(12.0).reshape(4, 3)
 LINE = r"\S*test_llvm_errors\.py:\d+"
@@ -60,7 +61,7 @@ def test_empty_axis_and_empty_indices():
 
 
 def test_threaded_split_reports_an_offending_index(monkeypatch):
-    monkeypatch.setattr(schedule, "PARALLEL_NS", 0)
+    monkeypatch.setattr(settings, "parallel_ns", 0)
     monkeypatch.setenv("TRACER_NUM_THREADS", "2")
     a = np.random.default_rng(0).normal(size=(64, 40))
     f = tracer.jit(lambda a, i: tnp.exp(tnp.take(a, i, axis=0)) * 2.0)
@@ -90,7 +91,7 @@ def test_more_arguments_than_ctypes_can_pass():
 
 
 def test_split_call_of_a_group_with_more_buffers_than_ctypes_can_pass(monkeypatch):
-    monkeypatch.setattr(schedule, "PARALLEL_NS", 0)
+    monkeypatch.setattr(settings, "parallel_ns", 0)
     monkeypatch.setattr(fusion, "MAX_LOOP_NODES", 10 ** 6)   # one loop of 1,100 inputs
     monkeypatch.setenv("TRACER_NUM_THREADS", "2")
     xs = [np.full(64, float(k)) for k in range(1100)]

@@ -8,7 +8,8 @@ SCRIPT = """
 import os, sys, threading, time, traceback
 import numpy as np
 import tracer, tracer.numpy as tnp
-from lowering.llvm import compile_graph, schedule
+from lowering.llvm import compile_graph
+from lowering.settings import settings
 
 x = np.linspace(-1, 1, 64)
 stop, compiled = threading.Event(), [0]
@@ -23,7 +24,7 @@ def compile_forever():          # distinct literals: every module is a real comp
 
 def child(i, parallel):
     if parallel:                # also run a step split across the thread pool
-        schedule.PARALLEL_NS = 0
+        settings.parallel_ns = 0
         os.environ["TRACER_NUM_THREADS"] = "2"
     f = tracer.jit(lambda x: tnp.sin(x) * (1000.0 + i) + tnp.sum(x))
     ok = np.allclose(f(x), np.sin(x) * (1000.0 + i) + x.sum())
@@ -35,9 +36,9 @@ worker = threading.Thread(target=compile_forever, daemon=True)
 worker.start()
 while not compiled[0]:
     time.sleep(0.001)
-schedule.PARALLEL_NS, os.environ["TRACER_NUM_THREADS"] = 0, "2"
+settings.parallel_ns, os.environ["TRACER_NUM_THREADS"] = 0, "2"
 compile_graph(tracer.make_graph(lambda x: tnp.exp(x) * 3.0)(x)).run([x])   # pools exist
-schedule.PARALLEL_NS, os.environ["TRACER_NUM_THREADS"] = 500_000, "1"
+settings.parallel_ns, os.environ["TRACER_NUM_THREADS"] = 500_000, "1"
 for i in range(6):
     time.sleep(0.003 * i)       # fork at different points of the worker's compile
     pid = os.fork()
@@ -82,9 +83,9 @@ POOLS = """
 import os, threading
 import numpy as np
 import tracer, tracer.numpy as tnp
-from lowering.llvm import schedule
+from lowering.settings import settings
 
-schedule.PARALLEL_NS, os.environ["TRACER_NUM_THREADS"] = 0, "2"
+settings.parallel_ns, os.environ["TRACER_NUM_THREADS"] = 0, "2"
 f = tracer.jit(lambda x: tnp.exp(x) * 3.0)
 x = np.linspace(0, 1, 4096)
 assert "parallel" in f.lower(x).steps

@@ -8,7 +8,8 @@ import pytest
 import registry
 import tracer
 import tracer.numpy as tnp
-from lowering.llvm import ScalarKernel, compile_graph, graph_cache, schedule, target
+from lowering.llvm import ScalarKernel, compile_graph, graph_cache, target
+from lowering.settings import settings
 from fresh import run_script
 
 
@@ -122,7 +123,7 @@ def test_key_covers_structure_values_types_source_and_settings(monkeypatch):
     assert others[1] == base                  # a weak 2.0 becomes an f32 literal anyway
     del others[1]
     assert None not in others and base not in others and len(set(others)) == len(others)
-    monkeypatch.setattr(schedule, "PARALLEL_NS", 0)
+    monkeypatch.setattr(settings, "parallel_ns", 0)
     assert key(affine, X) != base
     monkeypatch.undo()
     monkeypatch.setenv("TRACER_NUM_THREADS", "7")
@@ -199,7 +200,7 @@ def test_a_warm_process_skips_codegen_and_a_changed_user_kernel_is_recompiled(tm
 
 
 def test_parallel_steps_survive_the_cache(monkeypatch):
-    monkeypatch.setattr(schedule, "PARALLEL_NS", 0)
+    monkeypatch.setattr(settings, "parallel_ns", 0)
     monkeypatch.setenv("TRACER_NUM_THREADS", "3")
     x = np.arange(3000, dtype=np.float64).reshape(30, 100) / 3000
     f = lambda x: (tnp.exp(x) * 2.0, tnp.sum(tnp.sin(x), axis=1))    # noqa: E731

@@ -7,7 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 import tracer
 import tracer.numpy as tnp
-from lowering.llvm import program, schedule
+from lowering.llvm import program
+from lowering.settings import settings as tracer_settings
 
 
 @settings(max_examples=60, deadline=None)
@@ -25,7 +26,7 @@ def test_pieces_cover_items_once(n, threads):
 
 @pytest.mark.parametrize("threads", ["1", "3"])
 def test_split_matches_single_thread(monkeypatch, threads):
-    monkeypatch.setattr(schedule, "PARALLEL_NS", 0)
+    monkeypatch.setattr(tracer_settings, "parallel_ns", 0)
     monkeypatch.setenv("TRACER_NUM_THREADS", threads)
 
     def f(x):

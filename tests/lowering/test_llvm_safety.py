@@ -7,7 +7,8 @@ import pytest
 
 import tracer
 import tracer.numpy as tnp
-from lowering.llvm import compile_graph, schedule
+from lowering.llvm import compile_graph
+from lowering.settings import settings
 from fresh import run_script
 
 
@@ -112,7 +113,7 @@ def test_one_jitted_function_called_from_several_threads():
 
 def test_threaded_split_of_big_groups(monkeypatch):
     """Force every splittable group onto the thread pool (and check the results)."""
-    monkeypatch.setattr(schedule, "PARALLEL_NS", 0)
+    monkeypatch.setattr(settings, "parallel_ns", 0)
     monkeypatch.setenv("TRACER_NUM_THREADS", "3")
     rng = np.random.default_rng(1)
     a, b = rng.normal(size=(37, 20)), rng.normal(size=(20, 11))

@@ -6,7 +6,8 @@ import pytest
 
 import tracer
 import tracer.numpy as tnp
-from lowering.llvm import schedule, transpose
+from lowering.llvm import transpose
+from lowering.settings import settings
 
 SHAPES = [(64, 64), (67, 131), (131, 67), (200, 65), (3, 70, 90), (1, 80, 64), (2, 1, 96, 100)]
 DTYPES = [np.float32, np.float64, np.int32, np.int64, np.uint32, np.uint64, np.int8,
@@ -38,7 +39,7 @@ def test_bits_move_unchanged(dtype):
 def test_split_across_threads(monkeypatch, threads):
     """Pieces of rows (or of matrices) that start anywhere, not only on a block."""
     monkeypatch.setenv("TRACER_NUM_THREADS", threads)
-    monkeypatch.setattr(schedule, "PARALLEL_NS", 0)
+    monkeypatch.setattr(settings, "parallel_ns", 0)
     for shape in [(1100, 1300), (4, 300, 260), (1, 203, 77)]:
         x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
         np.testing.assert_array_equal(tracer.jit(_swap)(x), np.swapaxes(x, -1, -2))

@@ -9,7 +9,8 @@ import pytest
 import tracer
 import tracer.numpy as tnp
 from ir import Graph, Node, ShapedArray, Var
-from lowering.llvm import compile_graph, schedule
+from lowering.llvm import compile_graph
+from lowering.settings import settings
 
 RNG = np.random.default_rng(0)
 FLOATS = [np.float32, np.float64, np.float16, ml_dtypes.bfloat16]
@@ -23,7 +24,7 @@ FORMS = {"At": lambda a, b: tnp.swapaxes(a, -1, -2) @ b,
 def threads(request, monkeypatch):
     """Compile for 1 or 2 threads; with 2, every group that can be split is."""
     monkeypatch.setenv("TRACER_NUM_THREADS", str(request.param))
-    monkeypatch.setattr(schedule, "PARALLEL_NS", 0)
+    monkeypatch.setattr(settings, "parallel_ns", 0)
     return request.param
 
 

@@ -9,14 +9,15 @@ import pytest
 import tracer
 import tracer.numpy as tnp
 from lowering.llvm import buffers, compile_graph, liveness, program, schedule
+from lowering.settings import settings
 
 RNG = np.random.default_rng(0)
 
 
 def plan_of(f, *args):
     g = program.optimize(tracer.make_graph(f)(*args))
-    sched = schedule.Schedule(schedule.partition(g), 1, schedule.PARALLEL_NS,
-                              schedule.SEGMENT_SIZE)
+    sched = schedule.Schedule(schedule.partition(g), 1, settings.parallel_ns,
+                              settings.segment_size)
     return sched, liveness.plan(sched)
 
 

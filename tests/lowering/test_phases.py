@@ -11,6 +11,7 @@ import numpy as np
 import tracer
 import tracer.numpy as tnp
 from lowering.llvm import artifact, codegen, compile_graph, graph_cache, program, schedule
+from lowering.settings import settings
 
 X = np.linspace(-1, 1, 8, dtype=np.float32)
 W = np.eye(8, dtype=np.float32) * 0.5
@@ -22,7 +23,7 @@ def graph_of(f, *args):
 
 def schedule_of(f, *args, threads=1):
     part = schedule.partition(graph_of(f, *args))
-    return schedule.Schedule(part, threads, schedule.PARALLEL_NS, schedule.SEGMENT_SIZE)
+    return schedule.Schedule(part, threads, settings.parallel_ns, settings.segment_size)
 
 
 def test_a_fused_chain_is_one_segment_of_one_loop():
@@ -94,7 +95,7 @@ def test_an_artifact_round_trips_through_the_graph_cache(monkeypatch):
     def f(v, w):
         return tnp.tanh(w @ v) * 2.0, tnp.sum(v), 3.0
     g = graph_of(f, X, W)
-    sched = schedule.Schedule(schedule.partition(g), 2, 0, schedule.SEGMENT_SIZE)
+    sched = schedule.Schedule(schedule.partition(g), 2, 0, settings.segment_size)
     art = artifact.build(sched, codegen.emit_program(sched))
     assert artifact.cacheable(art)
     g2 = graph_of(f, X, W)          # the same structure, other objects

@@ -17,7 +17,8 @@ import tracer
 import tracer.numpy as tnp
 from concurrency import run_threads
 from fresh import run_script
-from lowering.llvm import pool, schedule
+from lowering.llvm import pool
+from lowering.settings import settings
 
 PIECE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 _keep = []      # callbacks stay alive as long as a worker may call them
@@ -121,7 +122,7 @@ def test_concurrent_callers_each_get_all_their_pieces():
 
 
 def test_jitted_parallel_steps_from_six_threads(monkeypatch):
-    monkeypatch.setattr(schedule, "PARALLEL_NS", 0)
+    monkeypatch.setattr(settings, "parallel_ns", 0)
     monkeypatch.setenv("TRACER_NUM_THREADS", "2")
 
     def f(x, w):
@@ -144,8 +145,8 @@ EXIT = """
 import os
 import numpy as np
 import tracer, tracer.numpy as tnp
-from lowering.llvm import schedule
-schedule.PARALLEL_NS, os.environ["TRACER_NUM_THREADS"] = 0, "3"
+from lowering.settings import settings
+settings.parallel_ns, os.environ["TRACER_NUM_THREADS"] = 0, "3"
 f = tracer.jit(lambda x: tnp.exp(x) * 3.0)
 x = np.linspace(0, 1, 4096)
 assert "parallel" in f.lower(x).steps
@@ -167,8 +168,9 @@ busy = subprocess.Popen([sys.executable, "-c",
 try:
     import numpy as np
     import tracer, tracer.numpy as tnp
-    from lowering.llvm import pool, schedule
-    schedule.PARALLEL_NS, os.environ["TRACER_NUM_THREADS"] = 0, "2"
+    from lowering.llvm import pool
+    from lowering.settings import settings
+    settings.parallel_ns, os.environ["TRACER_NUM_THREADS"] = 0, "2"
     f = tracer.jit(lambda x: tnp.exp(x) * 3.0)
     x = np.linspace(0, 1, 4096)
     assert "parallel" in f.lower(x).steps
@@ -199,9 +201,10 @@ FORK_WHILE_BUSY = """
 import ctypes, os, sys, threading, time
 import numpy as np
 import tracer, tracer.numpy as tnp
-from lowering.llvm import pool, schedule
+from lowering.llvm import pool
+from lowering.settings import settings
 
-schedule.PARALLEL_NS, os.environ["TRACER_NUM_THREADS"] = 0, "2"
+settings.parallel_ns, os.environ["TRACER_NUM_THREADS"] = 0, "2"
 f = tracer.jit(lambda x: tnp.exp(x) * 3.0)
 x = np.linspace(0, 1, 1 << 16)
 assert "parallel" in f.lower(x).steps
