@@ -7,7 +7,7 @@ module is imported, or at each use where a process may change it (marked "read a
 use"); a bad value is an ArgumentError naming the variable, its value and what is valid.
 Such settings follow the environment (assigning them is an error); knobs, and the
 variables read at import, are plain attributes that tests may monkeypatch. A knob of
-None takes the target CPU's value.
+None takes the target CPU's value when lowering.llvm.cpu chooses the target.
 
 lowering.llvm.graph_cache keys cached code on every setting marked `key` (`key()`), so a
 knob declared here can never be left out of that key.

@@ -116,3 +116,8 @@ class Cpu:
 
 
 CURRENT = Cpu(settings.cpu)
+# the knobs whose default is the target's
+if settings.vector_bytes is None:
+    settings.vector_bytes = CURRENT.vector_bytes
+if settings.reduce_splits is None:
+    settings.reduce_splits = 4 if CURRENT.vector_registers >= 32 else 1
