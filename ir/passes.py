@@ -17,8 +17,10 @@ def _subst(x, env):
     return env.get(id(x), x) if isinstance(x, Var) else x
 
 
-# Set by `registry` on import: kernel name -> True if its nodes have a side effect.
+# Set by `registry` on import (its tables hold these per-kernel facts): kernel name -> True
+# if its nodes have a side effect; kernel name -> its pruner (see dce) or None.
 has_effects = lambda kernel: False  # noqa: E731
+pruner = lambda kernel: None  # noqa: E731
 
 
 def effectful(node):
@@ -27,26 +29,16 @@ def effectful(node):
                                            for m in g.nodes)
 
 
-_PRUNERS = {}
-
-
-def register_pruner(kernel, prune):
-    """Let dce shrink `kernel`'s nodes: `prune(node, used)` (one bool per output) returns
-    an equivalent node with only the used outputs (the same Vars, in order) and without
-    the inputs its regions then no longer read (a loop's dead ys and the work behind
-    them go)."""
-    _PRUNERS[kernel] = prune
-
-
 def dce(graph):
     """Drop nodes whose outputs nothing uses (unless effectful), and constvars nothing
-    reads."""
+    reads; a node with some dead outputs is shrunk by its kernel's pruner
+    (registry.register_pruner) if it has one."""
     live = {id(v) for v in graph.outvars if type(v) is Var}
     kept = []
     for n in reversed(graph.nodes):
         used = [id(o) in live for o in n.outputs]
         if any(used) or effectful(n):
-            prune = _PRUNERS.get(n.kernel) if any(used) else None
+            prune = pruner(n.kernel) if any(used) else None
             n = prune(n, used) if prune is not None else n.with_regions(dce)
             kept.append(n)
             live.update([id(x) for x in n.inputs if type(x) is Var])

@@ -11,13 +11,15 @@ from registry.tables import (backends, check_backend, epoch, get_gradient, get_k
                              version)
 from registry.batching import (batching_rules, get_batching_rule, has_batching_rule,
                                register_batching_rule, unregister_batching_rule)
-from registry.families import declare_effects, declare_family, family, has_effects
+from registry.families import (PRUNERS, declare_effects, declare_family, family, has_effects,
+                               register_pruner)
 from ir import passes as _passes
 from registry.exporters import (exporters, get_exporter, has_exporter, register_exporter,
                                 unregister_exporter)
 from registry.define import define_kernel, describe
 
-_passes.has_effects = has_effects      # ir passes keep effectful nodes
+# what ir's passes ask of a kernel: effects (kept nodes) and pruners (dce)
+_passes.has_effects, _passes.pruner = has_effects, PRUNERS.entries.get
 register_backend("numpy")
 register_backend("llvm")
 
@@ -29,4 +31,4 @@ __all__ = ["register_kernel", "get_kernel", "unregister_kernel", "has_kernel", "
            "register_exporter", "get_exporter", "has_exporter", "unregister_exporter",
            "exporters", "register_batching_rule", "get_batching_rule", "has_batching_rule",
            "unregister_batching_rule", "batching_rules", "declare_family", "family",
-           "declare_effects", "has_effects", "define_kernel", "describe"]
+           "declare_effects", "has_effects", "define_kernel", "describe", "register_pruner"]

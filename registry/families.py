@@ -17,6 +17,10 @@ Orthogonal to the family, a kernel may be declared not differentiable (sign,
 stop_gradient, comparisons, argmax): its outputs carry no gradient, so autodiff treats
 them as constants and never asks the gradient registry. (Bool and integer outputs are never
 differentiated anyway; declaring such kernels says they need no gradient entry.)
+
+Two more facts are what ir's graph passes ask of a kernel (ir.passes reads them through
+the hooks registry sets on import, since ir sits below registry): whether its nodes have
+a side effect, and how dce shrinks a node of it whose outputs are partly dead (a pruner).
 """
 from ir.errors import ArgumentError, KernelNotFoundError
 from registry.shape_rules import ARG_REDUCE, BINARY, COMPARE, REDUCE, UNARY
@@ -82,6 +86,24 @@ def declare_effects(kernel, effects=True):
 def has_effects(kernel):
     """True if `kernel` is declared to have a side effect."""
     return kernel in EFFECTS.entries
+
+
+def _check_pruner(kernel, prune):
+    _check_name(kernel, "register_pruner")
+    if not callable(prune):
+        raise ArgumentError(f"register_pruner({kernel!r}): prune must be callable, got "
+                            f"{type(prune).__name__}")
+
+
+PRUNERS = VersionedTable(_missing("to have a pruner"), _check_pruner)
+
+
+def register_pruner(kernel, prune):
+    """Let dce shrink `kernel`'s nodes: `prune(node, used)` (one bool per output) returns
+    an equivalent node with only the used outputs (the same Vars, in order) and without
+    the inputs its regions then no longer read (a loop's dead ys and the work behind
+    them go)."""
+    PRUNERS.register(kernel, prune)
 
 
 def kernels_of(family_name):

@@ -23,16 +23,26 @@ import numpy as np
 
 import registry
 from ir import Graph, Var, cse, dce
-from ir.errors import GradientError, GradientNotFoundError
+from ir.errors import ArgumentError, GradientError, GradientNotFoundError, KernelNotFoundError
 from ir.types import dtype_kind
 from registry.families import differentiable, family
+from registry.versioned import VersionedTable
 from tracer import core
 from tracer import numpy as tnp
 from tracer.core import trace_flat
 
+
+def _check_form(kernel, form):
+    if not isinstance(kernel, str) or not callable(form):
+        raise ArgumentError(f"register_differentiable_form({kernel!r}, {form!r}): takes a "
+                            f"kernel name and a callable form(attrs) -> attrs")
+
+
 # kernel -> form(attrs): the attrs to emit a node with when it is differentiated (see
-# `register_differentiable_form`).
-_FORMS = {}
+# `register_differentiable_form`); versioned, so a jit entry that used a form is rebuilt
+# when it is re-registered
+FORMS = VersionedTable(lambda kernel: KernelNotFoundError(
+    f"kernel {kernel!r} has no differentiable form"), _check_form)
 
 
 def _differentiable(aval):
@@ -104,11 +114,11 @@ def register_differentiable_form(kernel, form):
     node that computes the same outputs first, then residuals its gradient reads (a
     custom_call's fwd; a scan that also stacks its carries). The forward pass then runs
     that form once, and the gradient gets its residuals as extra outputs."""
-    _FORMS[kernel] = form
+    FORMS.register(kernel, form)
 
 
 def _differentiable_attrs(node):
-    form = _FORMS.get(node.kernel)
+    form = FORMS.entries.get(node.kernel)
     return node.attrs if form is None else form(node.attrs)
 
 

@@ -12,7 +12,6 @@ import numpy as np
 import registry
 from ir import Graph, Node
 from ir.errors import ArgumentError, DTypeError
-from ir.passes import register_pruner
 from ir.types import dtype_kind
 from lowering.interpreter import evaluate
 from tracer import core
@@ -115,4 +114,4 @@ def _prune(node, used):
 registry.register_shape_rule("cond", _rule)
 registry.register_kernel("cond", "numpy", _impl)
 registry.register_gradient("cond", _grad)
-register_pruner("cond", _prune)
+registry.register_pruner("cond", _prune)

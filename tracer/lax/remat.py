@@ -18,7 +18,6 @@ import numpy as np
 import registry
 from ir import Graph, Node
 from ir.errors import ArgumentError
-from ir.passes import register_pruner
 from lowering.interpreter import evaluate
 from lowering.llvm import BUILTIN as LLVM_BUILTIN
 from tracer import core
@@ -175,7 +174,7 @@ registry.register_kernel("remat", "numpy", lambda *args, body, policy=None: tupl
     evaluate(body, list(args), "numpy")))
 registry.register_gradient("remat", _grad)
 register_differentiable_form("remat", _form)
-register_pruner("remat", _prune)
+registry.register_pruner("remat", _prune)
 registry.define_kernel(
     "checkpoint_name", shape=lambda x, *, name: x.strip_weak(),
     numpy=lambda x, *, name: np.array(x), family="elementwise", onnx="Identity",

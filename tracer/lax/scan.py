@@ -20,7 +20,6 @@ import numpy as np
 
 import registry
 from ir import Graph, Node, ShapedArray
-from ir.passes import register_pruner
 from ir.errors import ArgumentError, ShapeError
 from lowering.interpreter import own, run
 from tracer import core
@@ -190,4 +189,4 @@ registry.register_shape_rule("scan", _rule)
 registry.register_kernel("scan", "numpy", _impl)
 registry.register_gradient("scan", _grad)
 register_differentiable_form("scan", _form)
-register_pruner("scan", _prune)
+registry.register_pruner("scan", _prune)
