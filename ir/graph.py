@@ -211,22 +211,9 @@ class Graph:
                 raise IRError(f"graph output {v} is never defined")
         return self
 
-    def __str__(self):
-        from ir.printer import format_graph
-        return format_graph(self)
-
     def __repr__(self):
         return f"<ir.Graph {len(self.invars)} inputs, {len(self.nodes)} nodes>"
 
-    def to_networkx(self):
-        from ir.export import to_networkx
-        return to_networkx(self)
-
-    def to_dot(self):
-        from ir.export import to_dot
-        return to_dot(self)
-
-    def render(self, path, fusion_groups=None):
-        """An SVG or PNG picture of the graph (needs matplotlib: the [viz] extra)."""
-        from ir.render import render
-        return render(self, path, fusion_groups)
+    # str(graph), to_networkx(), to_dot() and render(path, fusion_groups=None) are
+    # written in the modules that read graphs (ir.printer, ir.networkx_dot, ir.render);
+    # the ir package binds them here, so this module imports none of them

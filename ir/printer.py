@@ -35,7 +35,10 @@ def _name(i):
             return s
 
 
-class _Names:
+class ValueNames:
+    """The printer's names of a graph's values, given in order of first use (a Literal
+    prints as its value); the networkx/DOT export and pictures name values the same way."""
+
     def __init__(self):
         self.names = {}
 
@@ -75,7 +78,7 @@ def format_attr(value, indent, names=None):
 
 
 def format_graph(graph, indent=0, names=None):
-    names = names or _Names()
+    names = names or ValueNames()
     pad = " " * indent
     consts = " ".join(names.typed(v) for v in graph.constvars)
     ins = " ".join(names.typed(v) for v in graph.invars)

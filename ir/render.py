@@ -13,7 +13,8 @@ import os
 
 from ir.errors import IRError
 from ir.graph import Graph, Node, Var
-from ir.printer import _Names
+from ir.networkx_dot import to_networkx
+from ir.printer import ValueNames
 from ir.types import ShapedArray
 
 FONT = 7.0                    # points; monospace, so a line's width is known in advance
@@ -56,8 +57,8 @@ def _node_lines(record):
 def _layout(graph, top):
     """Boxes and edges of `graph` (with input/const/output boxes when `top`), placed."""
     import networkx as nx
-    export = graph.to_networkx()
-    names = _Names()
+    export = to_networkx(graph)
+    names = ValueNames()
     boxes, producer, edges = [], {}, set()
     if top:
         for kind, vs in (("const", graph.constvars), ("input", graph.invars)):
@@ -241,7 +242,8 @@ def _draw(ax, lay, ox, oy, prefix, depth=0):
 
 
 def render(graph, path, fusion_groups=None):
-    """Write a picture of `graph` to `path`: SVG or PNG, chosen by the extension.
+    """Write a picture of `graph` to `path`: SVG or PNG, chosen by the extension (needs
+    matplotlib: the [viz] extra).
 
     fusion_groups: optional groups of the graph's nodes (ir.Nodes, or indices into
     graph.nodes) to draw as clusters, e.g. a backend's partition. Returns `path`.

@@ -9,13 +9,13 @@ A node holding regions (control flow, custom_call) also carries them: in network
 per region, after the node, whose node ids are prefixed with the node's.
 """
 from ir.graph import Literal, is_region
-from ir.printer import _Names, format_attr
+from ir.printer import ValueNames, format_attr
 from ir.types import ShapedArray
 
 
 def node_records(graph):
     """One dict per node plus the edge list: the single source for both exports."""
-    names = _Names()
+    names = ValueNames()
     for v in graph.constvars + graph.invars:
         names(v)
     producer = {}

@@ -32,7 +32,7 @@ def test_networkx_has_one_node_per_graph_node_with_kernel_attrs_shapes_dtypes():
         assert data["shapes"] == [o.aval.shape for o in n.outputs]
         assert data["dtypes"] == [str(o.aval.dtype) for o in n.outputs]
         assert data["in_shapes"] == [x.aval.shape for x in n.inputs]
-        assert "test_export.py" in data["source"]
+        assert "test_networkx_dot.py" in data["source"]
     assert nx_g.graph["inputs"] == ["f32[2,3]", "f32[3]"]
     assert nx_g.graph["outputs"] == ["f32[2,3]", "i64[2]"]
 
