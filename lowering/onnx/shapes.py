@@ -70,6 +70,26 @@ def _scatter_add(g, inputs, attrs):
     return out
 
 
+def _scatter(g, inputs, attrs):
+    """ScatterND on rows. ONNX leaves the order of repeated indices open, so for "set"
+    every write to a row carries that row's last update (found by a max-scatter of the
+    update numbers): the order no longer matters. Sizes are read at run time."""
+    x, u, idx = inputs
+    at = g.op("Unsqueeze", g.cast(idx, INT64), g.const(i64([-1])))
+    if attrs["how"] == "set":
+        count, n = g.op("Size", idx), g.in_avals[0].ndim
+        numbers = g.op("Range", g.const(np.int64(0)), count, g.const(np.int64(1)))
+        last = g.op("ScatterND", g.op("Expand", g.const(np.int64(-1)), dims(g, x, 0, 1)), at,
+                    g.op("Reshape", numbers, g.op("Shape", idx)), reduction="max")
+        row = [dims(g, x, 1, n)] if n > 1 else []
+        rows = g.op("Reshape", u, g.op("Concat", g.op("Unsqueeze", count, g.const(i64([0]))),
+                                       *row, axis=0))
+        u = g.op("Reshape", g.op("Gather", rows, g.op("Gather", last, idx, axis=0), axis=0),
+                 g.op("Concat", g.op("Shape", idx), *row, axis=0))
+    return g.op("ScatterND", x, at, u,
+                reduction="none" if attrs["how"] == "set" else attrs["how"])
+
+
 def _clamped(g, x, i):
     """The index i (any integer dtype) as an int64 scalar clamped into [0, len(x) - 1]."""
     size = g.op("Squeeze", dims(g, x, 0, 1), g.const(np.zeros(1, np.int64)))
@@ -90,5 +110,6 @@ def _dynamic_update_index(g, inputs, attrs):
 
 RULES = {"broadcast_to": _broadcast_to, "reshape": _reshape, "transpose": _transpose,
          "slice": _slice, "rev": _rev, "pad": _pad, "concatenate": _concatenate,
-         "take": _take, "scatter_add": _scatter_add, "dynamic_index": _dynamic_index,
+         "take": _take, "scatter_add": _scatter_add, "scatter": _scatter,
+         "dynamic_index": _dynamic_index,
          "dynamic_update_index": _dynamic_update_index}

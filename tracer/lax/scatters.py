@@ -8,8 +8,8 @@ end wraps negative ones and applies jax's out-of-bounds modes before the kernel.
 Gradients follow the value: only the winning write of a repeated "set" index gets the
 cotangent; "min"/"max" share it equally among the operand and the updates equal to the
 result (as jax); "mul" uses the product of the other updates at the same row,
-computed without dividing by a zero update. The ONNX exporter is a ScatterND; the llvm
-impl is lowering.llvm.shapes'.
+computed without dividing by a zero update. The llvm impl is lowering.llvm.shapes', the
+ONNX exporter lowering.onnx.shapes'.
 """
 import numpy as np
 
@@ -17,8 +17,7 @@ from ir import ShapedArray
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.types import dtype_kind
 from lowering.numpy_kernels import check_bounds
-from registry import (declare_family, register_exporter, register_gradient, register_kernel,
-                      register_shape_rule)
+from registry import declare_family, register_gradient, register_kernel, register_shape_rule
 from registry.batching import register_batching_rule
 from tracer import numpy as tnp
 from tracer.core import run_kernel
@@ -100,27 +99,8 @@ def _batch(inputs, dims, attrs):
     return tnp.reshape(out, x.shape), 0
 
 
-def _onnx(g, inputs, attrs):
-    """ScatterND on rows. ONNX leaves the order of repeated indices open, so for "set"
-    every write to a row carries that row's last update (found by a max-scatter of the
-    update numbers): the order no longer matters."""
-    x, u, idx = inputs
-    shape = g.in_avals[2].shape
-    at = g.op("Unsqueeze", g.cast(idx, np.int64), g.const(np.array([-1], np.int64)))
-    if attrs["how"] == "set":
-        order = np.arange(int(np.prod(shape)), dtype=np.int64)
-        last = g.op("ScatterND", g.const(np.full(g.in_avals[0].shape[:1], -1, np.int64)), at,
-                    g.const(order.reshape(shape)), reduction="max")
-        rows = g.op("Reshape", u, g.const(np.array([order.size, -1], np.int64)))
-        u = g.op("Reshape", g.op("Gather", rows, g.op("Gather", last, idx, axis=0), axis=0),
-                 g.const(np.array(shape + g.in_avals[0].shape[1:], np.int64)))
-    return g.op("ScatterND", x, at, u,
-                reduction="none" if attrs["how"] == "set" else attrs["how"])
-
-
 register_shape_rule("scatter", _rule)
 register_kernel("scatter", "numpy", _numpy)
 register_gradient("scatter", _grad)
 register_batching_rule("scatter", _batch)
 declare_family("scatter", "scatter")
-register_exporter("scatter", "onnx", _onnx)

@@ -369,6 +369,21 @@ def test_dynamic_batch_shape_attrs_follow_the_batch():
         assert_same(run_onnx(model, x), tracer.jit(fun, backend="numpy")(x))
 
 
+@pytest.mark.parametrize("how", ["set", "add"])
+def test_dynamic_batch_scatter_reads_its_sizes_at_run_time(how):
+    from tracer.lax.scatters import scatter
+
+    def fun(x, v, i):
+        return scatter(x, v, i, how)
+    model = to_onnx(fun, np.zeros((4, 2), np.float32), np.ones((4, 2), np.float32),
+                    np.array([3, 1, 1, 0]), dynamic_batch=True)
+    for i in ([5, 1, 1, 0, 5, 2], [0]):
+        n = len(i)
+        x = np.arange(2 * n, dtype=np.float32).reshape(n, 2)
+        args = x, -x - 1, np.array(i)
+        assert_same(run_onnx(model, *args), tracer.jit(fun, backend="numpy")(*args))
+
+
 def test_dynamic_batch_errors(softplus_kernel):
     x = np.ones((4, 3), np.float32)
     with pytest.raises(tracer.ShapeError, match=r"reshape\(f32\[4,3\]\).*shape=\(12,\)"):
