@@ -295,7 +295,7 @@ SPECS = [
            NONEMPTY_UNARY, FLOATS),
 ]
 
-# ---- G1 (issue 11): elementwise names, products, operators ------------------------------
+# ---- elementwise names, products, operators ---------------------------------------------
 INTS = (I32, I64)
 SPECS += [
     *[_u(n) for n in ("exp2", "tan", "sinh", "cosh", "arcsinh", "deg2rad", "rad2deg",
@@ -440,8 +440,8 @@ def case_id(case):
     s, shapes, dt = case
     return f"{s.name}-{'x'.join(str(list(sh)) for sh in shapes)}-{dt}"
 
-# ---- G2 (issue 11): reductions, scans, shapes, assembly, sorting, creation (spec_g2.py) -----
-from spec_g2 import ROWS as _G2_ROWS  # noqa: E402
+# ---- reductions, scans, shapes, assembly, sorting, creation (spec_reductions_and_shapes.py) --
+from spec_reductions_and_shapes import ROWS as _REDUCTION_AND_SHAPE_ROWS  # noqa: E402
 
-SPECS.extend(_G2_ROWS)
+SPECS.extend(_REDUCTION_AND_SHAPE_ROWS)
 SPECS[:] = with_new_dtypes(SPECS)       # and a sample of the eight newer dtypes

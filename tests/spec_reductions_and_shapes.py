@@ -1,6 +1,7 @@
-"""Spec rows (see spec.py) for issue 11's reductions, scans, shapes, assembly, sorting
-and creation names. Rows returning several arrays join them into one (the table's
-generic tests compare one output); data-dependent shapes are in test_numpy_g2.py."""
+"""Spec rows (see spec.py) for the reductions, scans, shapes, assembly, sorting and
+creation names. Rows returning several arrays join them into one (the table's generic
+tests compare one output); data-dependent shapes are in
+tracer/test_numpy_reductions_and_shapes.py."""
 import numpy as np
 
 from spec import (ALL, B, F64, FLOATS, I32, NUMERIC, REDUCE_SHAPES, SOME,
