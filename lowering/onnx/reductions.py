@@ -8,7 +8,8 @@ operands go through int32 (NumPy's bool cumsum is a running `or`, its cumprod a 
 elements in index order (a stable sort)."""
 import numpy as np
 
-from lowering.onnx.idioms import BOOL, INT32, INT64, BoolViaInt32, i64, is_float
+from lowering.onnx.idioms import (BOOL, INT32, INT64, BoolViaInt32, check_batch_free, i64,
+                                  is_float)
 
 
 def _reduce(op_type):
@@ -51,6 +52,8 @@ def _cumprod(g, inputs, attrs):
     """Products over doubling spans (log2(n) steps; n is the static axis length): each
     step multiplies by the running products `d` places before, padded with ones."""
     (x,), axis = inputs, attrs["axis"]
+    check_batch_free(g, [axis], "runs log2(n) steps for the example's length n of its axis, "
+                     "the batch axis")
     n, nd = g.in_avals[0].shape[axis], g.in_avals[0].ndim
     one = g.const(np.ones((), g.in_avals[0].dtype if g.in_avals[0].dtype != BOOL else INT32))
     d = 1

@@ -384,6 +384,15 @@ def test_dynamic_batch_scatter_reads_its_sizes_at_run_time(how):
         assert_same(run_onnx(model, *args), tracer.jit(fun, backend="numpy")(*args))
 
 
+def test_dynamic_batch_cumprod_over_the_batch_axis_is_an_error():
+    x = np.full((4, 3), 2.0, np.float32)
+    with pytest.raises(tracer.ShapeError, match=r"cumprod runs log2\(n\) steps.*the batch axis"):
+        to_onnx(lambda x: tnp.cumprod(x, axis=0), x, dynamic_batch=True)
+    model = to_onnx(lambda x: tnp.cumprod(x, axis=1), x, dynamic_batch=True)
+    x = np.full((7, 3), 2.0, np.float32)
+    assert_same(run_onnx(model, x), np.cumprod(x, axis=1))
+
+
 def test_dynamic_batch_errors(softplus_kernel):
     x = np.ones((4, 3), np.float32)
     with pytest.raises(tracer.ShapeError, match=r"reshape\(f32\[4,3\]\).*shape=\(12,\)"):
