@@ -9,7 +9,9 @@ is derived from the family where the family allows it:
 * llvm: a plain callable is a scalar body (`body(ctx, *xs, **attrs)`), which fuses into
   its neighbours' loop; any other form is an llvm impl object (lowering.llvm.protocol).
 * onnx: for an elementwise kernel a string names the ONNX operator applied to the inputs
-  (`onnx="Softplus"`); otherwise an exporter `fn(g, inputs, attrs)`.
+  (`onnx="Softplus"`, i.e. `registry.exporters.OnnxOperator("Softplus")`, which also
+  takes the operator's attributes); otherwise an exporter `fn(g, inputs, attrs)` (see
+  lowering.onnx). With none, the kernel does not export.
 
 Redefining a kernel declares it afresh: a part the new call leaves out is removed.
 """
