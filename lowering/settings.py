@@ -113,6 +113,8 @@ class LiveEnv(Env):
 
 
 class Settings:
+    """The declarations (class attributes); `settings`, below, is the one instance."""
+
     # ---- environment variables --------------------------------------------------------
     cpu = Env(_text, "host", "the CPU code is generated for: `host`, `avx2` (= `haswell`), "
               "`avx512` (= `skylake-avx512`) or an LLVM CPU name such as `znver3`")
