@@ -1,10 +1,12 @@
 """Kernel families, declared once: what kind of kernel each name is.
 
-Layers that treat whole families alike (vmap's shared elementwise rule today; fusion,
-zero masks and exporters later) ask `family(kernel)` instead of keeping their own name
-lists, so a user's kernel declared "elementwise" is batched (and, as layers migrate,
-fused) like a built-in. Declaring bumps the kernel's version, as any table change does,
-so a jit entry built under the old family is rebuilt.
+Layers that treat whole families alike ask `family(kernel)` instead of keeping their own
+name lists: vmap batches the elementwise and along-axis families with one shared rule
+each, autodiff's zero masks flow through elementwise kernels, the llvm backend fuses
+reductions with their producers, checkpoint policies find contractions, and define_kernel
+derives an elementwise kernel's ONNX exporter from an operator name. So a user's kernel
+declared "elementwise" is treated like a built-in. Declaring bumps the kernel's version,
+as any table change does, so a jit entry built under the old family is rebuilt.
 
 Families: "elementwise" (operands of one shape; output element i depends only on the
 operands' elements i), "reduction", "arg_reduction", "index_map" (moves, copies or drops
@@ -23,7 +25,7 @@ the hooks registry sets on import, since ir sits below registry): whether its no
 a side effect, and how dce shrinks a node of it whose outputs are partly dead (a pruner).
 """
 from ir.errors import ArgumentError, KernelNotFoundError
-from registry.shape_rules import ARG_REDUCE, BINARY, COMPARE, REDUCE, UNARY
+from registry.shape_rules import ARG_REDUCE, ELEMENTWISE, REDUCE
 from registry.tables import _check_name
 from registry.versioned import VersionedTable
 
@@ -112,8 +114,10 @@ def kernels_of(family_name):
 
 
 def _declare_builtins():
-    for names, fam in [(UNARY + BINARY + COMPARE + ("select", "convert", "stop_gradient"),
-                        "elementwise"),
+    """The built-in kernels' families; the elementwise ones and their differentiability
+    come from the table registry.shape_rules.ELEMENTWISE."""
+    elementwise = tuple(r.name for r in ELEMENTWISE)
+    for names, fam in [(elementwise + ("select", "convert", "stop_gradient"), "elementwise"),
                        (REDUCE, "reduction"), (ARG_REDUCE, "arg_reduction"),
                        (("broadcast_to", "reshape", "transpose", "slice", "rev", "pad",
                          "concatenate"), "index_map"),
@@ -124,8 +128,9 @@ def _declare_builtins():
                        (("custom_call", "cond", "while", "scan", "remat"), "control_flow")]:
         for k in names:
             FAMILY.entries[k] = fam
-    NOT_DIFFERENTIABLE.entries.update(
-        dict.fromkeys(COMPARE + ARG_REDUCE + ("sign", "stop_gradient"), True))
+    NOT_DIFFERENTIABLE.entries.update(dict.fromkeys(
+        [r.name for r in ELEMENTWISE if not r.differentiable] + list(ARG_REDUCE)
+        + ["stop_gradient"], True))
 
 
 _declare_builtins()

@@ -4,6 +4,12 @@ Kernels are strict: elementwise kernels take operands of one shape and one dtype
 (broadcasting and promotion are explicit nodes inserted by the ops), so each rule here is
 a few lines. Errors name the kernel and the offending shapes/dtypes.
 
+The simple elementwise kernels are one table, ELEMENTWISE: a row per kernel gives its
+operand count, the dtype kinds it takes, its output dtype and whether it is
+differentiable, as JAX's lax.py declares a primitive in one line. Its shape rule is
+derived here and its family and differentiability in registry.families; the kernel's
+backend impls and gradient are registered by their own packages.
+
 Sizes are computed exactly, in Python ints (int64 products wrap: a reshape to
 (2**62 + 1, 4) would pass as 4 elements), and every result must be an array NumPy could
 allocate, which is also what keeps the llvm backend's i64 offsets and strides exact.
@@ -11,6 +17,7 @@ allocate, which is also what keeps the llvm backend's i64 offsets and strides ex
 import math
 import operator
 import sys
+from typing import NamedTuple
 
 import numpy as np
 
@@ -23,19 +30,44 @@ from registry.tables import get_shape_rule, register_shape_rule
 BOOL = np.dtype(bool)
 INDEX = np.dtype(np.int64)
 
-UNARY = ("neg", "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "erf", "abs",
-         "sign")
-FLOAT_ONLY = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "erf")
-BINARY = ("add", "sub", "mul", "div", "pow", "max", "min")
-COMPARE = ("gt", "ge", "lt", "le", "eq", "ne")
+
+class Elementwise(NamedTuple):
+    """A built-in elementwise kernel: `arity` operands of one shape and dtype, whose dtype
+    kind must be in `kinds` ("" takes any dtype); the output has dtype `out` (None: the
+    operands'); `differentiable=False`: its outputs carry no gradient."""
+    name: str
+    arity: int
+    kinds: str = ""
+    out: np.dtype = None
+    differentiable: bool = True
+
+
+FLOATS, INTS, INTS_OR_BOOL = "f", "iu", "iub"
+ELEMENTWISE = (
+    Elementwise("neg", 1), Elementwise("exp", 1, FLOATS), Elementwise("log", 1, FLOATS),
+    Elementwise("log1p", 1, FLOATS), Elementwise("expm1", 1, FLOATS),
+    Elementwise("sqrt", 1, FLOATS), Elementwise("sin", 1, FLOATS),
+    Elementwise("cos", 1, FLOATS), Elementwise("tanh", 1, FLOATS),
+    Elementwise("erf", 1, FLOATS), Elementwise("abs", 1),
+    Elementwise("sign", 1, differentiable=False),
+    Elementwise("floor", 1, FLOATS), Elementwise("ceil", 1, FLOATS),
+    Elementwise("trunc", 1, FLOATS), Elementwise("rint", 1, FLOATS),
+    Elementwise("signbit", 1, FLOATS, BOOL), Elementwise("not", 1, INTS_OR_BOOL),
+    Elementwise("atan", 1, FLOATS),
+    Elementwise("add", 2), Elementwise("sub", 2), Elementwise("mul", 2),
+    Elementwise("div", 2), Elementwise("pow", 2), Elementwise("max", 2),
+    Elementwise("min", 2), Elementwise("fmod", 2, FLOATS),
+    Elementwise("and", 2, INTS_OR_BOOL), Elementwise("or", 2, INTS_OR_BOOL),
+    Elementwise("xor", 2, INTS_OR_BOOL), Elementwise("shl", 2, INTS),
+    Elementwise("shr", 2, INTS),
+    *(Elementwise(k, 2, out=BOOL, differentiable=False)
+      for k in ("gt", "ge", "lt", "le", "eq", "ne")),
+)
+UNARY = tuple(r.name for r in ELEMENTWISE if r.arity == 1)
+BINARY = tuple(r.name for r in ELEMENTWISE if r.arity == 2 and r.out != BOOL)
+COMPARE = tuple(r.name for r in ELEMENTWISE if r.arity == 2 and r.out == BOOL)
 REDUCE = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")
 ARG_REDUCE = ("argmax", "argmin")
-# G1 (issue 11): rounding, fmod, bitwise and shift kernels (elementwise like the above)
-FLOAT_ONLY += ("floor", "ceil", "trunc", "rint", "fmod", "signbit", "atan")
-INT_OR_BOOL = {"and": "iub", "or": "iub", "xor": "iub", "not": "iub", "shl": "iu",
-               "shr": "iu"}
-UNARY += ("floor", "ceil", "trunc", "rint", "signbit", "not", "atan")
-BINARY += ("fmod", "and", "or", "xor", "shl", "shr")
 MAX_BYTES = sys.maxsize     # NumPy's bound (npy_intp) on the bytes one array spans
 
 
@@ -103,30 +135,20 @@ def _same(kernel, *avals):
     return a
 
 
-def _unary(kernel):
-    def rule(x):
-        if kernel in FLOAT_ONLY and dtype_kind(x.dtype) != "f":
-            raise DTypeError(f"{kernel}: needs a float operand, got {x.dtype}")
-        _check_int_or_bool(kernel, x)
-        return ShapedArray(x.shape, BOOL if kernel == "signbit" else x.dtype)
+def _elementwise(row):
+    """The shape rule of an ELEMENTWISE row."""
+    name, arity, kinds, out = row.name, row.arity, row.kinds, row.out
+    what = {FLOATS: "float", INTS: "integer", INTS_OR_BOOL: "integer or bool"}.get(kinds)
+    needs = f"a {what} operand" if arity == 1 and kinds == FLOATS else f"{what} operands"
+
+    def rule(*operands):
+        if len(operands) != arity:
+            raise KernelError(f"{name}: takes {arity} operand(s), got {len(operands)}")
+        a = _same(name, *operands)
+        if kinds and dtype_kind(a.dtype) not in kinds:
+            raise DTypeError(f"{name}: needs {needs}, got {a.dtype}")
+        return ShapedArray(a.shape, out or a.dtype)
     return rule
-
-
-def _binary(kernel, out_dtype=None):
-    def rule(x, y):
-        a = _same(kernel, x, y)
-        if kernel == "fmod" and dtype_kind(a.dtype) != "f":
-            raise DTypeError(f"fmod: needs float operands, got {a.dtype}")
-        _check_int_or_bool(kernel, a)
-        return ShapedArray(a.shape, out_dtype or a.dtype)
-    return rule
-
-
-def _check_int_or_bool(kernel, x):
-    """G1 (issue 11): bitwise kernels take ints or bools, shifts ints only."""
-    if kernel in INT_OR_BOOL and dtype_kind(x.dtype) not in INT_OR_BOOL[kernel]:
-        what = "integer" if INT_OR_BOOL[kernel] == "iu" else "integer or bool"
-        raise DTypeError(f"{kernel}: needs {what} operands, got {x.dtype}")
 
 
 def _check_axes(kernel, ndim, axes):
@@ -294,12 +316,8 @@ ALONG_AXIS = ("cumsum", "cumprod", "argsort")
 
 def _register_builtins():
     """Register every built-in rule; returns the built-in kernel names."""
-    for k in UNARY:
-        register_shape_rule(k, _unary(k))
-    for k in BINARY:
-        register_shape_rule(k, _binary(k))
-    for k in COMPARE:
-        register_shape_rule(k, _binary(k, BOOL))
+    for row in ELEMENTWISE:
+        register_shape_rule(row.name, _elementwise(row))
     for k in REDUCE:
         register_shape_rule(k, _reduce(k))
     for k in ARG_REDUCE:

@@ -46,7 +46,7 @@ def kernel(name, **attrs):
 
 
 RULES = importlib.import_module("registry.shape_rules")    # (registry.shape_rules: a function)
-INT_ONLY = set(getattr(RULES, "INT_OR_BOOL", ()))             # bitwise kernels
+INT_ONLY = {r.name for r in RULES.ELEMENTWISE if r.kinds and "f" not in r.kinds}  # bitwise
 ALONG_AXIS = [k for k in ("cumsum", "cumprod", "argsort") if k in registry.shape_rules()]
 
 
