@@ -26,7 +26,8 @@ def _imports():
 
 
 def test_no_import_circle_inside_ir():
-    edges = {m: {t for t, _ in found if t in _imports()} for m, found in _imports().items()}
+    imports = _imports()
+    edges = {m: {t for t, _ in found if t in imports} for m, found in imports.items()}
     done, path = set(), []
 
     def visit(m):
