@@ -1,10 +1,8 @@
 """ONNX building blocks that several rule modules share: dtype constants, the
 bool-through-int32 wrapper (BoolViaInt32), a Where that keeps the sign of zeros, the
-sign bit of floats, run-time dims (and the check that a rule reads none), dilation and
-reversal along axes."""
+sign bit of floats, run-time dims, dilation and reversal along axes."""
 import numpy as np
 
-from ir.errors import ShapeError
 from ir.types import dtype_kind
 
 BOOL, INT32, INT64 = np.dtype(bool), np.dtype(np.int32), np.dtype(np.int64)
@@ -72,15 +70,6 @@ def sign_of(g, x, dt):
     ONNX Runtime selects exactly)."""
     return g.op("Where", negative(g, x, dt), g.const(-np.ones((), dt)),
                 g.const(np.ones((), dt)))
-
-
-def check_batch_free(g, axes, what):
-    """Raise if one of the node's first input's `axes` follows the batch: the rule builds
-    what it does there from the example's length (`what` says what, for the error)."""
-    dims_ = g.root.plan.dims_of(g.node.inputs[0])
-    if any(dims_[a] == "batch" for a in axes):
-        raise ShapeError(f"to_onnx(dynamic_batch=True): {g.node.kernel} {what}; export with "
-                         f"a fixed batch")
 
 
 def dims(g, x, start, stop):

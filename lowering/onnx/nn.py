@@ -20,8 +20,9 @@ import itertools
 
 import numpy as np
 
+from ir.errors import ShapeError
 from ir.types import saturated
-from lowering.onnx.idioms import INT64, BoolViaInt32, check_batch_free, dilate, i64, where
+from lowering.onnx.idioms import INT64, BoolViaInt32, dilate, i64, where
 from registry.exporters import OnnxOperator
 
 F32 = np.dtype(np.float32)
@@ -101,13 +102,21 @@ def _conv_im2col(g, x, w, attrs):
     return g.op("Reshape", y, shape)
 
 
+def _check_batch_free(g, axes):
+    dims = g.root.plan.dims_of(g.node.inputs[0])
+    if any(dims[a] == "batch" for a in axes):
+        raise ShapeError(f"to_onnx(dynamic_batch=True): {g.node.kernel} has a window over "
+                         f"the batch axis (window {g.node.attrs['window']}); export with a "
+                         f"fixed batch")
+
+
 def _reduce_window(g, inputs, attrs):
     (x,) = inputs
     xa, out = g.in_avals[0], g.out_avals[0]
     window, strides, pads, bdil = (attrs[k] for k in ("window", "strides", "pads", "bdil"))
     active = [a for a in range(xa.ndim) if (window[a], strides[a], pads[a], bdil[a])
               != (1, 1, (0, 0), 1)]
-    check_batch_free(g, active, f"has a window over the batch axis (window {window})")
+    _check_batch_free(g, active)
     init = g.const(saturated(attrs["init"], g.node.inputs[0].aval.dtype).astype(xa.dtype))
     combine = COMBINE[attrs["op"]]
     if 0 in window:         # no element in any window: init everywhere, as the kernel
@@ -142,8 +151,7 @@ def _tile_scatter(g, inputs, attrs):
     x, dy = inputs
     xa, dya = g.in_avals
     window, op, n = tuple(attrs["window"]), attrs["op"], xa.ndim
-    check_batch_free(g, [a for a in range(n) if window[a] != 1],
-                     f"has a window over the batch axis (window {window})")
+    _check_batch_free(g, [a for a in range(n) if window[a] != 1])
     if xa.size == 0 or dya.size == 0:
         return _zeros_like_output(g, g.op("Shape", x))
     cover = g.op("Mul", g.op("Shape", dy), g.const(i64(window)))

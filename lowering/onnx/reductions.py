@@ -8,8 +8,7 @@ operands go through int32 (NumPy's bool cumsum is a running `or`, its cumprod a 
 elements in index order (a stable sort)."""
 import numpy as np
 
-from lowering.onnx.idioms import (BOOL, INT32, INT64, BoolViaInt32, check_batch_free, i64,
-                                  is_float)
+from lowering.onnx.idioms import BOOL, INT32, INT64, BoolViaInt32, i64, is_float
 
 
 def _reduce(op_type):
@@ -49,22 +48,28 @@ def _cumsum(g, inputs, attrs):
 
 
 def _cumprod(g, inputs, attrs):
-    """Products over doubling spans (log2(n) steps; n is the static axis length): each
-    step multiplies by the running products `d` places before, padded with ones."""
+    """Products over doubling spans, in an ONNX Loop that runs while the span is shorter
+    than the axis (read at run time, so it may follow the batch): each step multiplies by
+    the running products `span` places before, padded with ones."""
     (x,), axis = inputs, attrs["axis"]
-    check_batch_free(g, [axis], "runs log2(n) steps for the example's length n of its axis, "
-                     "the batch axis")
-    n, nd = g.in_avals[0].shape[axis], g.in_avals[0].ndim
-    one = g.const(np.ones((), g.in_avals[0].dtype if g.in_avals[0].dtype != BOOL else INT32))
-    d = 1
-    while d < n:
-        head = g.op("Slice", x, g.const(np.zeros(1, np.int64)), g.const(i64([-d])),
-                    g.const(i64([axis])))
-        pads = np.zeros(2 * nd, np.int64)
-        pads[axis] = d
-        x = g.op("Mul", x, g.op("Pad", head, g.const(pads), one))
-        d *= 2
-    return x if x is not inputs[0] else g.op("Identity", x)
+    dt = INT32 if g.in_avals[0].dtype == BOOL else g.in_avals[0].dtype
+    nd, scalar = g.in_avals[0].ndim, g.const(np.zeros(1, np.int64))
+    n = g.op("Shape", x, start=axis, end=axis + 1)
+    span_type, x_type = (INT64, (1,)), (dt, g.root.plan.dims_of(g.node.inputs[0]))
+    sub = g.subgraph()
+    sub.input("iter", (INT64, ()))
+    sub.input("cond", (BOOL, ()))
+    span, y = sub.input("span", span_type), sub.input("products", x_type)
+    head = sub.op("Slice", y, sub.const(np.zeros(1, np.int64)), sub.op("Neg", span),
+                  sub.const(i64([axis])))
+    pads = sub.op("Concat", sub.const(np.zeros(axis, np.int64)), span,
+                  sub.const(np.zeros(2 * nd - axis - 1, np.int64)), axis=0)
+    y = sub.op("Mul", y, sub.op("Pad", head, pads, sub.const(np.ones((), dt))))
+    span = sub.op("Mul", span, sub.const(i64([2])))
+    again = sub.op("Squeeze", sub.op("Less", span, n), scalar)
+    body = sub.finish([again, span, y], [(BOOL, ()), span_type, x_type], "cumprod_body")
+    first = g.op("Squeeze", g.op("Less", g.const(i64([1])), n), scalar)
+    return g.op("Loop", "", first, g.const(i64([1])), x, body=body, outputs=2)[1]
 
 
 def _argsort(g, inputs, attrs):

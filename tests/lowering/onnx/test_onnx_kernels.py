@@ -384,13 +384,14 @@ def test_dynamic_batch_scatter_reads_its_sizes_at_run_time(how):
         assert_same(run_onnx(model, *args), tracer.jit(fun, backend="numpy")(*args))
 
 
-def test_dynamic_batch_cumprod_over_the_batch_axis_is_an_error():
-    x = np.full((4, 3), 2.0, np.float32)
-    with pytest.raises(tracer.ShapeError, match=r"cumprod runs log2\(n\) steps.*the batch axis"):
-        to_onnx(lambda x: tnp.cumprod(x, axis=0), x, dynamic_batch=True)
-    model = to_onnx(lambda x: tnp.cumprod(x, axis=1), x, dynamic_batch=True)
-    x = np.full((7, 3), 2.0, np.float32)
-    assert_same(run_onnx(model, x), np.cumprod(x, axis=1))
+@pytest.mark.parametrize("axis", [0, 1])
+def test_dynamic_batch_cumprod_follows_the_batch(axis):
+    def fun(x):
+        return tnp.cumprod(x, axis=axis), tnp.cumprod(x > 0, axis=axis)
+    model = to_onnx(fun, np.full((2, 3), 2.0, np.float32), dynamic_batch=True)
+    for n in (1, 5, 9):
+        x = np.arange(3 * n, dtype=np.float32).reshape(n, 3) % 5 - 1
+        assert_same(run_onnx(model, x), tracer.jit(fun, backend="numpy")(x))
 
 
 def test_dynamic_batch_errors(softplus_kernel):
