@@ -17,6 +17,7 @@ import numpy as np
 from llvmlite import ir
 
 from ir import ShapedArray
+from lowering.llvm import short_rows
 from lowering.llvm.codegen import Buffer, row_hints
 from lowering.llvm.cpu import CURRENT
 from lowering.llvm.fusion import parallel_extent
@@ -112,7 +113,12 @@ def _reduce(kernel):
 
 
 def _reduce_rows(ctx, kernel, x, out, axes):
-    """One output element per work item; its reduced axes are the inner loops."""
+    """One output element per work item; its reduced axes are the inner loops (many short
+    rows: several at a time, short_rows.py)."""
+    if short_rows.applies(kernel, x.aval, axes):
+        return short_rows.emit(ctx, kernel, x, out, _identity(kernel, x.aval.dtype),
+                               _combine(kernel, x.aval.dtype),
+                               lambda om: reduce_at(ctx, kernel, x, om, axes))
     with ctx.nest(out.aval.shape, parallel=True) as om:
         out.store(om, reduce_at(ctx, kernel, x, om, axes))
 
