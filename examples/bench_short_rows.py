@@ -1,7 +1,8 @@
 """The small kernels of W19's HMC step (examples/real_workloads.py), one at a time: the
-matvecs of a (2000, 32) design matrix in both layouts and the logistic log density's
-gradient, called once and 1000 times inside a fori_loop (per-iteration time), beside
-jax.jit when jax is installed.
+matvecs of a (2000, 32) design matrix in both layouts, the logistic log density's
+gradient and its logaddexp, and reductions of 2000 short rows of other lengths, called
+once and 1000 times inside a fori_loop (per-iteration time), beside jax.jit when jax is
+installed.
 
 Run:  TRACER_NUM_THREADS=1 python examples/bench_short_rows.py [--calls 30]
 """
@@ -26,19 +27,26 @@ def median_us(f, args, calls, per=1):
 
 
 def kernels(lib, xp, x, y):
-    """(name, function of one array) of each kernel, written with numpy module `xp`."""
+    """(name, function of one array, its argument) of each kernel, written with numpy
+    module `xp`."""
     def logp(w):
         z = x @ w
         return xp.sum(y * z - xp.logaddexp(0.0, z)) - 0.5 * xp.sum(w * w)
-    return [("x @ w, (2000, 32) @ (32,)", lambda w: x @ w),
-            ("v @ x, (2000,) @ (2000, 32)", lambda v: v @ x),
-            ("grad of the logistic log density", lib.grad(logp))]
+    w, v, z = np.zeros(32, np.float32), np.ones(2000, np.float32), np.zeros(2000, np.float32)
+    rows = [np.ones((2000, n), np.float32) for n in (8, 100, 256)]
+    return ([("x @ w, (2000, 32) @ (32,)", lambda w: x @ w, w),
+             ("v @ x, (2000,) @ (2000, 32)", lambda v: v @ x, v),
+             ("grad of the logistic log density", lib.grad(logp), w),
+             ("sum of logaddexp(0, z), z (2000,)", lambda z: xp.sum(xp.logaddexp(0.0, z)), z),
+             ("max over rows of (2000, 32)", lambda x: xp.max(x, axis=-1), x)] +
+            [(f"sum over rows of {r.shape}", lambda r: xp.sum(r, axis=-1), r) for r in rows])
 
 
 def looped(lib, xp, f):
-    """1000 steps of fori_loop over f."""
+    """1000 steps of fori_loop over f (the carry moves, by little enough that every
+    kernel's values stay in range)."""
     def step(i, c):
-        return c + 1e-3 * xp.sum(f(c))
+        return c + 1e-7 * xp.sum(f(c))
     return lib.jit(lambda c: lib.lax.fori_loop(0, 1000, step, c))
 
 
@@ -49,7 +57,6 @@ def main():
     rng = np.random.default_rng(0)
     x = (rng.standard_normal((2000, 32)) / np.sqrt(32)).astype(np.float32)
     y = (rng.random(2000) < 0.5).astype(np.float32)
-    args = [np.zeros(32, np.float32), np.ones(2000, np.float32), np.zeros(32, np.float32)]
     libs = [(tracer, tnp)]
     try:
         import jax
@@ -62,15 +69,14 @@ def main():
                                      for lib, _ in libs) + " |")
     print("|---" * (1 + 2 * len(libs)) + "|")
     table = [kernels(lib, xp, x, y) for lib, xp in libs]
-    for k, arg in enumerate(args):
+    for k, (name, _, arg) in enumerate(table[0]):
         cells = []
         for (lib, xp), ks in zip(libs, table):
             one, loop = lib.jit(ks[k][1]), looped(lib, xp, ks[k][1])
             cells.append(f"{median_us(lambda a: np.asarray(one(a)), (arg,), calls):.1f} us")
             per_step = median_us(lambda a: np.asarray(loop(a)), (arg,), max(calls // 5, 3), 1000)
             cells.append(f"{per_step:.1f} us")
-        print(f"| {table[0][k][0]} | " + " | ".join(cells) + " |")
-
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 if __name__ == "__main__":
     main()
