@@ -12,8 +12,8 @@ zeros, inf, NaN) as NumPy. Formulas avoid cancellation near 0 (sinh, arcsinh, ar
 expm1/log1p), overflow of squares (hypot scales, arcsinh/arccosh switch to log(2x)) and
 early overflow (sinh/cosh as (e^(x/2) / 2) e^(x/2) for large x). So that derivatives of
 every order are right at ties and branch points, a `where` only chooses between exact
-forms of one smooth function, shifts and scales by a max are held constant (logaddexp,
-hypot), and odd functions take |x| as _magnitude (its sign agrees at -0.0).
+forms of one smooth function (logaddexp), scales by a max are held constant (hypot), and
+odd functions take |x| as _magnitude (its sign agrees at -0.0).
 """
 import functools
 import math
@@ -125,18 +125,15 @@ def _half_exp_squared(a):
 
 
 def _log_add(x, y, exp_b, log1p_scale):
-    """log_b(b^x + b^y) = c + log1p((b^(x-c) - 1) + b^(y-c)) * log1p_scale with the shift
-    c = max(x, y) held constant: the smooth function itself, so derivatives of every
-    order are exact at the tie x == y too (a max/where form loses the second there).
-    The larger operand's term is added after its `- 1`, which is exactly 0, so the
-    value is NumPy's max + log1p(b^-|x - y|) bit for bit; an infinite operand gives
-    max(x, y) (its gradient split as maximum's)."""
-    m = maximum(x, y)
-    inf = equal(abs(m), np.inf)
-    c = _constant(where(inf, 0.0, m))
-    ex, ey = exp_b(x - c), exp_b(y - c)
-    s = where(greater_equal(x, y), (ex - 1.0) + ey, (ey - 1.0) + ex)
-    return where(inf, m, c + log1p(s) * log1p_scale)
+    """log_b(b^x + b^y) = a + log1p(b^(s - a)) * log1p_scale, a the larger operand and s
+    the other, both picked by one select on x >= y: each side of it is the smooth
+    function itself, so derivatives of every order are exact at the tie x == y too (a
+    max/abs form loses them there), and one power of b is computed, not two. The value
+    is NumPy's max + log1p(b^-|x - y|) bit for bit; an infinite max(x, y) is the result
+    (its gradient split as maximum's)."""
+    m, first = maximum(x, y), greater_equal(x, y)
+    rest = log1p(exp_b(where(first, y - x, x - y))) * log1p_scale
+    return where(equal(abs(m), np.inf), m, where(first, x, y) + rest)
 
 
 @_half_in_f32
