@@ -1,0 +1,246 @@
+"""JAX's own test files run against this project, as a new user would write them.
+
+Each file is taken from a JAX git repository (tag jax-v0.10.2 by default, matching the
+installed jax), written to a temporary directory with its imports of the user-facing
+names rewritten to a shim module (``import jax`` -> ``import conform_shim as jax``,
+``from jax import lax``, ``import jax.numpy as jnp`` ...), and run twice with pytest:
+
+- ``jax`` mode: the shim hands out JAX's own objects (the baseline);
+- ``tracer`` mode: ``jax.numpy``, ``jax.lax``, ``jax.random``, ``jax.tree_util``,
+  ``jax.checkpoint_policies`` and the transforms (jit, grad, vmap, vjp, jvp, ...) are
+  tracer's; a name tracer lacks raises AttributeError. Everything else (``jax._src``,
+  ``jax.config``, ``jax.scipy``, ``jax.make_jaxpr`` ...) stays JAX's, as do JAX's test
+  utilities, except that ``jtu.check_grads`` and ``JaxTestCase._CompileAndCheck`` use
+  tracer's check_grads and jit (they are the user-facing transforms, called for the test).
+
+A test *touches* the project's names if, while it runs under JAX, it reads a routed name
+from the shim or calls a function taken from it. Per file the report gives those tests,
+how many pass under JAX, how many of these pass under tracer and the ratio, then the most
+frequent causes of failure (exception type and the start of its message) of the tests
+JAX passes and tracer fails. A test passes only if pytest says it passed.
+
+Needs jax and absl-py installed (neither is a dependency of the project). Run:
+
+    python examples/jax_conformance.py [--repo /work/.mirror/jax-ml+jax/repo]
+        [--ref jax-v0.10.2] [--files lax_test random_test ...] [-k EXPR] [--top 25]
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+FILES = ('lax_control_flow_test', 'batching_test', 'api_test', 'lax_numpy_reducers_test',
+         'lax_autodiff_test', 'random_test', 'lax_test')
+
+SHIM = r'''
+"""Routes JAX's user-facing names to tracer (CONFORM_MODE=tracer) or to JAX."""
+import functools, os, types
+import jax
+
+MODE = os.environ.get('CONFORM_MODE', 'jax')
+TOUCHED = [False]
+ROUTED = {'jit', 'grad', 'value_and_grad', 'vjp', 'jvp', 'vmap', 'jacfwd', 'jacrev',
+          'hessian', 'linearize', 'checkpoint', 'remat', 'custom_vjp', 'custom_jvp',
+          'checkpoint_policies', 'tree_util', 'numpy', 'lax', 'random'}
+
+
+def _target(name):
+    if MODE == 'jax':
+        import importlib
+        try:
+            return importlib.import_module('jax.' + name)
+        except ImportError:
+            return getattr(jax, name)
+    import tracer
+    return getattr(tracer, name)
+
+
+class Namespace:
+    """A module seen through the shim: reads and calls of its names mark the test."""
+
+    def __init__(self, module, label):
+        self._module, self._label, self._cache = module, label, {}
+
+    def __getattr__(self, name):
+        TOUCHED[0] = True
+        if name in self._cache:
+            return self._cache[name]
+        try:
+            value = getattr(self._module, name)
+        except AttributeError:
+            raise AttributeError(f'{self._label} has no attribute {name!r}') from None
+        if isinstance(value, types.ModuleType):
+            value = Namespace(value, f'{self._label}.{name}')
+        elif isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
+            value = _recording(value)
+        self._cache[name] = value
+        return value
+
+    def __dir__(self):
+        return dir(self._module)
+
+
+def _recording(fun):
+    @functools.wraps(fun)
+    def call(*args, **kwargs):
+        TOUCHED[0] = True
+        return fun(*args, **kwargs)
+    return call
+
+
+_CACHE = {}
+
+
+def __getattr__(name):
+    if name not in ROUTED:
+        return getattr(jax, name)
+    if name not in _CACHE:
+        label = ('tracer.' if MODE == 'tracer' else 'jax.') + name
+        try:
+            value = _target(name)
+        except AttributeError:
+            raise AttributeError(f'tracer has no attribute {name!r}') from None
+        if isinstance(value, types.ModuleType):
+            value = Namespace(value, label)
+        elif callable(value) and not isinstance(value, type):
+            value = _recording(value)
+        _CACHE[name] = value
+    TOUCHED[0] = True
+    return _CACHE[name]
+'''
+
+PLUGIN = r'''
+"""Records each test's outcome, failure cause and whether it touched the shim."""
+import json, os
+import pytest
+import conform_shim
+
+RESULTS = {}
+
+
+def pytest_configure(config):
+    if conform_shim.MODE != 'tracer':
+        return
+    import tracer
+    from jax._src import test_util as jtu
+
+    def compile_and_check(self, fun, args_maker, *, check_dtypes=True, tol=None,
+                          rtol=None, atol=None, check_cache_misses=True):
+        args = args_maker()
+        self.assertAllClose(fun(*args), tracer.jit(fun)(*args), check_dtypes=check_dtypes,
+                            atol=atol or tol, rtol=rtol or tol)
+    jtu.JaxTestCase._CompileAndCheck = compile_and_check
+    jtu.check_grads = tracer.check_grads
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    conform_shim.TOUCHED[0] = False
+    RESULTS[item.nodeid] = {'outcome': 'passed', 'cause': None}
+    yield
+    RESULTS[item.nodeid]['touched'] = conform_shim.TOUCHED[0]
+
+
+def pytest_runtest_logreport(report):
+    entry = RESULTS.setdefault(report.nodeid, {'outcome': 'passed', 'cause': None})
+    if entry['outcome'] != 'passed' or report.passed:
+        return
+    entry['outcome'] = 'skipped' if report.skipped else 'failed'
+    if report.failed:
+        crash = getattr(report.longrepr, 'reprcrash', None)
+        entry['cause'] = (crash.message if crash else str(report.longrepr)).splitlines()[0]
+
+
+def pytest_sessionfinish(session):
+    with open(os.environ['CONFORM_OUT'], 'w') as f:
+        json.dump(RESULTS, f)
+'''
+
+IMPORTS = [
+    (re.compile(r'^(\s*)import jax\s*$', re.M), r'\1import conform_shim as jax'),
+    (re.compile(r'^(\s*)import jax\.(numpy|lax|random) as (\w+)', re.M),
+     r'\1from conform_shim import \2 as \3'),
+    (re.compile(r'^(\s*)from jax import ', re.M), r'\1from conform_shim import '),
+    # `import jax.x` binds the real jax: keep the submodule import, not the binding.
+    (re.compile(r'^(\s*)import (jax\.[\w.]+)\s*$', re.M), r'\1import \2 as _jax_submodule'),
+]
+
+
+def rewrite(source):
+    """The test file's source with its user-facing jax imports taken from the shim."""
+    for pattern, replacement in IMPORTS:
+        source = pattern.sub(replacement, source)
+    return source
+
+
+def run(workdir, name, mode, keyword):
+    """{nodeid: {outcome, cause, touched}} of one file run under one mode."""
+    out = os.path.join(workdir, f'{name}.{mode}.json')
+    env = dict(os.environ, CONFORM_MODE=mode, CONFORM_OUT=out,
+               PYTHONPATH=workdir + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    cmd = [sys.executable, '-m', 'pytest', os.path.join(workdir, name + '.py'), '-q',
+           '-p', 'conform_plugin', '-p', 'no:cacheprovider', '-p', 'no:benchmark']
+    if keyword:
+        cmd += ['-k', keyword]
+    subprocess.run(cmd, cwd=workdir, env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    if not os.path.exists(out):
+        return {}
+    with open(out) as f:
+        return json.load(f)
+
+
+def cause_key(cause):
+    """Exception type and the start of its message, with numbers and quoted names kept."""
+    return (cause or 'failed without a message')[:90]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--repo', default='/work/.mirror/jax-ml+jax/repo')
+    parser.add_argument('--ref', default='jax-v0.10.2')
+    parser.add_argument('--files', nargs='*', default=list(FILES))
+    parser.add_argument('-k', dest='keyword', default=None)
+    parser.add_argument('--top', type=int, default=25)
+    args = parser.parse_args()
+    causes = collections.Counter()
+    totals = [0, 0, 0]
+    with tempfile.TemporaryDirectory() as workdir:
+        with open(os.path.join(workdir, 'conform_shim.py'), 'w') as f:
+            f.write(SHIM)
+        with open(os.path.join(workdir, 'conform_plugin.py'), 'w') as f:
+            f.write(PLUGIN)
+        print(f'{"file":26} {"touch":>6} {"jax":>6} {"tracer":>6} {"ratio":>6}')
+        for name in args.files:
+            source = subprocess.run(
+                ['git', '-C', args.repo, 'show', f'{args.ref}:tests/{name}.py'],
+                check=True, capture_output=True, text=True).stdout
+            with open(os.path.join(workdir, name + '.py'), 'w') as f:
+                f.write(rewrite(source))
+            under_jax = run(workdir, name, 'jax', args.keyword)
+            under_tracer = run(workdir, name, 'tracer', args.keyword)
+            touched = [t for t, r in under_jax.items() if r.get('touched')]
+            jax_pass = [t for t in touched if under_jax[t]['outcome'] == 'passed']
+            both = [t for t in jax_pass if under_tracer.get(t, {}).get('outcome') == 'passed']
+            for t in jax_pass:
+                r = under_tracer.get(t)
+                if r is None or r['outcome'] != 'passed':
+                    causes[cause_key(r and r['cause'] or 'not run under tracer')] += 1
+            ratio = len(both) / len(jax_pass) if jax_pass else 0.0
+            print(f'{name:26} {len(touched):6} {len(jax_pass):6} {len(both):6} {ratio:6.1%}',
+                  flush=True)
+            for i, n in enumerate((touched, jax_pass, both)):
+                totals[i] += len(n)
+    ratio = totals[2] / totals[1] if totals[1] else 0.0
+    print(f'{"total":26} {totals[0]:6} {totals[1]:6} {totals[2]:6} {ratio:6.1%}')
+    print(f'\nmost frequent causes of a test JAX passes failing under tracer:')
+    for cause, count in causes.most_common(args.top):
+        print(f'{count:5}  {cause}')
+
+
+if __name__ == '__main__':
+    main()
