@@ -16,6 +16,8 @@ from registry.batching import register_batching_rule
 from registry.shape_rules import ARG_REDUCE, REDUCE
 from tracer import numpy as tnp
 from tracer.core import run_kernel
+from tracer.custom import CustomRule
+from tracer.numpy.linalg_kernels import KERNELS as LINALG
 from tracer.vmap import batch_graph, batch_size, moveaxis, to_dim, vmap
 
 
@@ -133,6 +135,25 @@ def _scatter_add(inputs, dims, attrs):
     return moveaxis(tnp.reshape(out, (size, n) + pre + post), 1, 1 + ax), 0
 
 
+def _scatter(inputs, dims, attrs):
+    """Each example's rows become a block of one (size * n)-row operand."""
+    size = batch_size(inputs, dims)
+    x, u, idx = (to_dim(v, d, size, 0) for v, d in zip(inputs, dims))
+    n = x.shape[1]
+    flat = tnp.reshape(x, (size * n,) + tuple(x.shape[2:]))
+    out = run_kernel("scatter", [flat, u, _flat_index(idx, n, size)], attrs)
+    return tnp.reshape(out, x.shape), 0
+
+
+def _leading(kernel):
+    """Kernels that batch over their leading dims (linalg): the batch dim goes first."""
+    def rule(inputs, dims, attrs):
+        size = batch_size(inputs, dims)
+        out = run_kernel(kernel, [to_dim(x, d, size, 0) for x, d in zip(inputs, dims)], attrs)
+        return out, (0,) * len(out) if isinstance(out, tuple) else 0
+    return rule
+
+
 def _matmul(inputs, dims, attrs):
     """(..., m, k) @ (..., k, n). Both batched: one more leading batch dim. One batched:
     its batch joins its rows (a) or columns (b), so the shared operand is read as is."""
@@ -165,7 +186,6 @@ def _custom_call(inputs, dims, attrs):
     def backward(ins, computed, cts):
         return vmap(lambda i, c, t: list(rule.backward(i, c, t)))(
             list(ins), list(computed), list(cts))
-    from tracer.custom import CustomRule   # at load: tracer.custom -> lax -> vmap -> here
     out = run_kernel("custom_call", xs, {**attrs, "body": new_body, "rule": CustomRule(
         f"vmap({rule.name})", forward, rule.n_out, rule.n_args, backward)})
     return out, (0,) * len(out)
@@ -176,8 +196,8 @@ RULES = {
     **{k: _arg_reduction(k) for k in ARG_REDUCE},
     "broadcast_to": _broadcast_to, "reshape": _reshape, "transpose": _transpose,
     "slice": _slice, "pad": _pad, "rev": _rev, "concatenate": _concatenate,
-    "take": _take, "scatter_add": _scatter_add, "matmul": _matmul,
-    "custom_call": _custom_call,
+    "take": _take, "scatter_add": _scatter_add, "scatter": _scatter, "matmul": _matmul,
+    "custom_call": _custom_call, **{k: _leading(k) for k in LINALG},
 }
 
 for _name, _rule in RULES.items():

@@ -135,7 +135,7 @@ FAMILY_RULES = {"elementwise": elementwise_rule, "along_axis": along_axis_rule}
 
 def loop_rule(kernel):
     """The fallback: apply the kernel per example, in one `tracer.lax.map` region."""
-    from tracer.lax import map as lax_map
+    from tracer.lax.scan import map as lax_map
 
     def rule(inputs, dims, attrs):
         batched = [moveaxis(x, d, 0) for x, d in zip(inputs, dims) if d is not None]
@@ -348,5 +348,3 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     vmapped.__doc__ = getattr(fun, "__doc__", None)
     return vmapped
 
-
-from tracer import batching  # noqa: E402,F401  (registers the built-in rules)

@@ -18,9 +18,10 @@ from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.types import dtype_kind
 from lowering.numpy_kernels import check_bounds
 from registry import declare_family, register_gradient, register_kernel, register_shape_rule
-from registry.batching import register_batching_rule
-from tracer import numpy as tnp
 from tracer.core import run_kernel
+from tracer.numpy.creation import arange, astype, ones, zeros
+from tracer.numpy.elementwise import equal, maximum, where
+from tracer.numpy.shape_ops import reshape
 
 HOWS = ("set", "add", "mul", "min", "max")
 _UFUNCS = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
@@ -64,43 +65,30 @@ def _grad(dy, ins, out, attrs):
     if how == "add":
         return dy, at(dy), None
     if how == "set":
-        order = tnp.reshape(tnp.arange(int(np.prod(idx.shape)), dtype=np.int64), idx.shape)
+        order = reshape(arange(int(np.prod(idx.shape)), dtype=np.int64), idx.shape)
         last = scatter(np.full(x.shape[:1], -1, np.int64), order, idx, "max")
-        won = tnp.reshape(tnp.equal(at(last), order), idx.shape + rest)
+        won = reshape(equal(at(last), order), idx.shape + rest)
         kept = scatter(np.ones(x.shape[:1], bool), np.zeros(idx.shape, bool), idx, "set")
-        kept = tnp.reshape(kept, x.shape[:1] + rest)    # a constant when idx is one
-        return tnp.where(kept, dy, 0), tnp.where(won, at(dy), 0), None
+        kept = reshape(kept, x.shape[:1] + rest)    # a constant when idx is one
+        return where(kept, dy, 0), where(won, at(dy), 0), None
     if how == "mul":    # the product of the other updates at a row, correct to second
-        ones = tnp.ones(x.shape, x.dtype)     # order unless two of them are zero
-        rows = scatter(ones, u, idx, "mul")
-        zero = tnp.equal(u, 0)
-        nonzero = tnp.where(zero, 1, u)
-        zeros = at(scatter(np.zeros(x.shape, np.int64), tnp.astype(zero, np.int64), idx,
-                           "add"))
-        others = tnp.where(zero, tnp.where(tnp.equal(zeros, 1), at(scatter(
-            ones, nonzero, idx, "mul")), 0), at(rows) / nonzero)
+        unit = ones(x.shape, x.dtype)     # order unless two of them are zero
+        rows = scatter(unit, u, idx, "mul")
+        zero = equal(u, 0)
+        nonzero = where(zero, 1, u)
+        zeros_at = at(scatter(np.zeros(x.shape, np.int64), astype(zero, np.int64), idx,
+                              "add"))
+        others = where(zero, where(equal(zeros_at, 1), at(scatter(
+            unit, nonzero, idx, "mul")), 0), at(rows) / nonzero)
         return dy * rows, at(dy * x) * others, None
-    from_x = tnp.astype(tnp.equal(x, out), dy.dtype)
-    from_u = tnp.astype(tnp.equal(u, at(out)), dy.dtype)
-    count = from_x + scatter(tnp.zeros(x.shape, dy.dtype), from_u, idx, "add")
-    share = dy / tnp.maximum(count, 1)          # NaN results: no one shares
+    from_x = astype(equal(x, out), dy.dtype)
+    from_u = astype(equal(u, at(out)), dy.dtype)
+    count = from_x + scatter(zeros(x.shape, dy.dtype), from_u, idx, "add")
+    share = dy / maximum(count, 1)          # NaN results: no one shares
     return share * from_x, at(share) * from_u, None
-
-
-def _batch(inputs, dims, attrs):
-    """Each example's rows become a block of one (size * n)-row operand."""
-    from tracer.batching import _flat_index
-    from tracer.vmap import batch_size, to_dim
-    size = batch_size(inputs, dims)
-    x, u, idx = (to_dim(v, d, size, 0) for v, d in zip(inputs, dims))
-    n = x.shape[1]
-    flat = tnp.reshape(x, (size * n,) + tuple(x.shape[2:]))
-    out = scatter(flat, u, _flat_index(idx, n, size), attrs["how"])
-    return tnp.reshape(out, x.shape), 0
 
 
 register_shape_rule("scatter", _rule)
 register_kernel("scatter", "numpy", _numpy)
 register_gradient("scatter", _grad)
-register_batching_rule("scatter", _batch)
 declare_family("scatter", "scatter")

@@ -1,8 +1,8 @@
 """The primitive kernels of tracer.numpy.linalg: solve, slogdet, cholesky, qr, eigh, svd.
 
-Each is registered here (shape rule, NumPy/LAPACK kernel, gradient, vmap rule), so the
-linalg family lives in one module. Kernels take float32/float64 matrices with any
-leading batch dims (equal across operands: the ops broadcast first). They are declared
+Each is registered here (shape rule, NumPy/LAPACK kernel, gradient); their vmap rule
+(the batch dim to the front) is tracer.batching's. Kernels take float32/float64 matrices
+with any leading batch dims (equal across operands: the ops broadcast first). They are declared
 family "linalg": the llvm backend runs them through these NumPy kernels inside the
 compiled program, on purpose (lowering.llvm.linalg).
 
@@ -20,10 +20,12 @@ import numpy as np
 from ir import ShapedArray
 from ir.errors import DTypeError, GradientError, KernelError, ShapeError
 from registry import register_gradient, register_kernel, register_shape_rule
-from registry.batching import register_batching_rule
 from registry.families import declare_family
-from tracer import numpy as tnp       # being imported: its names are read at call time
 from tracer.core import run_kernel
+from tracer.numpy.assembly import tril, triu
+from tracer.numpy.creation import eye
+from tracer.numpy.elementwise import where
+from tracer.numpy.shape_ops import broadcast_to, swapaxes
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -117,7 +119,7 @@ KERNELS = {
 
 # ---- gradients (traceable) ----------------------------------------------------------------
 def _t(x):
-    return tnp.swapaxes(x, -1, -2)
+    return swapaxes(x, -1, -2)
 
 
 def _sym(x):
@@ -133,14 +135,14 @@ def _solve_grad(dy, inputs, x, attrs):
 def _slogdet_grad(dy, inputs, outputs, attrs):
     (a,), (_, dlog) = inputs, dy
     n = a.shape[-1]
-    inv_t = run_kernel("solve", [_t(a), tnp.broadcast_to(tnp.eye(n, dtype=a.dtype), a.shape)])
+    inv_t = run_kernel("solve", [_t(a), broadcast_to(eye(n, dtype=a.dtype), a.shape)])
     return (dlog[..., None, None] * inv_t,)
 
 
 def _cholesky_grad(dl, inputs, l, attrs):
     """P = Phi(L^T dL) (lower triangle, halved diagonal); dA = sym(L^-T P L^-1)."""
     p = _t(l) @ dl
-    p = tnp.tril(p) - tnp.tril(tnp.triu(p)) / 2
+    p = tril(p) - tril(triu(p)) / 2
     y = run_kernel("solve", [_t(l), p])                 # L^-T P
     return (_sym(_t(run_kernel("solve", [_t(l), _t(y)]))),)
 
@@ -154,7 +156,7 @@ def _qr_grad(dy, inputs, outputs, attrs):
                             f"JAX); got shape {a.shape}, full_matrices="
                             f"{attrs['full_matrices']}")
     mm = r @ _t(dr) - _t(dq) @ q
-    mm = tnp.tril(mm) + _t(tnp.tril(mm, -1))
+    mm = tril(mm) + _t(tril(mm, -1))
     return (_t(run_kernel("solve", [r, _t(dq + q @ mm)])),)
 
 
@@ -165,8 +167,8 @@ def _over(x, d, diagonal=True):
     in JAX, whose symbolic zeros keep eigvalsh and svdvals gradients finite."""
     skip = x == 0
     if diagonal:
-        skip = skip | (tnp.eye(x.shape[-1]) != 0)
-    return tnp.where(skip, 0, x / tnp.where(skip, 1, d))
+        skip = skip | (eye(x.shape[-1]) != 0)
+    return where(skip, 0, x / where(skip, 1, d))
 
 
 def _gaps(w):
@@ -177,7 +179,7 @@ def _gaps(w):
 def _eigh_grad(dy, inputs, outputs, attrs):
     """dA = sym(V (diag(dw) + F * (V^T dV)) V^T), F[i, j] = 1/(w_j - w_i) off the diagonal."""
     (w, v), (dw, dv) = outputs, dy
-    inner = _over(_t(v) @ dv, _gaps(w)) + dw[..., None] * tnp.eye(w.shape[-1], dtype=w.dtype)
+    inner = _over(_t(v) @ dv, _gaps(w)) + dw[..., None] * eye(w.shape[-1], dtype=w.dtype)
     return (_sym(v @ inner @ _t(v)),)
 
 
@@ -195,7 +197,7 @@ def _svd_grad(dy, inputs, outputs, attrs):
     gaps = _gaps(s * s)
     j = _over(_t(u) @ du - _t(du) @ u, gaps)
     kk = _over(_t(v) @ dv - _t(dv) @ v, gaps)
-    core = j * s[..., None, :] + s[..., :, None] * kk + ds[..., None] * tnp.eye(k, dtype=s.dtype)
+    core = j * s[..., None, :] + s[..., :, None] * kk + ds[..., None] * eye(k, dtype=s.dtype)
     out = u @ core @ vh
     if m > k:
         out = out + _over(du - u @ (_t(u) @ du), s[..., None, :], False) @ vh
@@ -208,19 +210,8 @@ GRADIENTS = {"solve": _solve_grad, "slogdet": _slogdet_grad, "cholesky": _choles
              "qr": _qr_grad, "eigh": _eigh_grad, "svd": _svd_grad}
 
 
-# ---- vmap: the kernels batch over leading dims, so the batch dim goes to the front ---------
-def _batching_rule(kernel):
-    def rule(inputs, dims, attrs):
-        from tracer.vmap import batch_size, to_dim
-        size = batch_size(inputs, dims)
-        out = run_kernel(kernel, [to_dim(x, d, size, 0) for x, d in zip(inputs, dims)], attrs)
-        return out, (0,) * len(out) if isinstance(out, tuple) else 0
-    return rule
-
-
 for _name, (_rule, _impl) in KERNELS.items():
     register_shape_rule(_name, _rule)
     register_kernel(_name, "numpy", _lapack(_name, _impl))
     register_gradient(_name, GRADIENTS[_name])
-    register_batching_rule(_name, _batching_rule(_name))
     declare_family(_name, "linalg")
