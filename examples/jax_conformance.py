@@ -11,7 +11,8 @@ names rewritten to a shim module (``import jax`` -> ``import conform_shim as jax
   tracer's; a name tracer lacks raises AttributeError. Everything else (``jax._src``,
   ``jax.config``, ``jax.scipy``, ``jax.make_jaxpr`` ...) stays JAX's, as do JAX's test
   utilities, except that ``jtu.check_grads`` and ``JaxTestCase._CompileAndCheck`` use
-  tracer's check_grads and jit (they are the user-facing transforms, called for the test).
+  tracer's check_grads and jit (they are the user-facing transforms, called for the test;
+  check_grads takes JAX's positional order, modes before atol and rtol).
 
 A test *touches* the project's names if, while it runs under JAX, it reads a routed name
 from the shim or calls a function taken from it. Per file the report gives those tests,
@@ -133,8 +134,10 @@ def pytest_configure(config):
         args = args_maker()
         self.assertAllClose(fun(*args), tracer.jit(fun)(*args), check_dtypes=check_dtypes,
                             atol=atol or tol, rtol=rtol or tol)
+    def check_grads(f, args, order, modes=('fwd', 'rev'), atol=None, rtol=None, eps=None):
+        tracer.check_grads(f, args, order, atol=atol, rtol=rtol, modes=modes, eps=eps)
     jtu.JaxTestCase._CompileAndCheck = compile_and_check
-    jtu.check_grads = tracer.check_grads
+    jtu.check_grads = check_grads  # JAX's positional order: modes before atol, rtol
 
 
 @pytest.hookimpl(hookwrapper=True)
