@@ -117,8 +117,7 @@ def _reduce_rows(ctx, kernel, x, out, axes):
     rows: several at a time, short_rows.py)."""
     if short_rows.applies(kernel, x.aval, axes):
         return short_rows.emit(ctx, kernel, x, out, _identity(kernel, x.aval.dtype),
-                               _combine(kernel, x.aval.dtype),
-                               lambda om: reduce_at(ctx, kernel, x, om, axes))
+                               _combine(kernel, x.aval.dtype))
     with ctx.nest(out.aval.shape, parallel=True) as om:
         out.store(om, reduce_at(ctx, kernel, x, om, axes))
 

@@ -1,5 +1,5 @@
-"""Sums, maxima and minima of many short rows (the last axis, a constant 2..256 items,
-e.g. the rows of a thin matvec x @ w after rewrites.py), ROWS rows at a time.
+"""Sums, maxima and minima of many short rows (the last axis, a constant 2..256 items, e.g.
+the rows of a thin matvec x @ w after rewrites.py), ROWS rows at a time.
 
 Reducing one row alone ends in a horizontal reduction of its vector accumulator (a
 shuffle and an op per halving) plus the loop's setup: ~35 cycles a 32-float row, more
@@ -8,18 +8,20 @@ lanes (chunks of the row; the last one padded with the identity), and the ROWS v
 are combined by a transpose tree: two vectors of G rows x P partial results become one
 of 2G rows x P/2 (two shuffles and one op), so 8 rows of 16 lanes take 8 ops and 16
 shuffles instead of 8 x 4 of each. The element reads are the usual scalar reads (fused
-producers included) gathered into vectors, which LLVM's SLP vectorizer turns into vector
-loads and vector producers. Accuracy is that of reductions.py's row path: float32 sums
-(and float16/bfloat16, in float registers) add the row's items in float32 in some order,
-as its blocks of at most reductions.BLOCK do; max/min use llvm.maximum/minimum (NaN
-propagates).
+producers included) in a loop over a chunk's lanes, accumulated into one array per row:
+LLVM's loop vectorizer runs that loop as one vector step (vector loads and producers)
+and the arrays become vector registers. (Gathering the reads into vectors in the emitted
+code instead took 2-3x the optimize time.) Accuracy is that of reductions.py's row path:
+float32 sums (and float16/bfloat16, in float registers) add the row's items in float32
+in some order, as its blocks of at most reductions.BLOCK do; max/min use
+llvm.maximum/minimum (NaN propagates).
 """
 from llvmlite import ir
 
 from lowering.llvm import irutil
 from lowering.llvm.cpu import CURRENT
 from lowering.llvm.fusion import parallel_extent
-from lowering.llvm.irutil import F64, REDUCE_FAST, i64, kind, lltype
+from lowering.llvm.irutil import F32, F64, REDUCE_FAST, i64, kind, lltype
 from lowering.llvm.transpose import NOT_UNROLLED
 
 ROWS = 8                # rows reduced together: a power of two
@@ -36,24 +38,26 @@ def applies(kernel, x, axes):
             and (k == "f" or (k in "iu" and kernel == "reduce_sum")))
 
 
-def emit(ctx, kernel, x, out, identity, combine, one_row):
+def emit(ctx, kernel, x, out, identity, combine):
     """The rows of output `out` (reductions of x's last axis, starting from `identity`,
-    combine(ctx, acc, item) the scalar step): blocks of ROWS rows along the output's last
-    axis, the rows left over each by one_row(multi-index)."""
+    combine(ctx, acc, item) the scalar step) in blocks of ROWS rows along the output's
+    last axis. The last block's rows past the end repeat the last row (computed and
+    stored again, the same value), so there is one code path, not a second per-row
+    one for the rows left over."""
     b, shape = ctx.b, out.aval.shape
-    combine = _vector_combine(ctx, kernel, combine)
+    scalar, vector = (lambda a, v: combine(ctx, a, v)), _vector_combine(ctx, kernel, combine)
     split_rows = parallel_extent(shape[:-1]) > 1
     with ctx.nest(shape[:-1], parallel=split_rows) as om:
         lo, hi = (i64(0), i64(shape[-1])) if split_rows else (ctx.start, ctx.end)
-        blocks = b.udiv(b.sub(hi, lo), i64(ROWS))
+        blocks = b.udiv(b.add(b.sub(hi, lo), i64(ROWS - 1)), i64(ROWS))
+        last = b.sub(hi, i64(1))
         with ctx.loop(0, blocks, "rowblk") as blk:
             first = b.add(lo, b.mul(blk, i64(ROWS), flags=("nuw", "nsw")), flags=("nuw", "nsw"))
-            rows = [b.add(first, i64(r), flags=("nuw", "nsw")) for r in range(ROWS)]
-            sums = _block(ctx, x, om, rows, identity, combine)
+            rows = [first] + [b.add(first, i64(r), flags=("nuw", "nsw")) for r in range(1, ROWS)]
+            rows = [b.select(b.icmp_signed("<", row, last), row, last) for row in rows]
+            sums = _block(ctx, x, om, rows, identity, scalar, vector)
             for row, value in zip(rows, sums):
                 out.store(om + [row], value)
-        with ctx.loop(b.add(lo, b.mul(blocks, i64(ROWS))), hi, "rowrest") as j:
-            out.store(om + [j], one_row(om + [j]))
 
 
 def lanes(dtype, n):
@@ -63,27 +67,31 @@ def lanes(dtype, n):
     return min(width, 1 << (n - 1).bit_length())
 
 
-def _block(ctx, x, om, rows, identity, combine):
+def _block(ctx, x, om, rows, identity, scalar, vector):
     """The reductions of x's rows `rows` (output positions om + [row]), in row order."""
     b, n = ctx.b, x.aval.shape[-1]
     width = lanes(x.aval.dtype, n)
-    vt = ir.VectorType(identity.type, width)
-    start = ir.Constant(vt, [identity.constant] * width)
-    accs = [irutil.slot(b, start) for _ in rows]
+    vt, t = ir.VectorType(identity.type, width), identity.type
+    item = 8 if t == F64 else 4 if t == F32 else t.width // 8     # the arrays' alignment
+    start = ir.Constant(ir.ArrayType(identity.type, width), [identity.constant] * width)
+    accs = [irutil.entry_slot(b, start) for _ in rows]
+    for acc in accs:
+        b.store(start, acc)
 
-    def chunk(k0, count):
-        for row, acc in zip(rows, accs):
-            v = start
-            for i in range(count):
-                at = b.add(k0, i64(i), flags=("nuw", "nsw")) if i else k0
-                v = b.insert_element(v, x.read(om + [row, at]), i64(i))
-            b.store(combine(b.load(acc), v), acc)
+    def chunk(k0, count, hints=()):
+        with ctx.loop(0, count, "lane", hints) as i:
+            k = b.add(k0, i, flags=("nuw", "nsw"))
+            for row, acc in zip(rows, accs):
+                p = b.gep(acc, [i64(0), i], inbounds=True)
+                b.store(scalar(b.load(p), x.read(om + [row, k])), p)
     if n // width:
         with ctx.loop(0, n // width, "chunk", NOT_UNROLLED) as c:
-            chunk(b.mul(c, i64(width), flags=("nuw", "nsw")), width)
+            chunk(b.mul(c, i64(width), flags=("nuw", "nsw")), width,
+                  (("llvm.loop.vectorize.width", width),))
     if n % width:
         chunk(i64(n - n % width), n % width)
-    return _transpose_tree(b, [b.load(acc) for acc in accs], width, combine)
+    sums = [b.load(b.bitcast(acc, vt.as_pointer()), align=item) for acc in accs]
+    return _transpose_tree(b, sums, width, vector)
 
 
 def _transpose_tree(b, vectors, width, combine):
