@@ -62,6 +62,12 @@ def key(seed, *, impl=None):
     return PRNGKey(seed)
 
 
+def key_dtype(impl=None):
+    """The dtype of the keys `key(seed, impl=impl)` makes: uint32, as keys here are raw."""
+    _check_impl(impl, "key_dtype")
+    return U32
+
+
 def _check_impl(impl, op):
     if impl not in (None, "threefry2x32"):
         raise ArgumentError(f"{op}: only impl='threefry2x32' is available, got {impl!r}")
