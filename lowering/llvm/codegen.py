@@ -27,6 +27,7 @@ from lowering.llvm.entries import argv_entry, emit_segment, inline_into_caller
 from lowering.llvm.irutil import FAST, I64, PTR, const, i64, lltype
 from lowering.llvm.protocol import Index
 from lowering.llvm.scalars import convert_value
+from lowering.llvm.sharing import share_duplicates
 
 
 @functools.lru_cache(maxsize=None)
@@ -289,6 +290,7 @@ def emit_program(sched):
         for call in step.calls if step.kind == "parallel" else ():
             for f, _ in call.launch.functions(call.name):
                 argv_entry(mb.module, mb.module.globals[f])
+    share_duplicates(mb, [c for s in sched.steps if s.kind == "parallel" for c in s.calls])
     return mb
 
 
