@@ -66,5 +66,9 @@ from ml_dtypes import bfloat16  # noqa: E402
 bool_, float16, float32, float64 = _np.bool_, _np.float16, _np.float32, _np.float64
 int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
 uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
+int_, uint, intp, uintp = _np.int_, _np.uint, _np.intp, _np.uintp  # NumPy 2's C-named aliases
+half, single, double = _np.half, _np.single, _np.double
+# JAX's names of the default scalar types; complex dtypes raise DTypeError when used.
+float_, complex_ = _np.float64, _np.complex128
 pi, e, inf, nan = _np.pi, _np.e, _np.inf, _np.nan
 ndarray = _np.ndarray
