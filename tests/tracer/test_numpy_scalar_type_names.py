@@ -30,3 +30,18 @@ def test_float_scalar_type_under_grad(name):
 def test_complex_default_type_raises_dtype_error():
     with pytest.raises(DTypeError, match="complex128 is not supported"):
         tnp.ones(2, dtype=tnp.complex_)
+
+
+ABSTRACT = ["generic", "number", "integer", "signedinteger", "unsignedinteger", "inexact",
+            "floating", "complexfloating"]
+
+
+@pytest.mark.parametrize("name", ABSTRACT)
+def test_abstract_scalar_types_classify_dtypes_as_numpy(name):
+    t = getattr(tnp, name)
+    for dt in (tnp.bool_, tnp.int8, tnp.uint32, tnp.float16, tnp.float64):
+        assert tnp.issubdtype(dt, t) == np.issubdtype(dt, getattr(np, name)), (dt, name)
+    # bfloat16 classifies as a float, as in JAX (NumPy sees an opaque ml_dtypes type)
+    assert tnp.issubdtype(tnp.bfloat16, t) == np.issubdtype(np.float16, getattr(np, name))
+    x = tracer.jit(lambda x: x * 2)(np.arange(3.0))
+    assert tnp.issubdtype(x.dtype, t) == (name in ("generic", "number", "inexact", "floating"))

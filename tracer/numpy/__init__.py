@@ -70,5 +70,9 @@ int_, uint, intp, uintp = _np.int_, _np.uint, _np.intp, _np.uintp  # NumPy 2's C
 half, single, double = _np.half, _np.single, _np.double
 # JAX's names of the default scalar types; complex dtypes raise DTypeError when used.
 float_, complex_ = _np.float64, _np.complex128
+# NumPy's abstract scalar types, for issubdtype(dtype, tnp.floating) and the like.
+generic, number, integer, inexact = _np.generic, _np.number, _np.integer, _np.inexact
+signedinteger, unsignedinteger = _np.signedinteger, _np.unsignedinteger
+floating, complexfloating = _np.floating, _np.complexfloating
 pi, e, inf, nan = _np.pi, _np.e, _np.inf, _np.nan
 ndarray = _np.ndarray
