@@ -27,12 +27,13 @@ def _recording_lib():
     """tracer's Lib whose jit, on its first call, schedules and plans the step, then stops."""
     import tracer
     from lowering.llvm import liveness, program, schedule
+    from lowering.settings import settings
 
     def jit(fun, **_):
         def first_call(*args):
             g = program.optimize(tracer.make_graph(fun)(*args))
-            sched = schedule.Schedule(schedule.partition(g), schedule.num_threads(),
-                                      schedule.PARALLEL_NS, schedule.SEGMENT_SIZE)
+            sched = schedule.Schedule(schedule.partition(g), settings.num_threads,
+                                      settings.parallel_ns, settings.segment_size)
             raise _Traced(g, sched, liveness.plan(sched))
         return first_call
     return SimpleNamespace(**{**vars(real_workloads.tracer_lib()), "jit": jit})

@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from bench_workloads import jax
-from lowering.llvm import schedule
+from lowering.settings import settings
 
 
 def block(x):
@@ -67,7 +67,7 @@ def thread_counts():
 
 
 def thread_column(n):
-    return "tracer llvm" if n == schedule.num_threads() else f"{n} thread{'s' * (n > 1)}"
+    return "tracer llvm" if n == settings.num_threads else f"{n} thread{'s' * (n > 1)}"
 
 
 def with_threads(make, args):

@@ -11,14 +11,13 @@ a few seconds shows a progress line when stderr is a terminal.
 import contextlib
 import inspect
 import logging
-import os
 import sys
 import threading
 import time
 import warnings
 
-from ir.errors import ArgumentError
 from lowering import forks
+from lowering.settings import settings
 
 logger = logging.getLogger("tracer.compile")
 RECOMPILE_WARNING = 10      # distinct signatures of one function before the warning
@@ -26,11 +25,7 @@ PROGRESS_AFTER = 3.0        # seconds before a compile shows a progress line
 
 
 def _configure():
-    flag = os.environ.get("TRACER_LOG_COMPILES", "").strip()
-    if flag not in ("", "0", "1"):
-        raise ArgumentError(f"TRACER_LOG_COMPILES must be 1 (log every trace and compile) or "
-                            f"0 (the default), got {os.environ['TRACER_LOG_COMPILES']!r}")
-    if flag == "1":
+    if settings.log_compiles:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("tracer: %(message)s"))
         logger.addHandler(handler)

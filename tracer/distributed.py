@@ -15,6 +15,7 @@ import os
 import sys
 
 from ir.errors import ArgumentError
+from lowering.settings import settings
 
 # rank-count variables set by MPI launchers (MPICH/Hydra, Open MPI, Slurm)
 _LAUNCHER_SIZES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS")
@@ -97,8 +98,7 @@ def initialize(*, timeout=None):
         raise ImportError(f"distributed.initialize: this process was started by an MPI "
                           f"launcher but mpi4py is not importable ({e}); install the [mpi] "
                           f"extra: pip install 'tracer[mpi]'") from None
-    world.timeout = _seconds("TRACER_COLLECTIVE_TIMEOUT",
-                             os.environ.get("TRACER_COLLECTIVE_TIMEOUT", DEFAULT_TIMEOUT))
+    world.timeout = settings.collective_timeout
     world.comm, world.rank, world.size = MPI.COMM_WORLD, MPI.COMM_WORLD.Get_rank(), \
         MPI.COMM_WORLD.Get_size()
     sys.excepthook = _abort_on_exception

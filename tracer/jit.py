@@ -25,8 +25,8 @@ from ir.passes import inline_calls
 from registry.tables import EPOCH, backend_compiler, snapshot
 from lowering import forks
 from lowering.heap import building
-from lowering.llvm import caches
 from lowering.profile import phase, recording
+from lowering.settings import settings
 from tracer import compile_log, core
 from tracer.core import eval_graph, trace_flat
 from tracer.programs import Compiling, InterpretedProgram, start
@@ -40,12 +40,7 @@ _cache_lock = forks.lock()   # guards changes to every Jitted's cache (not looku
                              # child forked mid-sweep at worst lacks an entry: rebuilt
 
 
-def _cache_size():
-    """TRACER_JIT_CACHE_SIZE: signatures cached per jitted function (default 128)."""
-    return caches.env_size("TRACER_JIT_CACHE_SIZE", 128, low=1)
-
-
-CACHE_SIZE = _cache_size()
+CACHE_SIZE = settings.jit_cache_size
 
 
 _SCALAR = (np.number, np.bool_)

@@ -33,7 +33,7 @@ from ir import cse, dce, fold_constants
 from ir.errors import KernelNotFoundError
 from ir.passes import inline_calls
 from lowering import forks
-from lowering.llvm import caches
+from lowering.settings import settings
 from registry.tables import backend_eager
 
 FIRST_WAIT = 0.05        # seconds the first call waits for a compile a cache may serve
@@ -73,9 +73,9 @@ class InterpretedProgram:
 
 
 def background_threshold():
-    """TRACER_BACKGROUND_COMPILE: graphs of at least this many nodes may compile in the
-    background (default 100; 0: never)."""
-    return caches.env_size("TRACER_BACKGROUND_COMPILE", 100)
+    """settings.background_compile: graphs of at least this many nodes may compile in the
+    background (0: never)."""
+    return settings.background_compile
 
 
 def size(graph):

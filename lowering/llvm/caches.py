@@ -24,8 +24,7 @@ import stat
 import tempfile
 from collections import OrderedDict
 
-from lowering.settings import env_size, settings  # noqa: F401  (env_size: read through
-# caches by schedule, target, tracer.jit and tracer.programs until they read settings)
+from lowering.settings import settings
 
 MAGIC = b"tracer-cache-1\n"
 _ENTRY = re.compile(r"([0-9a-f]{64}\.[og]|\.tmp-.*)\Z")     # what trim() may delete

@@ -28,6 +28,7 @@ from lowering.llvm.irutil import FAST, I64, PTR, const, i64, lltype
 from lowering.llvm.protocol import Index
 from lowering.llvm.scalars import convert_value
 from lowering.llvm.sharing import share_duplicates
+from lowering.settings import settings
 
 
 @functools.lru_cache(maxsize=None)
@@ -338,17 +339,16 @@ def _emit_kernel(mb, part, grp, launch, name):
 # random bits' threefry, ~100 integer ops) ran no faster, and shorter loops keep their
 # compile time.
 LONG_LOOP, COSTLY, INTERLEAVED = 1 << 16, 20, 4
-# A row loop of more than LONG_ROW items (its bounds are constants once a group is inlined
+# A row loop of more than settings.long_row items (its bounds are constants once a group is inlined
 # into its caller) was vectorized and then fully unrolled by LLVM, and the loops around it
 # too: a column sum (16, 64, 512) -> (512) grew to ~9,300 optimized lines, a broadcast copy
 # 128x512 -> 16x128x512 to ~7,300, for no speed (such a row does not fit in registers). The
 # row stays a loop of four vectors an iteration, and the loops around it stay loops.
-LONG_ROW = 256
 
 
 def row_hints(n):
     """(hints of the loops around a row loop of n items, hints of the row loop)."""
-    if n <= LONG_ROW:
+    if n <= settings.long_row:
         return (), ()
     hold = transpose.NOT_UNROLLED
     return hold, (("llvm.loop.interleave.count", INTERLEAVED),) + hold

@@ -18,12 +18,11 @@ from ir import Var
 from lowering.llvm import irutil
 from lowering.llvm.codegen import Values, _emit_kernel, _function
 from lowering.llvm.entries import inline_into_caller
-from lowering.llvm.fusion import MAX_LOOP_NODES, Group, merge_runs
+from lowering.llvm.fusion import Group, merge_runs
 from lowering.llvm.irutil import i64
 from lowering.llvm.protocol import Index
+from lowering.settings import settings
 
-CHUNK_BYTES = 64 * 1024   # kernel output per chunk: the loops read it back from L2
-ROW_MULTIPLE = 42         # chunks are whole matmul register tiles (6 rows on AVX2, 14 on AVX-512)
 
 
 def merge_epilogues(part, groups):
@@ -55,7 +54,7 @@ def _run(part, groups, k):
     for g in groups[k + 1:]:
         size += len(g.nodes)
         if g.kind != "loop" or math.prod(g.shape) != math.prod(shape) \
-                or run and size > MAX_LOOP_NODES \
+                or run and size > settings.max_loop_nodes \
                 or not _reads_own_element(part, g, produced):
             break
         run.append(g)
@@ -117,8 +116,8 @@ def emit_epilogue(mb, part, grp, launch, name):
     shape, out = grp.shape, grp.node.outputs[0]
     cols = shape[-1]
     b, nbuf = ctx.b, len(fn.args) - 2
-    chunk = -(-max(1, CHUNK_BYTES // (cols * out.aval.dtype.itemsize)) // ROW_MULTIPLE) \
-        * ROW_MULTIPLE
+    chunk = -(-max(1, settings.epilogue_chunk_bytes // (cols * out.aval.dtype.itemsize))
+              // settings.epilogue_row_multiple) * settings.epilogue_row_multiple
     count = b.sdiv(b.add(b.sub(ctx.end, ctx.start), i64(chunk - 1)), i64(chunk))
     values = Values(ctx, part, {id(x): a for x, a in zip(grp.leaves + [out], fn.args)})
     dest = {id(r): a for r, a in zip(grp.roots, fn.args[len(grp.leaves):])}

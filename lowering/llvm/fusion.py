@@ -5,7 +5,7 @@ kernel or a Python fallback needs) or *fused* (recomputed inside each consumer's
 its own inputs). A fused value shared by several consumers is materialized once it is
 expensive to recompute (transcendentals, long chains), or when a broadcast would repeat
 it. Every materialized value computed by scalar kernels and index maps is the root of an
-elementwise loop; consecutive roots of one shape share a loop of up to MAX_LOOP_NODES
+elementwise loop; consecutive roots of one shape share a loop of up to settings.max_loop_nodes
 nodes (the next root starts a new loop reading them from buffers). Whole kernels (reductions,
 matmul...) and Python fallbacks are groups of their own; reductions fuse their producers.
 """
@@ -14,16 +14,11 @@ import warnings
 from ir import Graph, Node, Var
 from ir.errors import CodegenError, KernelNotFoundError
 from lowering.llvm.protocol import as_impl
+from lowering.settings import settings
 from registry.tables import KERNELS, get_kernel
 
 _impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
 
-SHARED_COST = 8          # a shared value costlier than this is computed once
-MAX_COST = 400           # bound on one fused expression (compile time, code size)
-MAX_DEPTH = 150          # bound on fused nesting (Python recursion in codegen)
-MAX_LOOP_NODES = 256     # a loop this long takes no more roots: LLVM's LoopVectorize is
-                         # superlinear in loop length, so long chains go through buffers
-TILED_MIN = 64           # loops transposing matrices at least this big walk them in tiles
 _warned = set()
 
 
@@ -133,11 +128,11 @@ class Partition:
                 sum(1 for x in n.inputs if isinstance(x, Var) and x not in ins)
             depth[id(v)] = 1 + max((depth[id(x)] for x in ins), default=0)
             us = users.get(id(v), [])
-            expensive = cost[id(v)] > SHARED_COST
+            expensive = cost[id(v)] > settings.shared_cost
             repeated = any(self.kind[id(u)] == "map" and u.outputs[0].aval.size > v.aval.size
                            for u in us)
-            if (expensive and (len(us) > 1 or repeated) or cost[id(v)] > MAX_COST
-                    or depth[id(v)] > MAX_DEPTH):
+            if (expensive and (len(us) > 1 or repeated) or cost[id(v)] > settings.max_cost
+                    or depth[id(v)] > settings.max_depth):
                 mat.add(id(v))
         return mat
 
@@ -156,7 +151,7 @@ class Partition:
                 continue
             last = groups[-1] if groups else None
             if (last is not None and last.kind == "loop" and last.shape == v.aval.shape
-                    and len(last.nodes) < MAX_LOOP_NODES
+                    and len(last.nodes) < settings.max_loop_nodes
                     and self._identity_only(v, {id(r) for r in last.roots})):
                 grp = last
                 grp.roots.append(v)
@@ -177,7 +172,8 @@ class Partition:
                 for m in grp.nodes)
             s = grp.shape
             grp.tiled = (grp.kind == "loop" and not grp.flat and len(s) >= 2 and
-                         min(s[-2:]) >= TILED_MIN and any(_moves_last_axis(m) for m in grp.nodes))
+                         min(s[-2:]) >= settings.tiled_min and
+                         any(_moves_last_axis(m) for m in grp.nodes))
         return groups
 
     def _identity_only(self, v, roots):

@@ -27,8 +27,8 @@ import llvmlite
 import numpy as np
 
 from ir import Graph, Var
-from lowering.llvm import (artifact, caches, control, conv, entries, fusion, linalg,
-                           mathlib_shared, matmul, reductions, scalars, shapes, target, windows)
+from lowering.llvm import (artifact, caches, control, conv, entries, linalg, reductions,
+                           scalars, shapes, target, windows)
 from lowering.settings import settings
 from registry.tables import KERNELS
 
@@ -68,14 +68,9 @@ _SOURCES = _source_identity()
 
 
 def _settings():
-    """What code generation depends on besides the graph: the target, every setting, and
-    the knobs still read from their modules' constants (each leaves that tuple when its
-    module reads the setting of the same meaning, already in settings.key())."""
+    """What code generation depends on besides the graph: the target and every setting."""
     return (target.TRIPLE, target.CPU, target.FEATURES, entries.DATA_OFFSET,
-            entries.ITEMS_OFFSET, settings.key(),
-            (fusion.SHARED_COST, fusion.MAX_COST, fusion.MAX_DEPTH, fusion.MAX_LOOP_NODES,
-             fusion.TILED_MIN, mathlib_shared.SHARE_AT, reductions.SPLITS,
-             matmul._vector_bytes()))
+            entries.ITEMS_OFFSET, settings.key())
 
 
 def _attr(v):

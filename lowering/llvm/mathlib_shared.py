@@ -1,6 +1,6 @@
 """The math library as shared functions: a module calling math functions more than
-SHARE_AT times, or any inside a loop body, calls one precompiled copy of each instead of
-inlining a copy per call (lowering.llvm.mathlib's `declare`), because every inlined copy
+settings.share_at times, or any inside a loop body, calls one precompiled copy of each
+instead of inlining a copy per call (lowering.llvm.mathlib's `declare`), because every inlined copy
 is optimized and vectorized anew by LLVM.
 """
 import functools
@@ -11,9 +11,10 @@ import re
 import numpy as np
 
 from lowering.llvm import mathlib
+from lowering.settings import settings
 
-# A module calling math functions more than SHARE_AT times calls one precompiled copy of
-# each instead: a library module per function and dtype, compiled once per process (and
+# A module calling math functions more than settings.share_at times calls one precompiled
+# copy of each instead: a library module per function and dtype, compiled once per process (and
 # disk-cached) and linked by lowering.llvm.target, with vector variants that LoopVectorize
 # calls (vector-function-abi-variant). Inlined, every call is a copy that LLVM optimizes
 # and vectorizes anew (a 64-op chain with 16 tanh: ~80 ms of LLVM time; calling the
@@ -24,7 +25,6 @@ from lowering.llvm import mathlib
 # fully, so one call there can be several vectorized copies. W10's loop (one tanh on 64
 # floats, 4 copies for AVX-512) compiles in 24 instead of 29 ms of CPU calling the
 # library (AVX2: 26 instead of 30), and runs 6% slower on AVX-512, 13% faster on AVX2.
-SHARE_AT = 8
 _LANES = {"avx512": (16, 8, 4), "avx2": (8, 4), "sse": (4,)}   # float32 lanes per ISA
 _SYMBOLS = {f"tracer.{name}.{suffix}": (name, np.dtype(dtype)) for name in mathlib.FUNCTIONS
             for dtype, suffix in ((np.float32, "f32"), (np.float64, "f64"))}
@@ -49,8 +49,8 @@ _FUNCTION = re.compile(r'^define [^\n]*?@"?([\w.]+)"?\((.*?)^}$', re.S | re.M)
 def module_texts(texts, module_text, isa):
     """`texts` (symbol -> IR text pasted into a module) with the math functions declared
     instead, to be called in their library, if `module_text` calls them more than
-    SHARE_AT times or any inside a loop body; `isa` (cpu.Cpu.isa) decides the widths of
-    their vector variants."""
+    settings.share_at times or any inside a loop body; `isa` (cpu.Cpu.isa) decides the
+    widths of their vector variants."""
     math = [sym for sym in texts if sym in _SYMBOLS]
     if not math or not _shares(module_text, [f'@"{sym}"(' for sym in math]):
         return texts
@@ -63,9 +63,9 @@ def module_texts(texts, module_text, isa):
 
 
 def _shares(module_text, calls):
-    """Whether `module_text` makes more than SHARE_AT of `calls` (each is also declared
-    once), or any inside a loop body."""
-    if sum(module_text.count(call) - 1 for call in calls) > SHARE_AT:
+    """Whether `module_text` makes more than settings.share_at of `calls` (each is also
+    declared once), or any inside a loop body."""
+    if sum(module_text.count(call) - 1 for call in calls) > settings.share_at:
         return True
     return any(call in m.group(2) for m in _FUNCTION.finditer(module_text)
                if ".body" in m.group(1) for call in calls)

@@ -19,12 +19,12 @@ from llvmlite import ir
 from ir import ShapedArray
 from lowering.llvm import short_rows
 from lowering.llvm.codegen import Buffer, row_hints
-from lowering.llvm.cpu import CURRENT
 from lowering.llvm.fusion import parallel_extent
 from lowering.llvm.irutil import F32, F64, REDUCE_FAST, const, i64, kind, lltype, typed_intrinsic
 from lowering.llvm.protocol import KernelEmitter
 from lowering.llvm.scalars import arith
 from lowering.llvm.transpose import NOT_UNROLLED
+from lowering.settings import settings
 
 BLOCK = 4096
 CHEAP = 4       # a float32 sum of elements read from memory that cost at most this is bound
@@ -39,13 +39,12 @@ _INIT = {"reduce_sum": 0, "reduce_prod": 1}
 # for max/min): with it LLVM folds the 0.0 start away (0.0 + x -> x), so a sum of -0.0s
 # gave -0.0 where NumPy, JAX and the numpy backend give 0.0.
 SUM_FAST = ("reassoc",)
-# max/min over an innermost axis of at least SPLIT_MIN items run as SPLITS chains (see
-# _split_extreme) where vector registers are many (AVX-512's 32): LLVM unrolled a 1,024-float
+# max/min over an innermost axis of at least SPLIT_MIN items run as settings.reduce_splits
+# chains (see _split_extreme) where vector registers are many (AVX-512's 32): LLVM unrolled a 1,024-float
 # row max there into one chain of 64 vector maxima (~250 cycles a row), which the rest of
 # W2's row waits on: W2 one thread 1.62 -> 1.25 ms, two 822 -> 655 us. AVX2 code already
 # had several chains, and four more spilled its 16 registers (W2 1.88 -> 2.24 ms).
 SPLIT_MIN = 64
-SPLITS = 4 if CURRENT.vector_registers >= 32 else 1
 # The innermost reduced axis is the input's last; a short one (a constant ROLLED[0]..ROLLED[1]
 # items) keeps its loop (unroll.disable), so LLVM vectorizes along the row: unrolled fully,
 # it left the loop over output elements innermost and vectorized that one instead, with a
@@ -131,7 +130,8 @@ def reduce_at(ctx, kernel, x, om, axes):
             _blocked_row(ctx, x, om, rm, axes, red[-1], total)
         return b.fptrunc(b.load(total), F32)
     combine = _combine(kernel, dtype)
-    if kernel in ("reduce_max", "reduce_min") and SPLITS > 1 and red and red[-1] >= SPLIT_MIN:
+    if kernel in ("reduce_max", "reduce_min") and settings.reduce_splits > 1 and red \
+            and red[-1] >= SPLIT_MIN:
         return _split_extreme(ctx, kernel, combine, x, om, axes, red)
     slot = ctx.slot(_identity(kernel, dtype))
     with _reduced(ctx, red, _rolled(red[-1]) if red else ()) as rm:
@@ -157,12 +157,13 @@ def _reduced(ctx, red, hints, outer=()):
 
 
 def _split_extreme(ctx, kernel, combine, x, om, axes, red):
-    """max/min of the innermost reduced axis as SPLITS running results over contiguous
-    parts of it, combined at the end: the same value in any order (NaN and signed zeros
-    included), and SPLITS chains of vector maxima instead of one."""
+    """max/min of the innermost reduced axis as settings.reduce_splits running results over
+    contiguous parts of it, combined at the end: the same value in any order (NaN and signed zeros
+    included), and that many chains of vector maxima instead of one."""
     b, n, ndim = ctx.b, red[-1], x.aval.ndim
-    part = n // SPLITS
-    slots = [ctx.slot(_identity(kernel, x.aval.dtype)) for _ in range(SPLITS)]
+    splits = settings.reduce_splits
+    part = n // splits
+    slots = [ctx.slot(_identity(kernel, x.aval.dtype)) for _ in range(splits)]
 
     def take(slot, rm, k):
         v = x.read(_positions(om, list(rm) + [k], axes, ndim))
@@ -171,7 +172,7 @@ def _split_extreme(ctx, kernel, combine, x, om, axes, red):
         with ctx.loop(0, part, "k") as k:
             for s, slot in enumerate(slots):
                 take(slot, rm, b.add(k, i64(s * part), flags=("nuw", "nsw")))
-        with ctx.loop(SPLITS * part, n, "k") as k:
+        with ctx.loop(splits * part, n, "k") as k:
             take(slots[0], rm, k)
     acc = b.load(slots[0])
     for slot in slots[1:]:

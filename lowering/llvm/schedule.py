@@ -16,32 +16,18 @@ Launch facts (`Launch`) come from the partition and the kernels' hooks, here and
 here.
 """
 import math
-import os
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ir import Literal, Var
-from lowering.llvm import caches, fusion
+from lowering.llvm import fusion
 from lowering.llvm.epilogues import merge_epilogues
 from lowering.llvm.rows import merge_rows
+from lowering.settings import settings
 from registry.tables import version
 
 ALIGN = 64          # byte alignment of each buffer in a region's scratch
-PARALLEL_NS = 100_000   # a group estimated to take longer is split across threads (the native
-                        # hand-off of lowering.llvm.pool costs ~2-5 us: W8's 50 us loop splits
-                        # to 28 us, W15 -10%; W5's 50 us small matmuls measured no faster)
-SEGMENT_SIZE = 512      # bound on a segment's nodes + buffers: its groups are inlined into
-                        # its entry, whose length LLVM's time then grows faster than
-
-
-MAX_THREADS = 1024      # TRACER_NUM_THREADS' bound: past the largest hosts' CPU counts; each
-                        # thread is a stack, and a million ran the process out of threads
-
-
-def num_threads():
-    """TRACER_NUM_THREADS (default: the CPU count), checked: 1 to MAX_THREADS."""
-    return caches.env_size("TRACER_NUM_THREADS", os.cpu_count() or 1, low=1, high=MAX_THREADS)
 
 
 def nbytes(aval):
@@ -341,6 +327,5 @@ def memo(graph, what, token, build):
 
 def region(graph):
     """The Region of `graph` (memoized while the registry and fusion limits stay)."""
-    token = (tuple(version(k) for k in sorted(graph.kernels())), fusion.SHARED_COST,
-             fusion.MAX_COST, fusion.MAX_DEPTH, fusion.TILED_MIN)
+    token = (tuple(version(k) for k in sorted(graph.kernels())), settings.key())
     return memo(graph, "region", token, lambda: Region(graph))

@@ -51,11 +51,12 @@ import weakref
 import llvmlite
 import llvmlite.binding as llvm
 
-from ir.errors import ArgumentError, CodegenError
+from ir.errors import CodegenError
 from lowering import forks
 from lowering.llvm import caches, compile_worker, mathlib_shared, matmul_shared, split
 from lowering.llvm.cpu import CURRENT, TRIPLE
 from lowering.profile import note, phase
+from lowering.settings import settings
 
 CPU, FEATURES = CURRENT.name, CURRENT.features   # TRACER_CPU, or the host's
 _TM = CURRENT.machine
@@ -110,7 +111,7 @@ _tools = []                 # idle (LLVM context, target machine) pairs: one per
 _live = weakref.WeakValueDictionary()       # key -> Loaded, every module loaded now
 _linked = {}        # library (a math function, a matmul variant) -> its Loaded, linked
 _LIBRARIES = (mathlib_shared, matmul_shared)
-_recent = caches.Lru(caches.env_size("TRACER_CODE_CACHE_SIZE", 256))
+_recent = caches.Lru(settings.code_cache_size)
 stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
 IN_PROCESS = 64     # compiles this process runs itself before handing them to workers
 RECYCLE = 256       # compiles a worker process runs before it is replaced
@@ -137,14 +138,7 @@ def cache_key(text):
 
 
 def _cache_dir():
-    enabled = os.environ.get("TRACER_DISK_CACHE", "").strip()
-    if enabled not in ("", "0", "1"):
-        raise ArgumentError(f"TRACER_DISK_CACHE must be 0 (no disk cache) or 1 (the default), "
-                            f"got {os.environ['TRACER_DISK_CACHE']!r}")
-    if enabled == "0":
-        return None
-    return os.environ.get("TRACER_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "tracer")
+    return settings.cache_dir if settings.disk_cache else None
 
 
 def _optimize(text, context=None, machine=_TM):
@@ -222,7 +216,7 @@ def _machine():
 
 
 def _dump(key, text, mod, tools):
-    directory = os.environ.get("TRACER_DUMP_DIR")
+    directory = settings.dump_dir
     if not directory or os.path.exists(os.path.join(directory, key + ".s")):
         return
     text = text() if callable(text) else text
@@ -238,7 +232,7 @@ def _dump(key, text, mod, tools):
 
 
 def _dump_here(key, text):
-    if os.environ.get("TRACER_DUMP_DIR"):
+    if settings.dump_dir:
         with _llvm() as tools:
             _dump(key, text, None, tools)
 

@@ -8,7 +8,8 @@ import numpy as np
 
 import tracer
 import tracer.numpy as tnp
-from lowering.llvm import mathlib_shared, target
+from lowering.llvm import target
+from lowering.settings import settings
 
 MAX_UNOPTIMIZED = 1000      # instructions in one function of the generated module
 MAX_OPTIMIZED = 4000        # ... after LLVM's optimizer (inlining, vectorization)
@@ -56,12 +57,12 @@ def math_module(calls, salt):
 
 def test_many_math_calls_call_one_precompiled_vectorized_copy():
     compiled = target.stats["compiled"]
-    text, optimized = math_module(mathlib_shared.SHARE_AT + 1, 0.5)
+    text, optimized = math_module(settings.share_at + 1, 0.5)
     assert "define internal float @tracer.tanh.f32(" not in text      # no copy of its body
     assert re.search(r"^declare <\d+ x float> @tracer\.tanh\.f32\.v\d+\(", text, re.M)
     # the loop is vectorized, calling a vector variant
     assert re.search(r"call [^\n]*<\d+ x float> @tracer\.tanh\.f32\.v\d+\(", optimized)
-    more = math_module(mathlib_shared.SHARE_AT + 9, 0.75)[1]
+    more = math_module(settings.share_at + 9, 0.75)[1]
     grown = sum(lengths(more).values()) - sum(lengths(optimized).values())
     assert grown < 8 * 20, grown        # a few instructions per call, not a tanh's ~50
     # the library was compiled at most once (this process may have linked it before)
@@ -76,12 +77,13 @@ def test_few_math_calls_stay_inlined():
 
 WARM = """
 import numpy as np, tracer, tracer.numpy as tnp
-from lowering.llvm import mathlib, mathlib_shared, target
+from lowering.llvm import mathlib, target
+from lowering.settings import settings
 made = []
 mathlib._define = lambda *a, _define=mathlib._define: made.append(a) or _define(*a)
 x = np.linspace(-3, 3, 1000, dtype=np.float32)
-y = tracer.jit(lambda x: sum(tnp.tanh(x * (k + 0.125)) for k in range(mathlib_shared.SHARE_AT + 1)))(x)
-want = sum(np.tanh(x.astype(np.float64) * np.float32(k + 0.125)) for k in range(mathlib_shared.SHARE_AT + 1))
+y = tracer.jit(lambda x: sum(tnp.tanh(x * (k + 0.125)) for k in range(settings.share_at + 1)))(x)
+want = sum(np.tanh(x.astype(np.float64) * np.float32(k + 0.125)) for k in range(settings.share_at + 1))
 assert np.allclose(y, want, rtol=1e-5, atol=1e-5)
 print(target.stats["compiled"], bool(made))
 """

@@ -8,7 +8,7 @@ import pytest
 
 import tracer
 import tracer.numpy as tnp
-from lowering.llvm import fusion, run_eager, target
+from lowering.llvm import run_eager, target
 from lowering.settings import settings
 
 X = np.arange(12.0).reshape(4, 3)
@@ -92,7 +92,7 @@ def test_more_arguments_than_ctypes_can_pass():
 
 def test_split_call_of_a_group_with_more_buffers_than_ctypes_can_pass(monkeypatch):
     monkeypatch.setattr(settings, "parallel_ns", 0)
-    monkeypatch.setattr(fusion, "MAX_LOOP_NODES", 10 ** 6)   # one loop of 1,100 inputs
+    monkeypatch.setattr(settings, "max_loop_nodes", 10 ** 6)   # one loop of 1,100 inputs
     monkeypatch.setenv("TRACER_NUM_THREADS", "2")
     xs = [np.full(64, float(k)) for k in range(1100)]
     f = tracer.jit(lambda *a: sum(a[1:], a[0]))

@@ -1,14 +1,15 @@
 """How the llvm backend shapes loops for LLVM: float32 sums bound by memory keep two
 accumulators (lowering/llvm/reductions.py), long loops of costly elements run four vector
 iterations side by side (codegen.LONG_LOOP), max/min of long rows run as several chains
-(reductions.SPLITS, AVX-512); results stay right on every tail."""
+(settings.reduce_splits, AVX-512); results stay right on every tail."""
 import numpy as np
 import pytest
 
 import tracer
 import tracer.numpy as tnp
 
-from lowering.llvm import codegen, reductions
+from lowering.llvm import codegen
+from lowering.settings import settings
 
 
 def _hinted(f, *args, count=2):
@@ -63,7 +64,7 @@ def test_interleaved_loops_match_numpy(n, dtype):
 @pytest.mark.parametrize("n", [63, 64, 67, 1024 + 3])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.uint8])
 def test_split_max_min_match_numpy_at_every_length(monkeypatch, n, dtype):
-    monkeypatch.setattr(reductions, "SPLITS", 4)        # whatever the host's ISA
+    monkeypatch.setattr(settings, "reduce_splits", 4)        # whatever the host's ISA
     rng = np.random.default_rng(n)
     x = (rng.standard_normal((3, n)) * 50).astype(dtype)
     f = tracer.jit(lambda x: (tnp.max(x, axis=-1), tnp.min(x * 2, axis=-1), tnp.max(x)))
@@ -72,7 +73,7 @@ def test_split_max_min_match_numpy_at_every_length(monkeypatch, n, dtype):
 
 
 def test_split_max_keeps_nans_and_signed_zeros(monkeypatch):
-    monkeypatch.setattr(reductions, "SPLITS", 4)
+    monkeypatch.setattr(settings, "reduce_splits", 4)
     x = np.zeros((5, 130), np.float32)
     x[0, ::2], x[1, :], x[1, 77] = -0.0, -0.0, 0.0      # zeros of both signs, as NumPy does
     x[2, 100], x[3, 129], x[4, :] = np.nan, np.nan, -np.inf

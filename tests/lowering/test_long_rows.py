@@ -1,4 +1,4 @@
-"""Loops along rows longer than codegen.LONG_ROW stay loops (four vectors an iteration) and
+"""Loops along rows longer than settings.long_row stay loops (four vectors an iteration) and
 the loops around them are not unrolled: LLVM otherwise unrolls them fully once a group is
 inlined with constant bounds, and the optimized module grows ~100x for no speed."""
 import numpy as np
@@ -8,8 +8,9 @@ import tracer
 import tracer.numpy as tnp
 
 from lowering.llvm import codegen
+from lowering.settings import settings
 
-LONG = codegen.LONG_ROW + 256
+LONG = settings.long_row + 256
 
 
 def _optimized_lines(tmp_path, monkeypatch, f, *args):
@@ -43,5 +44,5 @@ def test_long_rows_carry_the_hints_short_rows_do_not():
     assert '!"llvm.loop.unroll.disable"' in text
     row = f'!"llvm.loop.interleave.count", i32 {codegen.INTERLEAVED}'
     assert row in text
-    short = tracer.jit(lambda x: tnp.sum(x, axis=0)).lower(x[:, :codegen.LONG_ROW]).as_text()
+    short = tracer.jit(lambda x: tnp.sum(x, axis=0)).lower(x[:, :settings.long_row]).as_text()
     assert row not in short

@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import tracer
 from lowering.llvm import matmul, program, schedule
+from lowering.settings import settings as tracer_settings
 
 
 @settings(max_examples=60, deadline=None)
@@ -24,7 +25,7 @@ def test_pieces_start_on_the_grain_and_are_near_equal(n, threads, grain):
 
 def _launch(a, b):
     g = program.optimize(tracer.make_graph(lambda a, b: a @ b)(a, b))
-    sched = schedule.Schedule(schedule.partition(g), 2, 0, schedule.SEGMENT_SIZE)
+    sched = schedule.Schedule(schedule.partition(g), 2, 0, tracer_settings.segment_size)
     step, = sched.steps
     return step
 

@@ -1,13 +1,15 @@
 """Every TRACER_* setting the llvm backend reads is checked: a value out of range is an
 ArgumentError naming the variable, the value and what is valid, never a silent default
 or a crash."""
+import os
+
 import numpy as np
 import pytest
 
 import tracer
 from fresh import run_script
 from ir.errors import ArgumentError
-from lowering.llvm import schedule
+from lowering.settings import MAX_THREADS, settings
 
 
 @pytest.mark.parametrize("value", ["1000000", "0", "-1", "two"])
@@ -16,14 +18,14 @@ def test_bad_thread_counts_are_refused(monkeypatch, value):
     silently meant 1."""
     monkeypatch.setenv("TRACER_NUM_THREADS", value)
     with pytest.raises(ArgumentError, match=rf"TRACER_NUM_THREADS must be an integer from 1 "
-                                            rf"to {schedule.MAX_THREADS}, got '{value}'"):
+                                            rf"to {MAX_THREADS}, got '{value}'"):
         tracer.jit(lambda x: x * 3.0 + 1.0)(np.ones(7, np.float32))
 
 
 @pytest.mark.parametrize("value, threads", [("1", 1), (" 3 ", 3), ("", None)])
 def test_good_thread_counts(monkeypatch, value, threads):
     monkeypatch.setenv("TRACER_NUM_THREADS", value)
-    assert schedule.num_threads() == (threads or schedule.os.cpu_count())
+    assert settings.num_threads == (threads or os.cpu_count())
 
 
 @pytest.mark.parametrize("value", ["false", "no", "2"])

@@ -12,6 +12,7 @@ import pytest
 import registry
 import tracer
 import tracer.numpy as tnp
+from lowering.settings import Settings
 from ir import ArgumentError, Graph
 
 jit_module = importlib.import_module("tracer.jit")     # `tracer.jit` is the function
@@ -201,14 +202,14 @@ def test_the_signature_cache_evicts_an_entry_not_used_lately(monkeypatch):
 
 def test_the_cache_size_comes_from_the_environment(monkeypatch):
     monkeypatch.delenv("TRACER_JIT_CACHE_SIZE", raising=False)
-    assert jit_module._cache_size() == 128
+    assert Settings.jit_cache_size.read() == 128
     monkeypatch.setenv("TRACER_JIT_CACHE_SIZE", "7")
-    assert jit_module._cache_size() == 7
+    assert Settings.jit_cache_size.read() == 7
     for bad in ("0", "-3", "many"):
         monkeypatch.setenv("TRACER_JIT_CACHE_SIZE", bad)
         with pytest.raises(ArgumentError, match="TRACER_JIT_CACHE_SIZE must be an integer of "
                                                 "at least 1, got"):
-            jit_module._cache_size()
+            Settings.jit_cache_size.read()
 
 
 def test_constants_are_private_copies():
