@@ -181,16 +181,17 @@ def over_rows(f, lo, hi, sizes, tile):
         i = f.add(i, f.mul(count, size))
 
 
-def _pack(symbol, elems, nr, trans_b):
+def _pack(symbol, elems, nr):
     """Copy B into zero-padded panels (of the compute type): per block of rows of B
     (PACK_BYTES, kept in L1) panel by panel, so that the writes go in order (row by row
-    of B took 7x longer at 1024 x 1024 on AVX2). B stored transposed (n x k) is not
-    blocked: NR loads per panel row, one from each of its rows of B^T, read in order."""
+    of B took 7x longer at 1024 x 1024 on AVX2). B stored transposed (n x k, %trans_b)
+    is not blocked: NR loads per panel row, one from each of its rows of B^T, read in
+    order. Both storages are branches of one function, compiled once."""
     f, (batch, k, n) = _Body(*elems), ("%batch", "%k", "%n")
     full, npan, edge = f.div(n, nr), f.div(n, nr, up=True), f(f"urem i64 {n}, {nr}")
     vec = f"<{nr} x {f.elem}>"
 
-    def panel_row(b, p, kk, cols):
+    def panel_row(trans_b, b, p, kk, cols):
         dst = f.gep("%scratch", f.mul(f.add(f.mul(f.add(f.mul(b, npan), p), k), kk), nr))
         if trans_b:
             src = f.mgep("%b", f.add(f.mul(f.add(f.mul(b, n), f.mul(p, nr)), k), kk))
@@ -208,29 +209,44 @@ def _pack(symbol, elems, nr, trans_b):
             x = f.mload(nr, src, f.mask(nr, cols))
         f.store(vec, x, dst)
 
-    rows = f.clamp("smax", k, 1) if trans_b else f.clamp(
-        "smax", 1, f.div(PACK_BYTES // _BYTES[f.mty], f.clamp("smax", n, 1)))
+    def nest(trans_b):
+        rows = f.clamp("smax", k, 1) if trans_b else f.clamp(
+            "smax", 1, f.div(PACK_BYTES // _BYTES[f.mty], f.clamp("smax", n, 1)))
 
-    def block(b, k0):
-        k1 = f.clamp("smin", f.add(k0, rows), k)
-        f.loop(0, full, lambda p: f.loop(k0, k1, lambda kk: panel_row(b, p, kk, nr)))
-        f.loop(full, npan, lambda p: f.loop(k0, k1, lambda kk: panel_row(b, p, kk, edge)))
-    f.loop(0, batch, lambda b: f.loop(0, f.div(k, rows, up=True), lambda j: block(b, f.mul(j, rows))))
-    return f.text(f"void @\"{symbol}_pack\"(ptr noalias %b, ptr noalias %scratch, i64 %batch, "
-                  "i64 %k, i64 %n)")
+        def block(b, k0):
+            k1 = f.clamp("smin", f.add(k0, rows), k)
+            f.loop(0, full, lambda p: f.loop(k0, k1, lambda kk: panel_row(trans_b, b, p, kk, nr)))
+            f.loop(full, npan, lambda p: f.loop(k0, k1, lambda kk: panel_row(trans_b, b, p, kk, edge)))
+        f.loop(0, batch, lambda b: f.loop(0, f.div(k, rows, up=True), lambda j: block(b, f.mul(j, rows))))
+    _branches(f, "%trans_b", nest)
+    return f.text(f"void @\"{symbol}.pack\"(ptr noalias %b, ptr noalias %scratch, i64 %batch, "
+                  "i64 %k, i64 %n, i1 %trans_b)", "noinline")
 
 
-def _rows(symbol, elems, vl, nr, sizes, kc_max, lda, trans_a):
+def _branches(f, flag, emit):
+    """emit(True) if the i1 `flag` is set, else emit(False), then join."""
+    yes, no, done = f.fresh("yes"), f.fresh("no"), f.fresh("joined")
+    f.emit(f"br i1 {flag}, label {yes}, label {no}")
+    for label, value in ((yes, True), (no, False)):
+        f.label(label)
+        emit(value)
+        f.emit(f"br label {done}")
+    f.label(done)
+
+
+def _rows(symbol, elems, vl, nr, sizes, kc_max, lda):
     """The row function: batches -> K blocks -> row tiles (each size in `sizes` in turn;
     the tile's A sliver is copied to the stack, rows lda apart, or, with one panel (n <=
     NR: each element of A is read once, a copy would only double the reads) and no
-    widening, read in place by the tiles `<size>i`) -> panels. With A stored transposed
-    (k x m), the sliver's k steps are rows of A^T: the copy lays them out one after
-    another, size elements each."""
+    widening, read in place by the tiles `<size>i`, its strides given at run time) ->
+    panels. A stored transposed (k x m, %trans_a) is copied k step by k step, reading
+    rows of A^T in order, and read by the strided tiles, so both storages share them."""
     f, abuf, (batch, m, k, n) = _Body(*elems), "%abuf", ("%batch", "%m", "%k", "%n")
     npan, elem = f.div(n, nr, up=True), f.elem
     mk, mn, per_batch = f.mul(m, k), f.mul(m, n), f.mul(f.mul(npan, k), nr)
     in_place = f(f"icmp sle i64 {n}, {nr}") if elems[0] == elems[1] else "false"
+    trans = "%trans_a"
+    a_lda, a_ldk = f(f"select i1 {trans}, i64 1, i64 {k}"), f(f"select i1 {trans}, i64 {m}, i64 1")
     f.emit(f"{abuf} = alloca {elem}, i64 {sizes[0] * lda}, align 64")
 
     def batch_body(b, start, end):
@@ -245,25 +261,30 @@ def _rows(symbol, elems, vl, nr, sizes, kc_max, lda, trans_a):
             kc, add = f.clamp("smin", f(f"sub nsw i64 {k}, {k0}"), kc_max), f(f"icmp ne i64 {kb}, 0")
 
             def row_tile(size, row):
-                src = f.mgep(a, f.add(f.mul(k0, m), row) if trans_a else f.add(f.mul(row, k), k0))
+                src = f.mgep(a, f.add(f.mul(k0, a_ldk), f.mul(row, a_lda)))
                 panels, crow = f.gep(s, f.mul(k0, nr)), f.mgep(c, f.mul(row, n))
                 direct, copied, done = f.fresh("direct"), f.fresh("copied"), f.fresh("tiled")
                 f.emit(f"br i1 {in_place}, label {direct}, label {copied}")
                 f.label(direct)
                 call_tiles(f, f"{symbol}.{size}i", src, panels, k, crow, n, nr, kc, add,
-                           lda=1 if trans_a else k, ldk=m if trans_a else 1, vl=vl)
+                           lda=a_lda, ldk=a_ldk, vl=vl)
                 f.emit(f"br label {done}")
                 f.label(copied)
 
-                def copy(r, kk):
-                    at = f.add(f.mul(kk, m), r) if trans_a else f.add(f.mul(r, k), kk)
-                    to = f.add(f.mul(kk, size), r) if trans_a else f.add(f.mul(r, lda), kk)
-                    f.store(elem, f.mload(None, f.mgep(src, at)), f.gep(abuf, to))
-                if trans_a:
-                    f.loop(0, kc, lambda kk: f.loop(0, size, lambda r: copy(r, kk)))
-                else:
-                    f.loop(0, size, lambda r: f.loop(0, kc, lambda kk: copy(r, kk)))
-                call_tiles(f, f"{symbol}.{size}", abuf, panels, k, crow, n, nr, kc, add, vl=vl)
+                def copied(trans_a):
+                    """The sliver copied as A^T's rows (k-major, read by the strided
+                    tiles) or A's (rows lda apart); each read in order."""
+                    def copy(r, kk):
+                        at, to = (f.add(f.mul(kk, m), r), f.add(f.mul(kk, size), r)) if trans_a else (
+                            f.add(f.mul(r, k), kk), f.add(f.mul(r, lda), kk))
+                        f.store(elem, f.mload(None, f.mgep(src, at)), f.gep(abuf, to))
+                    if trans_a:
+                        f.loop(0, kc, lambda kk: f.loop(0, size, lambda r: copy(r, kk)))
+                    else:
+                        f.loop(0, size, lambda r: f.loop(0, kc, lambda kk: copy(r, kk)))
+                    call_tiles(f, f"{symbol}.{size}{'i' if trans_a else ''}", abuf, panels, k, crow,
+                               n, nr, kc, add, lda=1 if trans_a else 0, ldk=size if trans_a else 0, vl=vl)
+                _branches(f, trans, copied)
                 f.emit(f"br label {done}")
                 f.label(done)
             over_rows(f, lo, hi, sizes, row_tile)
@@ -274,33 +295,47 @@ def _rows(symbol, elems, vl, nr, sizes, kc_max, lda, trans_a):
     f.loop(f.div(start, m), f.div(end, m, up=True), lambda b: batch_body(b, start, end))
     f.emit("br label %exit")
     f.label("%exit")
-    return f.text(f"void @\"{symbol}\"(ptr noalias %a, ptr noalias %scratch, ptr noalias %c, "
-                  "i64 %start, i64 %end, i64 %batch, i64 %m, i64 %k, i64 %n)")
+    return f.text(f"void @\"{symbol}.rows\"(ptr noalias %a, ptr noalias %scratch, ptr noalias %c, "
+                  "i64 %start, i64 %end, i64 %batch, i64 %m, i64 %k, i64 %n, i1 %trans_a)",
+                  "noinline")
 
 
-def matmul_ir(symbol: str, dtype, transpose_a: bool = False, transpose_b: bool = False) -> str:
-    """LLVM IR text defining two functions, for every shape (sizes given at run time):
-      define void @<symbol>_pack(ptr noalias %b, ptr noalias %scratch, i64 %batch, i64 %k,
-                                 i64 %n)
-          packs B (batch x k x n, row-major contiguous; batch x n x k if transpose_b, B being
-          its transpose) into scratch (scratch_bytes long);
-      define void @<symbol>(ptr noalias %a, ptr noalias %scratch, ptr noalias %c,
-                            i64 %start, i64 %end, i64 %batch, i64 %m, i64 %k, i64 %n)
+STORAGES = ("nn", "nt", "tn", "tt")   # A, B stored as themselves (n) or transposed (t)
+_ROW_ARGS = "ptr noalias %a, ptr noalias %scratch, ptr noalias %c, i64 %start, i64 %end, " \
+            "i64 %batch, i64 %m, i64 %k, i64 %n"
+_PACK_ARGS = "ptr noalias %b, ptr noalias %scratch, i64 %batch, i64 %k, i64 %n"
+
+
+def matmul_ir(base: str, dtype) -> str:
+    """LLVM IR text defining, for every shape (sizes given at run time) and each storage
+    s in STORAGES (A's then B's: n as is, t transposed), two functions:
+      define void @<base>.<s>_pack(ptr noalias %b, ptr noalias %scratch, i64 %batch,
+                                   i64 %k, i64 %n)
+          packs B (batch x k x n, row-major contiguous; batch x n x k if B is stored
+          transposed) into scratch (scratch_bytes long);
+      define void @<base>.<s>(ptr noalias %a, ptr noalias %scratch, ptr noalias %c,
+                              i64 %start, i64 %end, i64 %batch, i64 %m, i64 %k, i64 %n)
           computes rows [start, end) of the flattened (batch*m) x n output C = A @ B
-          (A: batch x m x k row-major contiguous; batch x k x m if transpose_a), reading
-          packed B from scratch.
+          (A: batch x m x k row-major contiguous; batch x k x m if stored transposed),
+          reading packed B from scratch.
     The pack function is called once per call, then the row function once (or once per
     thread chunk, with disjoint row ranges, possibly concurrently). Out-of-range parts of
-    [start, end) are clipped to [0, batch*m). Internal helpers are named <symbol>.<r>x<c>."""
+    [start, end) are clipped to [0, batch*m). They are one-call wrappers of `<base>.pack`
+    and `<base>.rows`, which take the storage as an i1 flag, so that one compiled copy of
+    the tiles (`<base>.<r>x<c>`) serves all four storages."""
     elem, vl, mr, nv = _geometry(dtype)
     nr, size = vl * nv, _BYTES[elem[0]]
     sizes = sorted({mr, 4, 1}, reverse=True)
     kc = KC_BYTES // size
     lda = kc + 64 // size  # +1 cache line: A rows 4 KB apart share L1 sets
     widths = [(nr, nr, None)] + [(f"e{v}", "%cols", v) for v in range(1, nv + 1)]
-    tiles = [_tile(f"{symbol}.{r}{mode}x{w}", elem, vl, nr, r, cols, *strides, vectors=v)
+    tiles = [_tile(f"{base}.{r}{mode}x{w}", elem, vl, nr, r, cols, *strides, vectors=v)
              for r in sizes for w, cols, v in widths
-             for mode, strides in (("", (1, "%n", "%k", r) if transpose_a else (lda, "%n", "%k", 1)),
-                                   ("i", ("%lda", "%n", "%k", "%ldk")))]
-    return "\n".join([_pack(symbol, elem, nr, transpose_b),
-                      _rows(symbol, elem, vl, nr, sizes, kc, lda, transpose_a), *tiles])
+             for mode, strides in (("", (lda, "%n", "%k", 1)), ("i", ("%lda", "%n", "%k", "%ldk")))]
+    wrappers = [f'define void @"{base}.{s}{tail}"({params}) {{\nentry:\n  call void @"{base}.{fn}"('
+                f'{params.replace("ptr noalias", "ptr")}, i1 {"false true".split()[flag == "t"]})\n'
+                f'  ret void\n}}\n'
+                for s in STORAGES for tail, params, fn, flag in (
+                    ("", _ROW_ARGS, "rows", s[0]), ("_pack", _PACK_ARGS, "pack", s[1]))]
+    return "\n".join([_pack(base, elem, nr), _rows(base, elem, vl, nr, sizes, kc, lda),
+                       *tiles, *wrappers])

@@ -1,11 +1,13 @@
-"""Matmul as library functions: one compiled copy per dtype and pair of transposes, taking
-its sizes at run time, that every matmul node of every module calls (linked by
-lowering.llvm.target, compiled once per process and CPU and kept in the disk cache, as the
-math library is). Emitted per node, each matmul's register tiles were optimized and
-emitted by LLVM anew: ~100-200 ms a node, 72 in a 24-layer MLP's value_and_grad.
+"""Matmul as library functions: one compiled copy per dtype, taking its sizes and the
+operands' storage (either may be stored transposed) at run time, that every matmul node
+of every module calls (linked by lowering.llvm.target, compiled once per process and CPU
+and kept in the disk cache, as the math library is). Emitted per node, each matmul's
+register tiles were optimized and emitted by LLVM anew: ~100-200 ms a node, 72 in a
+24-layer MLP's value_and_grad; one library per pair of transposes cost a transformer's
+training step three libraries' compile time instead of one.
 
-A library's symbol names its variant and a digest of the generating code, so that a
-cached module never calls a library of another ABI.
+A library's symbols name its dtype and a digest of the generating code, so that a cached
+module never calls a library of another ABI.
 """
 import hashlib
 import os
@@ -26,24 +28,28 @@ def _source_digest():
 
 _SOURCE = _source_digest()
 _DTYPES = {dt.name: dt for dt in matmul._ELEM}
-_DECLARED = re.compile(r'^declare [^\n]*@"?(tracer\.mm\.' + _SOURCE + r'\.\w+\.[nt][nt])"?\(', re.M)
+_DECLARED = re.compile(r'^declare [^\n]*@"?(tracer\.mm\.' + _SOURCE + r'\.\w+)\.[nt][nt]"?\(', re.M)
 
 
 def symbol(dtype, transpose_a=False, transpose_b=False):
     """The row function of the library for `dtype` and the operands' storage; its pack
     function is `<symbol>_pack` (see matmul.matmul_ir)."""
     matmul._geometry(dtype)         # an unsupported dtype fails here, naming it
-    return f"tracer.mm.{_SOURCE}.{np.dtype(dtype).name}.{'nt'[transpose_a]}{'nt'[transpose_b]}"
+    return f"{_base(np.dtype(dtype))}.{'nt'[transpose_a]}{'nt'[transpose_b]}"
+
+
+def _base(dtype):
+    return f"tracer.mm.{_SOURCE}.{dtype.name}"
 
 
 def libraries(module_text):
-    """The matmul libraries `module_text` calls (declared, not defined)."""
-    return _DECLARED.findall(module_text)
+    """The matmul libraries `module_text` calls (declared, not defined), one per dtype."""
+    return list(dict.fromkeys(_DECLARED.findall(module_text)))
 
 
 def library(name, isa):
     """(the symbols it defines, its identity, a function making its module text) of the
-    matmul library `name` (a symbol()) on `isa`."""
-    dtype, trans = _DTYPES[name.split(".")[3]], name.split(".")[4]
-    return [name, name + "_pack"], f"{name} {isa} {matmul._vector_bytes()}", lambda: matmul.matmul_ir(
-        name, dtype, trans[0] == "t", trans[1] == "t")
+    matmul library `name` (of libraries()) on `isa`."""
+    dtype = _DTYPES[name.split(".")[3]]
+    return [f"{name}.{s}{tail}" for s in matmul.STORAGES for tail in ("", "_pack")], \
+        f"{name} {isa} {matmul._vector_bytes()}", lambda: matmul.matmul_ir(name, dtype)

@@ -38,20 +38,23 @@ class _Jit:
         self.kernels = {}
 
     def _kernel(self, dtype, **transposed):
-        """The (pack, rows) ctypes functions of matmul_ir for dtype, compiled once per
-        dtype, transposes and tile geometry (the kernel takes its sizes at run time)."""
-        key = (np.dtype(dtype), tuple(sorted(transposed.items())), matmul._vector_bytes())
+        """The (pack, rows) ctypes functions of matmul_ir for dtype and the operands'
+        storage; the library is compiled once per dtype and tile geometry (it takes its
+        sizes and the storage at run time)."""
+        key = (np.dtype(dtype), matmul._vector_bytes())
         if key not in self.kernels:
             sym = f"mm{next(self.count)}"
-            mod = llvm.parse_assembly(matmul.matmul_ir(sym, dtype, **transposed))
+            mod = llvm.parse_assembly(matmul.matmul_ir(sym, dtype))
             mod.triple, mod.data_layout = self.tm.triple, str(self.tm.target_data)
             mod.verify()
             pb = llvm.create_pass_builder(self.tm, llvm.create_pipeline_tuning_options(speed_level=3))
             pb.getModulePassManager().run(mod, pb)
             self.ee.add_object_file(llvm.ObjectFileRef.from_data(self.tm.emit_object(mod)))
-            address = self.ee.get_function_address
-            self.kernels[key] = _PACK(address(sym + "_pack")), _ROWS(address(sym))
-        return self.kernels[key]
+            self.kernels[key] = sym
+        sym = self.kernels[key] + "." + "".join(
+            "nt"[transposed.get(f"transpose_{x}", False)] for x in "ab")
+        address = self.ee.get_function_address
+        return _PACK(address(sym + "_pack")), _ROWS(address(sym))
 
     def build_many(self, shapes, dtype, **transposed):
         """[(pack, rows)] per (batch, m, k, n): the kernel with that shape bound,
