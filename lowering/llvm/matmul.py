@@ -28,13 +28,13 @@ to float while packing B and copying A, accumulate in float (as the numpy kernel
 and are rounded to nearest even when C is stored (once per K block). LLVM may turn the A
 copy into a `memcpy` call, which MCJIT resolves from the process.
 """
-from functools import lru_cache
 
 import ml_dtypes
 import numpy as np
 
 from ir.errors import DTypeError, ShapeError
 from lowering.llvm.irtext import _BYTES, _SHORT, Body as _Body
+from lowering.settings import settings
 
 # dtype -> (element type computed in, element type in memory)
 _ELEM = {np.dtype(np.float32): ("float", "float"), np.dtype(np.float64): ("double", "double"),
@@ -43,13 +43,6 @@ _ELEM = {np.dtype(np.float32): ("float", "float"), np.dtype(np.float64): ("doubl
              np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)}}
 KC_BYTES = 4096  # K block: one A row slice; measured best of 1-16 KB (f32 and f64)
 PACK_BYTES = 32768  # B packed in blocks of rows this long: measured best of 4-64 KB
-
-
-@lru_cache(maxsize=None)
-def _vector_bytes() -> int:
-    """The target CPU's vector width (tests set it to generate either ISA's tiles)."""
-    from lowering.llvm.cpu import CURRENT
-    return CURRENT.vector_bytes
 
 
 def _geometry(dtype):
@@ -62,7 +55,7 @@ def _geometry(dtype):
     if dt not in _ELEM:
         raise DTypeError(f"matmul (llvm): unsupported dtype {dt}; expected one of "
                          f"{sorted(str(d) for d in _ELEM)} (convert the operands first)")
-    vb = _vector_bytes()
+    vb = settings.vector_bytes
     elem = _ELEM[dt]
     return elem, vb // _BYTES[elem[0]], (14 if vb == 64 else 6), 2
 

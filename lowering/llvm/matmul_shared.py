@@ -16,6 +16,7 @@ import re
 import numpy as np
 
 from lowering.llvm import matmul
+from lowering.settings import settings
 
 
 def _source_digest():
@@ -52,4 +53,4 @@ def library(name, isa):
     matmul library `name` (of libraries()) on `isa`."""
     dtype = _DTYPES[name.split(".")[3]]
     return [f"{name}.{s}{tail}" for s in matmul.STORAGES for tail in ("", "_pack")], \
-        f"{name} {isa} {matmul._vector_bytes()}", lambda: matmul.matmul_ir(name, dtype)
+        f"{name} {isa} {settings.vector_bytes}", lambda: matmul.matmul_ir(name, dtype)

@@ -15,6 +15,7 @@ llvm = pytest.importorskip("llvmlite.binding")
 
 from ir.errors import DTypeError, ShapeError  # noqa: E402
 from lowering.llvm import matmul  # noqa: E402
+from lowering.settings import settings as tracer_settings  # noqa: E402
 
 DTYPES = [np.float32, np.float64, np.int32, np.int64]
 _ROWS = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
@@ -41,7 +42,7 @@ class _Jit:
         """The (pack, rows) ctypes functions of matmul_ir for dtype and the operands'
         storage; the library is compiled once per dtype and tile geometry (it takes its
         sizes and the storage at run time)."""
-        key = (np.dtype(dtype), matmul._vector_bytes())
+        key = (np.dtype(dtype), tracer_settings.vector_bytes)
         if key not in self.kernels:
             sym = f"mm{next(self.count)}"
             mod = llvm.parse_assembly(matmul.matmul_ir(sym, dtype))
@@ -123,7 +124,7 @@ def _tile_sizes(dtype):
 @pytest.mark.parametrize("vector_bytes", [32, 64], ids=["avx2-tiles", "avx512-tiles"])
 def test_edge_shapes(jit, dtype, vector_bytes, transposed, monkeypatch):
     # both tile geometries run on any x86-64 host (LLVM splits vectors wider than the CPU's)
-    monkeypatch.setattr(matmul, "_vector_bytes", lambda: vector_bytes)
+    monkeypatch.setattr(tracer_settings, "vector_bytes", vector_bytes)
     mr, nr, kc = _tile_sizes(dtype)
     shapes = [(1, 0, 3, 5), (1, 3, 0, 5), (1, 3, 5, 0), (2, 0, 0, 0), (1, 1, 1, 1), (3, 1, 7, 1),
               (1, mr, 3, nr), (2, mr + 1, 5, nr + 1), (1, mr - 1, 2, nr - 1),

@@ -32,7 +32,7 @@ def _launch(a, b):
 
 @pytest.mark.parametrize("vector_bytes", [32, 64], ids=["avx2-tiles", "avx512-tiles"])
 def test_matmul_rows_split_on_whole_register_tiles(monkeypatch, vector_bytes):
-    monkeypatch.setattr(matmul, "_vector_bytes", lambda: vector_bytes)
+    monkeypatch.setattr(tracer_settings, "vector_bytes", vector_bytes)
     mr = {32: 6, 64: 14}[vector_bytes]
     assert matmul.tile_rows(np.float32) == mr
     step = _launch(np.ones((256, 64), np.float32), np.ones((64, 32), np.float32))
