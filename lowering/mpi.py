@@ -9,7 +9,9 @@ as Alltoall, and axis_index reads the rank's coordinate. Its llvm impl is NumpyI
 compiled programs run it as a python step on their buffers. Every collective is a
 blocking MPI call watched by a thread that aborts the job, naming the collective, when it
 has waited longer than TRACER_COLLECTIVE_TIMEOUT (a rank that never arrives cannot hang
-the job). TRACER_CHECK_COLLECTIVES=1 first gathers every rank's description of the
+the job), naming the ranks of its axis that never reached it: each process counts the
+collectives it enters in a one-number RMA window, and the watchdog reads the others'
+counts (a rank that does not answer within a second is named as not answering). TRACER_CHECK_COLLECTIVES=1 first gathers every rank's description of the
 collective (kernel, parameters, shape, dtype, sequence number on the axis) and raises on
 a mismatch, naming both ranks'.
 """
@@ -36,6 +38,8 @@ class _State:
     check = False       # TRACER_CHECK_COLLECTIVES, read once by install()
     running = None      # (what, deadline, timeout) of the collective this process is in, or None
     sequence = {}       # (mesh, axis name) -> collectives this process ran over it
+    arrivals = None     # int64[1] exposed in `window`: collectives this process entered
+    window = None
 
 
 _state = _State()
@@ -46,7 +50,7 @@ def run(call, what, timeout=None):
     TRACER_COLLECTIVE_TIMEOUT) it aborts the whole job naming `what`, a string or the
     arguments of _describe (formatted only then, off the hot path)."""
     limit = timeout or _state.world.timeout
-    _state.running = (what, time.monotonic() + limit, limit)
+    _state.running = (what, time.monotonic() + limit, limit, int(_state.arrivals[0]))
     try:
         call()
     finally:
@@ -59,11 +63,37 @@ def _watch(tick):
         time.sleep(tick)
         running = _state.running
         if running is not None and time.monotonic() > running[1]:
-            what = running[0] if isinstance(running[0], str) else _describe(*running[0])
-            _state.world.abort(f"{what} waited more than {running[2]:g} s "
-                               f"(TRACER_COLLECTIVE_TIMEOUT): some rank of its axis never "
-                               f"reached it (a rank-dependent branch, or a rank that ended "
-                               f"or is stuck)")
+            what, _, limit, arrival = running
+            late = "some rank of its axis never reached it" if isinstance(what, str) \
+                else _missing(what[2], arrival)
+            what = what if isinstance(what, str) else _describe(*what)
+            _state.world.abort(f"{what} waited more than {limit:g} s "
+                               f"(TRACER_COLLECTIVE_TIMEOUT): {late} (a rank-dependent "
+                               f"branch, or a rank that ended or is stuck)")
+
+
+def _missing(attrs, arrival):
+    """Which ranks of the collective's axis never reached it: those whose count of
+    collectives entered is below this rank's `arrival` (every rank of an SPMD job enters
+    the same collectives), read from their windows; unanswered reads are named too."""
+    comm = _state.world.axis_comm(attrs["mesh"], attrs["axis_name"])
+    ranks = comm.Get_group().Translate_ranks(list(range(comm.Get_size())),
+                                             _state.world.comm.Get_group())
+    counts = {r: np.zeros(1, np.int64) for r in ranks if r != _state.world.rank}
+    requests = {}
+    for r, buf in counts.items():
+        _state.window.Lock(r, MPI.LOCK_SHARED, MPI.MODE_NOCHECK)
+        requests[r] = _state.window.Rget(buf, r)
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline and not all(q.Test() for q in requests.values()):
+        time.sleep(0.01)
+    late = [f"rank {r} (entered {int(buf[0])})" for r, buf in counts.items()
+            if requests[r].Test() and buf[0] < arrival]
+    late += [f"rank {r} (did not answer)" for r, q in requests.items() if not q.Test()]
+    if not late:
+        return "every rank of its axis reached it"
+    return (f"missing {', '.join(late)}: {'they' if len(late) > 1 else 'it'} never "
+            f"reached it (this rank entered {arrival} collectives, this one included)")
 
 
 def _describe(kernel, x, attrs, seq):
@@ -80,6 +110,7 @@ def _start(kernel, x, attrs):
     key = (attrs["mesh"], attrs["axis_name"])
     comm = _state.world.axis_comm(*key)
     seq = _state.sequence[key] = _state.sequence.get(key, 0) + 1
+    _state.arrivals[0] += 1
     what = (kernel, x, attrs, seq)
     if _state.check:
         _check(comm, _describe(*what))
@@ -189,6 +220,9 @@ def install(world):
     """Run the collectives over `world`'s communicators (tracer.distributed's)."""
     _state.world = world
     _state.check = os.environ.get("TRACER_CHECK_COLLECTIVES", "0") not in ("", "0")
+    _state.window = MPI.Win.Allocate(8, comm=world.comm)     # on one node: shared memory
+    _state.arrivals = np.frombuffer(_state.window.tomemory(), np.int64)
+    _state.arrivals[0] = 0
     threading.Thread(target=_watch, args=(min(0.25, world.timeout / 8),), daemon=True,
                      name="tracer-collective-watchdog").start()
     for kernel, impl in KERNELS.items():
