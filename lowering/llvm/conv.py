@@ -15,6 +15,7 @@ import numpy as np
 
 from ir.errors import DTypeError
 from lowering.llvm import matmul as mm
+from lowering.llvm.irtext import BYTES, Body
 from lowering.llvm.irutil import I64, PTR
 from lowering.llvm.protocol import KernelEmitter
 from lowering.settings import settings
@@ -36,7 +37,7 @@ class _Shape:
         self.kdim = self.kw * self.cg
         self.strides, self.pads, self.ldil, self.rdil = strides, pads, ldil, rdil
         self.elems, self.vl, self.mr, nv = mm._geometry(self.dtype)   # (compute, memory)
-        self.elem, self.isz = self.elems[0], mm._BYTES[self.elems[0]]
+        self.elem, self.isz = self.elems[0], BYTES[self.elems[0]]
         self.nr = self.vl * nv
         self.npan = -(-self.og // self.nr)
 
@@ -53,7 +54,7 @@ def _shape(in_avals, out_avals, strides, pads, ldil, rdil, groups):
 
 def _pack(sym, s):
     """B_g panels: panel p of group g holds, for each kk, w[kk, g*Og + p*NR : +NR]."""
-    f, vec, edge = mm._Body(*s.elems), f"<{s.nr} x {s.elem}>", s.og % s.nr
+    f, vec, edge = Body(*s.elems), f"<{s.nr} x {s.elem}>", s.og % s.nr
 
     def row(g, kk):
         src = f.mgep("%w", f.add(f.mul(kk, s.o), f.mul(g, s.og)))
@@ -84,7 +85,7 @@ def _gather(sym, s, cc, lda, single):
     One function that every tile size calls, so LLVM optimizes the gather once; static
     values replace the arguments where known (`cc`; with a `single` K block, the whole
     window: the window loop then unrolls with constant offsets, 2x faster when C = 1)."""
-    f, row, g, abuf = mm._Body(*s.elems), "%row", "%g", "%abuf"
+    f, row, g, abuf = Body(*s.elems), "%row", "%g", "%abuf"
     wp0, nw, c0 = (0, s.kw, 0) if single else ("%wp0", "%nw", "%c0")
 
     def one_row(r):
@@ -125,7 +126,7 @@ def _gather(sym, s, cc, lda, single):
 
 def _rows(sym, s):
     """Rows [start, end) of the (M, O) output: chunks -> groups -> K blocks -> row tiles."""
-    f, isz = mm._Body(*s.elems), s.isz
+    f, isz = Body(*s.elems), s.isz
     kce = max(1, mm.KC_BYTES // isz)
     nw_max, cc = (max(1, kce // s.cg), s.cg) if s.cg <= kce else (1, kce)
     kc_max = nw_max * cc

@@ -16,7 +16,7 @@ import math
 
 from ir import Var
 from lowering.llvm import irutil
-from lowering.llvm.codegen import Values, _emit_kernel, _function
+from lowering.llvm.emit import Values, emit_kernel, group_function
 from lowering.llvm.entries import inline_into_caller
 from lowering.llvm.fusion import Group, merge_runs
 from lowering.llvm.irutil import i64
@@ -104,15 +104,15 @@ def emit_epilogue(mb, part, grp, launch, name):
     """Define `name`: per chunk of rows in [start, end), the kernel (its own function
     `name`.k, inlined) then the loops; `name`.prep runs the kernel's prepare step."""
     kname = name + ".k"
-    _emit_kernel(mb, part, grp, launch, kname)      # the kernel alone: `name`.k(.prep)
+    emit_kernel(mb, part, grp, launch, kname)      # the kernel alone: `name`.k(.prep)
     for f in [kname + ".prep"] * launch.prepare + [kname]:
         irutil.fold_range_checks(mb.module, f, mb.range_checks.pop(f, ()))
         inline_into_caller(mb.module.globals[f])
     if launch.prepare:
-        fn, ctx = _function(mb, name + ".prep", grp, launch.scratch, name)
+        fn, ctx = group_function(mb, name + ".prep", grp, launch.scratch, name)
         ctx.b.ret(ctx.b.call(mb.module.globals[kname + ".prep"], fn.args))
     kernel = mb.module.globals[kname]
-    fn, ctx = _function(mb, name, grp, launch.scratch, name)
+    fn, ctx = group_function(mb, name, grp, launch.scratch, name)
     shape, out = grp.shape, grp.node.outputs[0]
     cols = shape[-1]
     b, nbuf = ctx.b, len(fn.args) - 2
@@ -135,7 +135,7 @@ def emit_epilogue(mb, part, grp, launch, name):
                     v = values.value(r, at, memo)
                     if id(r) in dest:
                         irutil.store(b, dest[id(r)], at.flat, v, r.aval.dtype)
-    b.ret(b.load(ctx._err))
+    ctx.finish()
 
 
 @contextlib.contextmanager

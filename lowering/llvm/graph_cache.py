@@ -28,7 +28,7 @@ import numpy as np
 
 from ir import Graph, Var
 from lowering.llvm import (artifact, caches, control, conv, entries, linalg, reductions,
-                           scalars, shapes, target, windows)
+                           scalars, scans, shapes, target, windows)
 from lowering.settings import settings
 from registry.tables import KERNELS
 
@@ -37,9 +37,9 @@ _impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
 FORMAT = 4
 # Every built-in llvm impl: the package registers exactly these, and only graphs whose
 # impls are all still these objects are graph-cached (their code is fixed by the source).
-BUILTIN = {name: impl for table in (scalars.KERNELS, shapes.KERNELS, reductions.KERNELS,
-                                    linalg.KERNELS, control.KERNELS, conv.KERNELS,
-                                    windows.KERNELS)
+BUILTIN = {name: impl for table in (scalars.KERNELS, scans.KERNELS, shapes.KERNELS,
+                                    reductions.KERNELS, linalg.KERNELS, control.KERNELS,
+                                    conv.KERNELS, windows.KERNELS)
            for name, impl in table.items()}
 SOURCES = ("lowering/llvm", "ir")      # the code generator and the graphs it reads
 

@@ -3,8 +3,8 @@ lowering.llvm.conv: fresh SSA names, i64 arithmetic that folds Python ints (so o
 generator serves sizes known when generating and sizes given at run time), counted loops,
 masked loads and stores, and the conversions of half floats to and from the type computed
 in."""
-_SHORT = {"float": "f32", "double": "f64", "half": "f16"}    # intrinsic name suffixes
-_BYTES = {"half": 2, "bf16": 2, "float": 4, "double": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
+SHORT = {"float": "f32", "double": "f64", "half": "f16"}    # intrinsic name suffixes
+BYTES = {"half": 2, "bf16": 2, "float": 4, "double": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
 _ATTRS = 'nounwind "no-trapping-math"="true"'
 
 
@@ -72,7 +72,7 @@ class Body:
 
     def load(self, ty, ptr, lanes=None):
         """Load `ty`; given `lanes`, only the first `lanes` elements of vector `ty` (the rest 0)."""
-        align = _BYTES[_scalar(ty)]         # claim no more than the element size
+        align = BYTES[_scalar(ty)]          # claim no more than the element size
         if lanes is None:
             return self(f"load {ty}, ptr {ptr}, align {align}")
         suffix, mask = self._masked(ty, lanes)
@@ -81,7 +81,7 @@ class Body:
 
     def store(self, ty, x, ptr, lanes=None):
         """Store `ty`; given `lanes`, only the first `lanes` elements of vector `ty`."""
-        align = _BYTES[_scalar(ty)]
+        align = BYTES[_scalar(ty)]
         if lanes is None:
             self.emit(f"store {ty} {x}, ptr {ptr}, align {align}")
             return
@@ -92,11 +92,11 @@ class Body:
     @staticmethod
     def _masked(ty, lanes):
         """("v16f32", "<16 x i1> <i1 true, ...>") for vector type `ty` = "<16 x float>";
-        `lanes` is a count or a mask value (_Body.mask)."""
+        `lanes` is a count or a mask value (Body.mask)."""
         width = int(ty[1:].split(" x")[0])
         bits = lanes if isinstance(lanes, str) else "<" + ", ".join(
             ["i1 true"] * lanes + ["i1 false"] * (width - lanes)) + ">"
-        return f"v{width}{_SHORT.get(_scalar(ty), _scalar(ty))}", f"<{width} x i1> {bits}"
+        return f"v{width}{SHORT.get(_scalar(ty), _scalar(ty))}", f"<{width} x i1> {bits}"
 
     def gep(self, base, index, ty=None):
         """Pointer to element `index` of `base` (elements of `ty`, default the compute type)."""

@@ -33,7 +33,7 @@ import ml_dtypes
 import numpy as np
 
 from ir.errors import DTypeError, ShapeError
-from lowering.llvm.irtext import _BYTES, _SHORT, Body as _Body
+from lowering.llvm.irtext import BYTES, SHORT, Body
 from lowering.settings import settings
 
 # dtype -> (element type computed in, element type in memory)
@@ -57,7 +57,7 @@ def _geometry(dtype):
                          f"{sorted(str(d) for d in _ELEM)} (convert the operands first)")
     vb = settings.vector_bytes
     elem = _ELEM[dt]
-    return elem, vb // _BYTES[elem[0]], (14 if vb == 64 else 6), 2
+    return elem, vb // BYTES[elem[0]], (14 if vb == 64 else 6), 2
 
 
 def tile_rows(dtype) -> int:
@@ -77,7 +77,7 @@ def scratch_bytes(batch, m, k, n, dtype) -> int:
     _check(batch, m, k, n)
     (elem, _), vl, _, nv = _geometry(dtype)
     nr = vl * nv
-    return batch * -(-n // nr) * k * nr * _BYTES[elem]
+    return batch * -(-n // nr) * k * nr * BYTES[elem]
 
 
 def _tile(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1, vectors=None):
@@ -91,7 +91,7 @@ def _tile(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1, vectors=None):
     The panel loop is here rather than in the caller so that LLVM does not unroll it into
     many calls."""
     (elem, mem), nv = elems, -(-cols // vl) if isinstance(cols, int) else vectors
-    f, vec = _Body(elem, mem), f"<{vl} x {elem}>"
+    f, vec = Body(elem, mem), f"<{vl} x {elem}>"
     is_float = elem in ("float", "double")
     # narrow panel: masked
     lanes = [f.mask(vl, cols - v * vl if isinstance(cols, int) else f(f"sub nsw i64 {cols}, {v * vl}"))
@@ -115,7 +115,7 @@ def _tile(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1, vectors=None):
             av = f(f"shufflevector {vec} {one}, {vec} poison, <{vl} x i32> zeroinitializer")
             for v in range(nv):
                 if is_float:
-                    f.emit(f"{nexts[r][v]} = call {vec} @llvm.fma.v{vl}{_SHORT[elem]}"
+                    f.emit(f"{nexts[r][v]} = call {vec} @llvm.fma.v{vl}{SHORT[elem]}"
                            f"({vec} {av}, {vec} {bvec[v]}, {vec} {phis[r][v]})")
                 else:  # wrapping integer arithmetic, as NumPy's
                     f.emit(f"{nexts[r][v]} = add {vec} {phis[r][v]}, {f(f'mul {vec} {av}, {bvec[v]}')}")
@@ -180,7 +180,7 @@ def _pack(symbol, elems, nr):
     of B took 7x longer at 1024 x 1024 on AVX2). B stored transposed (n x k, %trans_b)
     is not blocked: NR loads per panel row, one from each of its rows of B^T, read in
     order. Both storages are branches of one function, compiled once."""
-    f, (batch, k, n) = _Body(*elems), ("%batch", "%k", "%n")
+    f, (batch, k, n) = Body(*elems), ("%batch", "%k", "%n")
     full, npan, edge = f.div(n, nr), f.div(n, nr, up=True), f(f"urem i64 {n}, {nr}")
     vec = f"<{nr} x {f.elem}>"
 
@@ -204,7 +204,7 @@ def _pack(symbol, elems, nr):
 
     def nest(trans_b):
         rows = f.clamp("smax", k, 1) if trans_b else f.clamp(
-            "smax", 1, f.div(PACK_BYTES // _BYTES[f.mty], f.clamp("smax", n, 1)))
+            "smax", 1, f.div(PACK_BYTES // BYTES[f.mty], f.clamp("smax", n, 1)))
 
         def block(b, k0):
             k1 = f.clamp("smin", f.add(k0, rows), k)
@@ -234,7 +234,7 @@ def _rows(symbol, elems, vl, nr, sizes, kc_max, lda):
     widening, read in place by the tiles `<size>i`, its strides given at run time) ->
     panels. A stored transposed (k x m, %trans_a) is copied k step by k step, reading
     rows of A^T in order, and read by the strided tiles, so both storages share them."""
-    f, abuf, (batch, m, k, n) = _Body(*elems), "%abuf", ("%batch", "%m", "%k", "%n")
+    f, abuf, (batch, m, k, n) = Body(*elems), "%abuf", ("%batch", "%m", "%k", "%n")
     npan, elem = f.div(n, nr, up=True), f.elem
     mk, mn, per_batch = f.mul(m, k), f.mul(m, n), f.mul(f.mul(npan, k), nr)
     in_place = f(f"icmp sle i64 {n}, {nr}") if elems[0] == elems[1] else "false"
@@ -317,7 +317,7 @@ def matmul_ir(base: str, dtype) -> str:
     and `<base>.rows`, which take the storage as an i1 flag, so that one compiled copy of
     the tiles (`<base>.<r>x<c>`) serves all four storages."""
     elem, vl, mr, nv = _geometry(dtype)
-    nr, size = vl * nv, _BYTES[elem[0]]
+    nr, size = vl * nv, BYTES[elem[0]]
     sizes = sorted({mr, 4, 1}, reverse=True)
     kc = KC_BYTES // size
     lda = kc + 64 // size  # +1 cache line: A rows 4 KB apart share L1 sets

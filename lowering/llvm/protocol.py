@@ -21,7 +21,7 @@ part of the module text: re-registering an impl changes the text, hence the cach
   items, the body must do only items [ctx.start, ctx.end) so that calls can be split
   across threads (default: one item, never split). See the class for the other hooks.
 
-`ctx` (see codegen.Ctx) offers: `b` (the builder), `in_avals`/`out_avals` (with
+`ctx` (see emit.Ctx) offers: `b` (the builder), `in_avals`/`out_avals` (with
 `in_dtypes`, `out_dtype`, `out_aval`), `start`/`end`/`scratch` (whole kernels), `const(value,
 dtype=None)`, `math(name, *xs)` (exp log log1p expm1 sin cos tanh erf pow, vectorizable),
 `intrinsic(base, *xs)`, `convert(x, from, to)`, `external(symbol, ret, args, text)` (call
@@ -111,9 +111,11 @@ class NumpyInProgram(KernelEmitter):
     warning. `native(node)` is the hook control flow (a region that needs Python) and
     convolution (shapes its emitter leaves to NumPy) also use."""
 
-    def __init__(self, reason):
+    def __init__(self, reason, step=None):
         super().__init__(None)
         self.reason = reason
+        self.step = step    # step(node, ins, outs): a program step writing its outputs
+                            # into the program's buffers (bufs[k]), or None for run_node's
 
     def native(self, node):
         return False

@@ -18,7 +18,7 @@ from llvmlite import ir
 
 from ir import ShapedArray
 from lowering.llvm import short_rows
-from lowering.llvm.codegen import Buffer, row_hints
+from lowering.llvm.emit import Buffer, row_hints
 from lowering.llvm.fusion import parallel_extent
 from lowering.llvm.irutil import F32, F64, REDUCE_FAST, const, i64, kind, lltype, typed_intrinsic
 from lowering.llvm.protocol import KernelEmitter

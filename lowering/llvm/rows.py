@@ -11,7 +11,7 @@ and broadcast to S that keepdims produces. Work items are rows (schedule.launch)
 """
 from ir import Var
 from lowering.llvm import irutil
-from lowering.llvm.codegen import Operand, Values, _function
+from lowering.llvm.emit import Operand, Values, group_function
 from lowering.llvm.fusion import Group, merge_runs
 from lowering.llvm.irutil import i64
 from lowering.llvm.protocol import Index
@@ -127,7 +127,7 @@ def _rows_group(part, shape, run, after):
 def emit_rows(mb, part, grp, name):
     """Define the rows group's function: per row, each member in order."""
     shape, rows = grp.shape, grp.shape[:-1]
-    fn, ctx = _function(mb, name, grp, None, name)
+    fn, ctx = group_function(mb, name, grp, None, name)
     b = ctx.b
     dest = {id(x): a for x, a in zip(grp.roots, fn.args[len(grp.leaves):])}
     rowwise = {}
@@ -160,7 +160,7 @@ def emit_rows(mb, part, grp, name):
                 pos = at_row + [i64(0)] * (len(m.shape) - len(rows))
                 _store_roots(values, m, Index(b, m.shape, multi=pos), put)
             values.buffers.update((id(v), dest[id(v)]) for v in m.roots)
-    b.ret(b.load(ctx._err))
+    ctx.finish()
 
 
 def _store_roots(values, member, index, put):

@@ -298,9 +298,3 @@ KERNELS = {name: ScalarKernel(_by_kind(ops, name), cost)
 KERNELS["select"] = ScalarKernel(_select)
 KERNELS["convert"] = ScalarKernel(_convert)
 KERNELS["bitcast"] = ScalarKernel(_bitcast, cost=0)
-
-# ---- G2 (issue 11): scan kernels are whole-kernel emitters, listed here so that the
-# package registers them with the other built-ins
-from lowering.llvm.scans import KERNELS as _SCANS  # noqa: E402
-
-KERNELS.update(_SCANS)

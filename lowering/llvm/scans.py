@@ -16,6 +16,7 @@ import numpy as np
 from llvmlite import ir
 
 from ir import ShapedArray
+from lowering.llvm.emit import Buffer
 from lowering.llvm.irutil import BF16, HALF, I64, const, i64, kind
 from lowering.llvm.protocol import KernelEmitter
 
@@ -60,7 +61,6 @@ def _less(b, k, u, v):
 
 def _argsort(ctx, ins, outs, *, axis):
     """Merge (value, index) pairs, so that a merge step reads its operands sequentially."""
-    from lowering.llvm.codegen import Buffer     # codegen imports this package's scalars
     x, out, b = ins[0], outs[0], ctx.b
     n, dtype, shape = x.aval.shape[axis], x.aval.dtype, out.aval.shape
     size = out.aval.size

@@ -7,7 +7,7 @@ import pytest
 import tracer
 import tracer.numpy as tnp
 
-from lowering.llvm import codegen
+from lowering.llvm import emit
 from lowering.settings import settings
 
 LONG = settings.long_row + 256
@@ -42,7 +42,7 @@ def test_long_rows_carry_the_hints_short_rows_do_not():
     x = np.ones((64, LONG), np.float32)
     text = tracer.jit(lambda x: tnp.sum(x, axis=0)).lower(x).as_text()
     assert '!"llvm.loop.unroll.disable"' in text
-    row = f'!"llvm.loop.interleave.count", i32 {codegen.INTERLEAVED}'
+    row = f'!"llvm.loop.interleave.count", i32 {emit.INTERLEAVED}'
     assert row in text
     short = tracer.jit(lambda x: tnp.sum(x, axis=0)).lower(x[:, :settings.long_row]).as_text()
     assert row not in short
