@@ -27,9 +27,27 @@ def value(x, op):
     if type(x) is Tracer or (isinstance(x, SCALARS) and not isinstance(x, np.generic)):
         return x
     if isinstance(x, (list, tuple)) and has_tracer(x):
-        from tracer.numpy.shape_ops import stack
-        return stack([value(e, op) for e in x])
+        return _stacked([value(e, op) for e in x], op)
     return as_array(x, op)
+
+
+def _stacked(xs, op):
+    """A sequence holding traced values as one array (numpy.stack's result, built from
+    kernels here, below the ops that normalize their arguments with `value`)."""
+    if len({shape(x) for x in xs}) > 1:
+        raise ShapeError(f"{op}: a sequence of arrays must have one shape to become an array, "
+                         f"got {[shape(x) for x in xs]}")
+    dt = result_dtype(op, *xs)
+    rows = [run_kernel("reshape", [convert(x, dt, op)], {"shape": (1,) + shape(x)})
+            for x in xs]
+    return rows[0] if len(rows) == 1 else run_kernel("concatenate", rows, {"axis": 0})
+
+
+def no_out(name, out):
+    """NumPy's `out=` writes into an array; results here are new values (as in JAX)."""
+    if out is not None:
+        raise ArgumentError(f"{name}: out= is not supported (arrays here are immutable); "
+                            f"use the returned value")
 
 
 def has_tracer(seq):

@@ -15,7 +15,7 @@ from ir.errors import (ArgumentError, ArgumentValueError, IndexingError, OutOfBo
                        ShapeError)
 from ir.types import dtype_kind
 from tracer.core import Tracer, run_kernel
-from tracer.numpy._base import convert, dtype_of, normalize_axis, shape, value
+from tracer.numpy._base import convert, dtype_of, no_out, normalize_axis, shape, value
 from tracer.numpy.advanced import gather
 from tracer.numpy.shape_ops import ravel, reshape, transpose
 
@@ -47,7 +47,6 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     fill_value ("fill", JAX's; default NaN, or the int dtype's min (max if unsigned), or
     True). unique_indices and indices_are_sorted are JAX's promises and change nothing."""
     from tracer.numpy.elementwise import clip
-    from tracer.numpy.reductions import no_out
     from tracer.numpy.rounding import mod
     no_out("take", out)
     if mode not in _TAKE_MODES:

@@ -7,8 +7,8 @@ from ir import check_dtype
 from ir.errors import ArgumentError, ArgumentValueError, ShapeError
 from ir.types import BFLOAT16, dtype_kind
 from tracer.core import run_kernel
-from tracer.numpy._base import (FLOAT16, FLOAT32, FLOAT64, convert, dtype_of, normalize_axes,
-                                normalize_axis, shape, value)
+from tracer.numpy._base import (FLOAT16, FLOAT32, FLOAT64, convert, dtype_of, no_out,
+                                normalize_axes, normalize_axis, shape, value)
 from tracer.numpy.elementwise import add, divide, maximum, minimum, multiply, where as select
 
 INT64, UINT64 = np.dtype(np.int64), np.dtype(np.uint64)
@@ -26,13 +26,6 @@ def computation(dt):
     whose sums and element counts overflow at 65,504 (bfloat16: lose integers past 256)
     before the division brings them back in range; dt otherwise."""
     return FLOAT32 if dt in (FLOAT16, BFLOAT16) else dt
-
-
-def no_out(name, out):
-    """NumPy's `out=` writes into an array; results here are new values (as in JAX)."""
-    if out is not None:
-        raise ArgumentError(f"{name}: out= is not supported (arrays here are immutable); "
-                            f"use the returned value")
 
 
 def _keepdims(out, in_shape, axes):

@@ -10,8 +10,8 @@ from ir.errors import ArgumentError, ArgumentValueError, ShapeError, ShapeMismat
 from registry import infer_avals
 from tracer.core import Tracer, run_kernel
 from tracer.numpy import _base
-from tracer.numpy._base import (broadcast, convert, normalize_axes, normalize_axis, result_dtype,
-                                shape, value)
+from tracer.numpy._base import (broadcast, convert, no_out, normalize_axes, normalize_axis,
+                                result_dtype, shape, value)
 
 
 def _shape_arg(op, shp, unknown_ok=False):
@@ -135,7 +135,6 @@ def squeeze(a, axis=None):
 
 def concatenate(arrays, axis=0, out=None, *, dtype=None):
     """numpy.concatenate; `dtype` is the result's (default: the operands' promotion)."""
-    from tracer.numpy.reductions import no_out
     no_out("concatenate", out)
     xs = [value(a, "concatenate") for a in arrays]
     if not xs:
@@ -154,7 +153,6 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None):
 
 
 def stack(arrays, axis=0, out=None, *, dtype=None):
-    from tracer.numpy.reductions import no_out
     no_out("stack", out)
     xs = [value(a, "stack") for a in arrays]
     if not xs:

@@ -7,7 +7,7 @@ import numpy as np
 
 from ir.errors import ArgumentError, ConcretizationError, OutOfBoundsError, ShapeError
 from tracer.core import Tracer, as_array, run_kernel
-from tracer.numpy._base import convert, dtype_of, normalize_axis, shape, value
+from tracer.numpy._base import convert, dtype_of, no_out, normalize_axis, shape, value
 from tracer.numpy.indexing import take, take_along_axis
 from tracer.numpy.shape_ops import ravel, reshape
 
@@ -106,7 +106,6 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     """The slices of `a` along `axis` (of `a` flattened when None) where the 1-d `condition`
     is true; a condition shorter than the axis selects from its start. With `size` (which a
     traced condition needs, as in JAX) the first `size` slices, padded with fill_value."""
-    from tracer.numpy.reductions import no_out
     no_out("compress", out)
     return _compress("compress", condition, a, axis, size, fill_value)
 
