@@ -36,7 +36,7 @@ class _Shape:
         self.kw = int(np.prod(self.ksp, dtype=np.int64))
         self.kdim = self.kw * self.cg
         self.strides, self.pads, self.ldil, self.rdil = strides, pads, ldil, rdil
-        self.elems, self.vl, self.mr, nv = mm._geometry(self.dtype)   # (compute, memory)
+        self.elems, self.vl, self.mr, nv = mm.tile_geometry(self.dtype)   # (compute, memory)
         self.elem, self.isz = self.elems[0], BYTES[self.elems[0]]
         self.nr = self.vl * nv
         self.npan = -(-self.og // self.nr)
@@ -167,7 +167,7 @@ def _rows(sym, s):
                                                             lambda cb: k_block(wb, cb)))
         f.loop(0, s.groups, group)
     f.loop(0, nchunks, one_chunk)
-    tiles = [mm._tile(f"{sym}.{r}x{w}", s.elems, s.vl, s.nr, r, w, lda, s.o, s.kdim)
+    tiles = [mm.tile_function(f"{sym}.{r}x{w}", s.elems, s.vl, s.nr, r, w, lda, s.o, s.kdim)
              for w in [s.nr] * (s.og >= s.nr) + [s.og % s.nr] * (s.og % s.nr > 0) for r in sizes]
     return "\n".join([f.text(f"void @\"{sym}\"(ptr noalias %x, ptr noalias %scratch, "
                              f"ptr noalias %out, i64 %start, i64 %end)"),

@@ -128,7 +128,7 @@ def lookup(key, g):
     if entry is not None:
         stats["memory_hits"] += 1
         return artifact.decode(entry, g)
-    directory = target._cache_dir()
+    directory = target.disk_cache_dir()
     data = caches.read(directory, key + ".g") if directory else None
     if data is None:
         return None
@@ -146,6 +146,6 @@ def store(key, g, art):
     entry = artifact.encode(art, g)
     _memory.put(key, entry)
     stats["stored"] += 1
-    directory = target._cache_dir()
+    directory = target.disk_cache_dir()
     if directory:
         caches.write(directory, key + ".g", marshal.dumps(entry))

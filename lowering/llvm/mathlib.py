@@ -29,7 +29,7 @@ from lowering.llvm.trig import atan as _atan, sincos as _sincos
 
 FUNCTIONS = ("exp", "log", "log1p", "expm1", "sin", "cos", "tanh", "erf", "pow", "atan")
 
-_ATTRS = 'nounwind willreturn memory(none) "no-trapping-math"="true"'
+ATTRS = 'nounwind willreturn memory(none) "no-trapping-math"="true"'
 _INF, _NAN = math.inf, math.nan
 
 
@@ -342,11 +342,11 @@ def declare(name: str, dtype) -> tuple[str, str]:
     The text is self-contained and is pasted once per module: it calls intrinsics without
     declaring them (LLVM 22 declares intrinsics implicitly and still accepts explicit
     declarations elsewhere in the module), so several texts can share one module."""
-    ty, params, symbol = _signature(name, dtype)
-    return symbol, _define(name, ty, params, 1, f"internal {ty} @{symbol}", "alwaysinline ")
+    ty, params, symbol = signature(name, dtype)
+    return symbol, define(name, ty, params, 1, f"internal {ty} @{symbol}", "alwaysinline ")
 
 
-def _signature(name, dtype):
+def signature(name, dtype):
     """(LLVM type, parameter names, symbol) of mathlib function `name` for `dtype`."""
     if name not in _BODIES:
         raise KeyError(f"mathlib: unknown function {name!r}; known: {', '.join(FUNCTIONS)}")
@@ -357,9 +357,10 @@ def _signature(name, dtype):
     return ty, ["x", "y"] if name == "pow" else ["x"], f"tracer.{name}.{TYPES[ty][4]}"
 
 
-def _define(name, ty, params, lanes, head, inline=""):
+def define(name, ty, params, lanes, head, inline=""):
+    """The IR text defining `head`: function `name` on `lanes`-wide values of `ty`."""
     b = Builder(lanes)
     r = _BODIES[name](b, ty, *(Value(f"%{p}", ty) for p in params))
     sig = ", ".join(f"{b.t(ty)} %{p}" for p in params)
-    return "\n".join([f"define {head}({sig}) {inline}{_ATTRS} {{", *b.lines,
+    return "\n".join([f"define {head}({sig}) {inline}{ATTRS} {{", *b.lines,
                       f"  ret {b.t(ty)} {r.ref}", "}", ""])

@@ -99,14 +99,14 @@ def _symbols(symbol, dt, isa):
 def _shared(name, dt, isa):
     """(declarations, symbols, library text) of function `name` for `dt` on `isa`: the
     scalar function and its variants on <n x T> (`<symbol>.v<n>`)."""
-    ty, params, symbol = mathlib._signature(name, dt)
+    ty, params, symbol = mathlib.signature(name, dt)
     lanes = _lanes(dt, isa)
     variants = ",".join(f"_ZGV_LLVM_N{n}{'v' * len(params)}_{symbol}({symbol}.v{n})"
                         for n in lanes)
-    heads = [(1, f"{ty} @{symbol}", f'{mathlib._ATTRS} "vector-function-abi-variant"="{variants}"')] + [
-        (n, f"<{n} x {ty}> @{symbol}.v{n}", mathlib._ATTRS) for n in lanes]
+    heads = [(1, f"{ty} @{symbol}", f'{mathlib.ATTRS} "vector-function-abi-variant"="{variants}"')] + [
+        (n, f"<{n} x {ty}> @{symbol}.v{n}", mathlib.ATTRS) for n in lanes]
     declarations = "".join(
         f"declare {head}({', '.join([ty if n == 1 else f'<{n} x {ty}>'] * len(params))}) "
         f"{attrs}\n" for n, head, attrs in heads)
-    library = "".join(mathlib._define(name, ty, params, n, head) for n, head, _ in heads)
+    library = "".join(mathlib.define(name, ty, params, n, head) for n, head, _ in heads)
     return declarations, _symbols(symbol, dt, isa), library

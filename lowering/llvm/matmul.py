@@ -37,33 +37,34 @@ from lowering.llvm.irtext import BYTES, SHORT, Body
 from lowering.settings import settings
 
 # dtype -> (element type computed in, element type in memory)
-_ELEM = {np.dtype(np.float32): ("float", "float"), np.dtype(np.float64): ("double", "double"),
-         np.dtype(np.float16): ("float", "half"), np.dtype(ml_dtypes.bfloat16): ("float", "bf16"),
-         **{np.dtype(t): (f"i{8 * np.dtype(t).itemsize}",) * 2 for t in (
-             np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)}}
+ELEMENT_TYPES = {
+    np.dtype(np.float32): ("float", "float"), np.dtype(np.float64): ("double", "double"),
+    np.dtype(np.float16): ("float", "half"), np.dtype(ml_dtypes.bfloat16): ("float", "bf16"),
+    **{np.dtype(t): (f"i{8 * np.dtype(t).itemsize}",) * 2 for t in (
+        np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)}}
 KC_BYTES = 4096  # K block: one A row slice; measured best of 1-16 KB (f32 and f64)
 PACK_BYTES = 32768  # B packed in blocks of rows this long: measured best of 4-64 KB
 
 
-def _geometry(dtype):
+def tile_geometry(dtype):
     """((compute, memory) element types, VL lanes per vector, MR rows, NV vectors) of the
     register tile.
 
     MR * NV accumulators + NV B vectors + 1 broadcast fit the register file: 6 x 2 with 16
     registers (llvm-notes 2.7), 14 x 2 with 32."""
     dt = np.dtype(dtype)
-    if dt not in _ELEM:
+    if dt not in ELEMENT_TYPES:
         raise DTypeError(f"matmul (llvm): unsupported dtype {dt}; expected one of "
-                         f"{sorted(str(d) for d in _ELEM)} (convert the operands first)")
+                         f"{sorted(str(d) for d in ELEMENT_TYPES)} (convert the operands first)")
     vb = settings.vector_bytes
-    elem = _ELEM[dt]
+    elem = ELEMENT_TYPES[dt]
     return elem, vb // BYTES[elem[0]], (14 if vb == 64 else 6), 2
 
 
 def tile_rows(dtype) -> int:
     """MR: the rows of C one register tile computes (row ranges starting on multiples of
     it use only whole tiles)."""
-    return _geometry(dtype)[2]
+    return tile_geometry(dtype)[2]
 
 
 def _check(batch, m, k, n):
@@ -75,12 +76,12 @@ def _check(batch, m, k, n):
 def scratch_bytes(batch, m, k, n, dtype) -> int:
     """Bytes of the packed-B scratch buffer (0 when there is nothing to pack)."""
     _check(batch, m, k, n)
-    (elem, _), vl, _, nv = _geometry(dtype)
+    (elem, _), vl, _, nv = tile_geometry(dtype)
     nr = vl * nv
     return batch * -(-n // nr) * k * nr * BYTES[elem]
 
 
-def _tile(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1, vectors=None):
+def tile_function(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1, vectors=None):
     """`void name(ptr a, ptr b, ptr c, i64 kc, i1 add, i64 panels, i64 n, i64 k, i64 lda,
     i64 ldk, i64 cols)`: for each of `panels` panels, C[rows x cols] = (C if add else 0)
     + A @ B over kc steps of k, where a is a sliver of A (rows x kc; A[r, kk] at a + r *
@@ -316,13 +317,13 @@ def matmul_ir(base: str, dtype) -> str:
     [start, end) are clipped to [0, batch*m). They are one-call wrappers of `<base>.pack`
     and `<base>.rows`, which take the storage as an i1 flag, so that one compiled copy of
     the tiles (`<base>.<r>x<c>`) serves all four storages."""
-    elem, vl, mr, nv = _geometry(dtype)
+    elem, vl, mr, nv = tile_geometry(dtype)
     nr, size = vl * nv, BYTES[elem[0]]
     sizes = sorted({mr, 4, 1}, reverse=True)
     kc = KC_BYTES // size
     lda = kc + 64 // size  # +1 cache line: A rows 4 KB apart share L1 sets
     widths = [(nr, nr, None)] + [(f"e{v}", "%cols", v) for v in range(1, nv + 1)]
-    tiles = [_tile(f"{base}.{r}{mode}x{w}", elem, vl, nr, r, cols, *strides, vectors=v)
+    tiles = [tile_function(f"{base}.{r}{mode}x{w}", elem, vl, nr, r, cols, *strides, vectors=v)
              for r in sizes for w, cols, v in widths
              for mode, strides in (("", (lda, "%n", "%k", 1)), ("i", ("%lda", "%n", "%k", "%ldk")))]
     wrappers = [f'define void @"{base}.{s}{tail}"({params}) {{\nentry:\n  call void @"{base}.{fn}"('

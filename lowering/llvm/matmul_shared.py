@@ -28,14 +28,14 @@ def _source_digest():
 
 
 _SOURCE = _source_digest()
-_DTYPES = {dt.name: dt for dt in matmul._ELEM}
+_DTYPES = {dt.name: dt for dt in matmul.ELEMENT_TYPES}
 _DECLARED = re.compile(r'^declare [^\n]*@"?(tracer\.mm\.' + _SOURCE + r'\.\w+)\.[nt][nt]"?\(', re.M)
 
 
 def symbol(dtype, transpose_a=False, transpose_b=False):
     """The row function of the library for `dtype` and the operands' storage; its pack
     function is `<symbol>_pack` (see matmul.matmul_ir)."""
-    matmul._geometry(dtype)         # an unsupported dtype fails here, naming it
+    matmul.tile_geometry(dtype)         # an unsupported dtype fails here, naming it
     return f"{_base(np.dtype(dtype))}.{'nt'[transpose_a]}{'nt'[transpose_b]}"
 
 

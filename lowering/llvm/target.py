@@ -137,7 +137,8 @@ def cache_key(text):
     return h.hexdigest()
 
 
-def _cache_dir():
+def disk_cache_dir():
+    """Where the disk caches live; None when disk caching is off."""
     return settings.cache_dir if settings.disk_cache else None
 
 
@@ -335,7 +336,7 @@ def _link(text):
 
 
 def _load(key, text):
-    directory, name = _cache_dir(), key + ".o"
+    directory, name = disk_cache_dir(), key + ".o"
     blob = caches.read(directory, name) if directory else None
     if blob is None:
         blob = _pack(_compile_parts(key, text() if callable(text) else text))

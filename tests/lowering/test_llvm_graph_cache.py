@@ -219,4 +219,4 @@ def test_disabled_disk_cache_writes_no_entries(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
     monkeypatch.setenv("TRACER_DISK_CACHE", "1")
     compile_graph(graph_of(lambda x: tnp.cos(x) * 1.5, X))
-    assert len(list(tmp_path.glob("*.g"))) == 1 and target._cache_dir() == str(tmp_path)
+    assert len(list(tmp_path.glob("*.g"))) == 1 and target.disk_cache_dir() == str(tmp_path)

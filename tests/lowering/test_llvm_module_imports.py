@@ -1,8 +1,8 @@
 """lowering.llvm's modules import one another without a circle (function-level imports
 included): the group emitters (rows, epilogues) and the kernel emitters build on the
 emit context (lowering.llvm.emit), and codegen imports them, never the other way round.
-No module imports another's private names. The package's __init__, which assembles the
-others, is left out."""
+No module imports or reads another's private names. The package's __init__, which
+assembles the others, is left out."""
 import ast
 import pathlib
 
@@ -13,19 +13,23 @@ LLVM = pathlib.Path(lowering.llvm.__file__).parent
 
 def _imports():
     """{module: [(imported module, names), ...]}; `from lowering.llvm import m` names the
-    module lowering.llvm.m."""
+    module lowering.llvm.m, and the names read as `m.name` count as imported from it."""
     modules = {f"lowering.llvm.{p.stem}": p for p in sorted(LLVM.glob("*.py"))
                if p.name != "__init__.py"}
     out = {}
     for m, path in modules.items():
-        found = []
+        found, aliases, reads = [], {}, []
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module:
-                subs = [a.name for a in node.names if f"{node.module}.{a.name}" in modules]
-                found += [(f"{node.module}.{s}", []) for s in subs]
-                found.append((node.module, [a.name for a in node.names if a.name not in subs]))
+                subs = [a for a in node.names if f"{node.module}.{a.name}" in modules]
+                aliases.update((a.asname or a.name, f"{node.module}.{a.name}") for a in subs)
+                found.append((node.module, [a.name for a in node.names if a not in subs]))
             elif isinstance(node, ast.Import):
                 found += [(a.name, []) for a in node.names]
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                reads.append((node.value.id, node.attr))
+        found += [(t, [attr for name, attr in reads if name == alias])
+                  for alias, t in aliases.items()]
         out[m] = found
     return out
 
@@ -48,8 +52,8 @@ def test_no_import_circle_inside_lowering_llvm():
         visit(m)
 
 
-def test_no_module_imports_private_names():
+def test_no_module_imports_or_reads_private_names():
     for m, found in _imports().items():
         for target, names in found:
-            private = [n for n in names if n.startswith("_") and target != "__future__"]
-            assert not private, f"{m} imports private {private} from {target}"
+            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+            assert not private, f"{m} imports or reads private {private} of {target}"

@@ -111,7 +111,7 @@ def _run(fns, batch, m, k, n, dtype, cuts=(), transpose_a=False, transpose_b=Fal
 
 
 def _tile_sizes(dtype):
-    _, vl, mr, nv = matmul._geometry(dtype)
+    _, vl, mr, nv = matmul.tile_geometry(dtype)
     return mr, vl * nv, matmul.KC_BYTES // np.dtype(dtype).itemsize
 
 
@@ -230,7 +230,7 @@ def test_narrow_remainder_computes_only_the_vectors_it_spans():
     it spans (one vector's FMAs for n = 10 of AVX-512's 32-wide float32 panels, not two),
     picked by the width."""
     text = matmul.matmul_ir("x", np.float32)
-    _, vl, _, nv = matmul._geometry(np.float32)
+    _, vl, _, nv = matmul.tile_geometry(np.float32)
     assert nv == 2 and re.search(rf"icmp ule i64 %t\d+, {vl}\n", text)
     for v in (1, 2):
         tile = text[text.index(f'define internal void @"x.1xe{v}"'):]

@@ -78,7 +78,7 @@ def test_library_compiled_once_then_served_by_the_disk_cache(tmp_path):
 
 
 def _tiles(dtype):
-    _, vl, mr, nv = matmul._geometry(dtype)
+    _, vl, mr, nv = matmul.tile_geometry(dtype)
     return mr, vl * nv, matmul.KC_BYTES // {2: 4}.get(np.dtype(dtype).itemsize, np.dtype(dtype).itemsize)
 
 
