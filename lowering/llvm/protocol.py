@@ -111,11 +111,9 @@ class NumpyInProgram(KernelEmitter):
     warning. `native(node)` is the hook control flow (a region that needs Python) and
     convolution (shapes its emitter leaves to NumPy) also use."""
 
-    def __init__(self, reason, step=None):
+    def __init__(self, reason):
         super().__init__(None)
         self.reason = reason
-        self.step = step    # step(node, ins, outs): a program step writing its outputs
-                            # into the program's buffers (bufs[k]), or None for run_node's
 
     def native(self, node):
         return False
