@@ -15,6 +15,7 @@ counts (a rank that does not answer within a second is named as not answering). 
 collective (kernel, parameters, shape, dtype, sequence number on the axis) and raises on
 a mismatch, naming both ranks'.
 """
+import atexit
 import os
 import threading
 import time
@@ -203,6 +204,16 @@ def _ppermute(x, **attrs):
     return out
 
 
+def _free_window():
+    """Free the arrivals window before mpi4py finalizes MPI (a window left open at
+    MPI_Finalize leaks the transport's registrations, and some transports end the process
+    with an error). Freeing is collective: a rank that ends early waits here for the
+    others, as it would in MPI_Finalize, until they end too or the job aborts."""
+    window, _state.window, _state.arrivals = _state.window, None, None
+    if window is not None:
+        window.Free()
+
+
 def _axis_index(**attrs):
     mesh = attrs["mesh"]
     here = _state.world.coordinates(mesh)
@@ -223,6 +234,7 @@ def install(world):
     _state.window = MPI.Win.Allocate(8, comm=world.comm)     # on one node: shared memory
     _state.arrivals = np.frombuffer(_state.window.tomemory(), np.int64)
     _state.arrivals[0] = 0
+    atexit.register(_free_window)
     threading.Thread(target=_watch, args=(min(0.25, world.timeout / 8),), daemon=True,
                      name="tracer-collective-watchdog").start()
     for kernel, impl in KERNELS.items():

@@ -13,6 +13,7 @@ seconds (default 300) aborts naming itself.
 """
 import os
 import sys
+import time
 
 from ir.errors import ArgumentError
 from lowering.settings import settings
@@ -20,6 +21,7 @@ from lowering.settings import settings
 # rank-count variables set by MPI launchers (MPICH/Hydra, Open MPI, Slurm)
 _LAUNCHER_SIZES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS")
 DEFAULT_TIMEOUT = 300.0
+_FORWARD_SECONDS = 0.5    # for the launcher to forward an aborting rank's message
 
 
 class _World:
@@ -60,6 +62,9 @@ class _World:
         sys.stderr.flush()
         os.write(2, f"tracer.distributed: rank {self.rank} of {self.size}: {message}; "
                     f"aborting the job\n".encode())     # one write: not interleaved
+        # MPI_Abort can tear the job down before the launcher has forwarded what this
+        # rank just wrote (Hydra lost it in ~1 of 30 runs); give it a moment
+        time.sleep(_FORWARD_SECONDS)
         self.comm.Abort(1)
 
 

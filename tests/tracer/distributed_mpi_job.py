@@ -3,13 +3,14 @@
     python distributed_mpi_job.py collectives OUT_DIR   every CASE on this rank's block,
         eagerly and jitted, on both backends, and its gradient; saved to OUT_DIR/rank<r>.npz
     python distributed_mpi_job.py raise                 rank 1 raises after a collective
-    python distributed_mpi_job.py stuck                 rank 1 skips a psum
+    python distributed_mpi_job.py stuck                 rank 1 never reaches a psum
     python distributed_mpi_job.py mismatch              the ranks psum different shapes
 
 The test imports CASES and `global_input` to compute the one-process oracle.
 """
 import os
 import sys
+import time
 
 import ml_dtypes
 import numpy as np
@@ -87,6 +88,7 @@ def faults(mode):
     if mode == "raise" and r == 1:
         raise ValueError("a failure on one rank")
     if mode == "stuck" and r == 1:
+        time.sleep(60)      # stuck elsewhere: rank 0's timeout ends the job first
         return
     f(np.ones((3 + r * (mode == "mismatch"),), np.float32))
     mapped(mesh, lambda b: lax.psum(b, "x"))(np.ones((2,), np.float32))

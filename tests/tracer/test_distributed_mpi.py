@@ -69,7 +69,8 @@ def test_a_stuck_collective_aborts_after_the_timeout_naming_it_and_the_missing_r
     assert out.returncode != 0 and took < 10, (took, out.stderr[-2000:])
     assert "rank 0 of 2: psum(float32[3]) over axis 'x' (size 2), collective #2 on it " \
            "waited more than 2 s (TRACER_COLLECTIVE_TIMEOUT): missing rank 1 (entered 1): " \
-           "it never reached it (this rank entered 2 collectives" in out.stderr, out.stderr
+           "it never reached it (this rank entered 2 collectives" in out.stderr, \
+        (out.returncode, took, out.stdout[-2000:], out.stderr[-2000:])
 
 
 def test_check_collectives_reports_a_mismatch_naming_both_ranks():
