@@ -50,8 +50,8 @@ ELEMENTWISE = (
     Elementwise("cos", 1, FLOATS), Elementwise("tanh", 1, FLOATS),
     Elementwise("erf", 1, FLOATS), Elementwise("abs", 1),
     Elementwise("sign", 1, differentiable=False),
-    Elementwise("floor", 1, FLOATS), Elementwise("ceil", 1, FLOATS),
-    Elementwise("trunc", 1, FLOATS), Elementwise("rint", 1, FLOATS),
+    *(Elementwise(k, 1, FLOATS, differentiable=False)   # flat almost everywhere (as JAX)
+      for k in ("floor", "ceil", "trunc", "rint")),
     Elementwise("signbit", 1, FLOATS, BOOL), Elementwise("not", 1, INTS_OR_BOOL),
     Elementwise("atan", 1, FLOATS),
     Elementwise("add", 2), Elementwise("sub", 2), Elementwise("mul", 2),

@@ -169,10 +169,8 @@ GRADIENTS = {
     "scatter_add": lambda dy, i, o, a: (run_kernel("take", [dy, i[1]], {"axis": a["axis"]}),
                                         None),
     "matmul": _matmul,
-    # G1 (issue 11): rounding is flat almost everywhere (zero, as in JAX); bitwise kernels
-    # and signbit have integer or bool outputs, which are never differentiated.
-    **{k: lambda dy, i, o, a: (None,) for k in ("floor", "ceil", "trunc", "rint", "signbit",
-                                                 "not")},
+    # bitwise kernels and signbit have integer or bool outputs, never differentiated
+    **{k: lambda dy, i, o, a: (None,) for k in ("signbit", "not")},
     **{k: lambda dy, i, o, a: (None, None) for k in ("and", "or", "xor", "shl", "shr")},
     "atan": lambda dy, i, o, a: (dy / (1 + i[0] * i[0]),),
     # fmod(x, y) = x - trunc(x / y) * y, where (x - fmod) / y is that integer (rint: exact)

@@ -54,6 +54,9 @@ GIVEN = {      # as jax.grad gives them
     "float of a comparison's where": (lambda x: float(tnp.where(x[0] > 0, 1.0, 2.0)), 1.0),
     "index of astype(int)": (lambda x: [1.0, 2.0, 3.0][x[1].astype(np.int64)], 2.0),
     "int of argmax": (lambda x: float(int(tnp.argmax(x))), 1.0),
+    "float of floor": (lambda x: float(tnp.floor(x[1])), 1.0),
+    "float of ceil, trunc, rint and round": (lambda x: float(
+        tnp.ceil(x[1]) + tnp.trunc(x[1]) + tnp.rint(x[1]) + tnp.round(x[1])), 5.0),
 }
 
 
