@@ -35,7 +35,8 @@ def _expand(g, in_shape, axes):
 def _share(a, b):
     """a's share of max(a, b)'s cotangent, balanced as in JAX: 1 where a > b, 1/2 on
     ties, else 0 (min(a, b) gives b the same share)."""
-    return tnp.where(a > b, 1.0, tnp.where(a == b, 0.5, 0.0)).astype(a.dtype)
+    one, half, zero = (np.array(v, a.dtype) for v in (1.0, 0.5, 0.0))
+    return tnp.where(a > b, one, tnp.where(a == b, half, zero))
 
 
 def _select(dy, inputs, out, attrs):

@@ -189,3 +189,15 @@ def test_max_shift_adds_no_rounding_to_the_gradient(f):
     got = tracer.grad(f)(x, w)
     want = tracer.grad(f)(x.astype(np.float64), w.astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", [m.maximum, m.minimum])
+def test_the_tie_shares_of_max_and_min_stay_in_the_operands_dtype(op):
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    graph = tracer.make_graph(tracer.grad(lambda a, b: m.sum(op(a, b)), argnums=(0, 1)))(
+        x, x[::-1].copy())
+    assert "f64" not in str(graph), graph      # no float64 select and convert back
+    got = tracer.grad(lambda a, b: m.sum(op(a, b)), argnums=(0, 1))(x, x[::-1].copy())
+    first = [0.0, 0.5, 1.0] if op is m.maximum else [1.0, 0.5, 0.0]
+    np.testing.assert_array_equal(got[0], np.array(first, np.float32))
+    assert got[0].dtype == np.float32
