@@ -1,4 +1,4 @@
-"""The background-compile policy (tracer.programs) on variants of the real workloads of
+"""The background-compile policy (tracer.background_compile) on variants of the real workloads of
 examples/real_workloads.py: the transformer step with each optimizer term added in turn
 (SGD, momentum, Adam without and with bias correction), in float32 and bfloat16
 parameters, the deep MLP at several depths, the HMC sampler. Per variant: nodes, the
@@ -91,7 +91,7 @@ VARIANTS["hmc"] = ("hmc", hmc)
 def decide(name):
     """Print the policy's decision on variant `name`'s first call, without compiling it."""
     import threading
-    from tracer import programs
+    from tracer import background_compile as programs
     stages, compiling, row = programs.stages, programs.Compiling.__init__, []
 
     def report(decision):
@@ -138,7 +138,7 @@ def main():
     if opts.variant:
         return decide(opts.variant)
     kinds = set(filter(None, opts.only.split(",")))
-    from tracer import programs
+    from tracer import background_compile as programs
     idle = programs.idle_core()
     print(f"load average {os.getloadavg()[0]:.1f}: a core is {'' if idle else 'not '}idle, "
           f"so this host {'follows' if idle else 'compiles first instead of'} the decisions "

@@ -22,7 +22,7 @@ from bench_timing import block
 @contextlib.contextmanager
 def fresh_compiles():
     """Compile-time figures must not be served by an earlier run's disk cache, and time
-    the compile itself, not calls served meanwhile by the interpreter (tracer.programs)."""
+    the compile itself, not calls served meanwhile by the interpreter (tracer.background_compile)."""
     saved = {k: os.environ.get(k) for k in ("TRACER_CACHE_DIR", "TRACER_BACKGROUND_COMPILE")}
     with tempfile.TemporaryDirectory() as d:
         os.environ.update(TRACER_CACHE_DIR=d, TRACER_BACKGROUND_COMPILE="0")

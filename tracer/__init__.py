@@ -19,7 +19,7 @@ from tracer.jit import jit, make_graph
 from tracer.transforms import float0, grad, jvp, value_and_grad, vjp
 from tracer.custom import custom_grad, custom_vjp
 from tracer.vmap import vmap
-from tracer import batching  # noqa: F401  (registers the built-in batching rules)
+from tracer import batching_rules  # noqa: F401  (registers the built-in batching rules)
 from tracer.jacobians import hessian, jacfwd, jacrev, linearize
 from tracer.check import check_grads
 from tracer import numpy, nn, lax, tree_util  # noqa: F401

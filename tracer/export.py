@@ -14,7 +14,7 @@ from ir.errors import ArgumentError, ShapeError, TracerError
 from ir.passes import inline_calls
 from lowering.onnx import batch_plan, to_model
 from tracer.jit import make_graph
-from tracer.programs import optimize
+from tracer.background_compile import optimize
 from tracer.pytree import LEAF, flatten, unflatten
 
 

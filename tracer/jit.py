@@ -13,7 +13,7 @@ something else (a backend's own compile cache) holds it. Threads may call one ji
 function at once: two may build the same entry (both correct, one is kept). Every build
 is reported to tracer.compile_log (TRACER_LOG_COMPILES=1), and `cache_info()` counts.
 A large graph compiles in the background while its first calls are interpreted
-(tracer.programs).
+(tracer.background_compile).
 """
 import collections
 import functools
@@ -29,7 +29,7 @@ from lowering.profile import phase, recording
 from lowering.settings import settings
 from tracer import compile_log, core
 from tracer.core import eval_graph, trace_flat
-from tracer.programs import Compiling, InterpretedProgram, start
+from tracer.background_compile import Compiling, InterpretedProgram, start
 from tracer.pytree import LEAF, flatten, is_pytree, unflatten
 from tracer.signature import Call, leaf_aval, static_spec
 from tracer.vmap import NAMED_RULES, named_axes
@@ -251,7 +251,7 @@ class Jitted:
     def _lower(self, entry, first=False):
         """The program for `entry`: the backend's compiler's, else the graph interpreted
         with the backend's kernels (custom calls inlined, so theirs run there too). For
-        the `first` call of a large graph, one still compiling (tracer.programs)."""
+        the `first` call of a large graph, one still compiling (tracer.background_compile)."""
         if entry.lowered is None:
             backend = self.backend or DEFAULT_BACKEND
             compile_graph = backend_compiler(backend)

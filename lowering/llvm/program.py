@@ -61,7 +61,7 @@ def compile_graph(graph):
 
 
 def prepare(graph):
-    """compile_graph in two parts, for jit's background compiles (tracer.programs): this
+    """compile_graph in two parts, for jit's background compiles (tracer.background_compile): this
     call does the part that holds the GIL (passes to codegen) and returns (the rest, a
     function of no arguments giving the Program: loading, where LLVM compiles the module
     with the GIL released unless a cache has it; the module's lines, which LLVM's time

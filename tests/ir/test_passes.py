@@ -110,7 +110,7 @@ def llvm_only_kernel():
 
 
 def test_jit_optimizer_leaves_kernels_without_a_numpy_impl_alone(llvm_only_kernel):
-    from tracer.programs import optimize
+    from tracer.background_compile import optimize
     g = const_graph("test_llvm_only", np.ones(3))
     assert [n.kernel for n in optimize(g).nodes] == ["test_llvm_only", "add"]
     assert [n.kernel for n in optimize(const_graph("exp", np.ones(3))).nodes] == ["add"]

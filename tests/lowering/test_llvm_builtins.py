@@ -36,7 +36,7 @@ def _imports(path):
 
 def test_the_front_end_imports_no_code_generator():
     """tracer/ uses lowering.llvm only through the names the package exports (caches
-    still gives tracer.jit and tracer.programs their TRACER_* sizes)."""
+    still gives tracer.jit and tracer.background_compile their TRACER_* sizes)."""
     allowed = set(lowering.llvm.__all__) | {"caches"}
     bad = [(str(p.relative_to(ROOT)), m, n) for p in sorted((ROOT / "tracer").rglob("*.py"))
            for m, n in _imports(p)

@@ -15,7 +15,7 @@ from ir import Graph
 from lowering.llvm import compile_graph
 import tracer
 import tracer.numpy as tnp
-from tracer.programs import optimize
+from tracer.background_compile import optimize
 
 BACKENDS = ["llvm", "numpy"]
 

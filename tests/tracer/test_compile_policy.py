@@ -1,4 +1,4 @@
-"""The background-compile policy (tracer.programs): which graphs interpret their first
+"""The background-compile policy (tracer.background_compile): which graphs interpret their first
 calls beside a compile, which compile first, which calls wait for the native code, and
 which thread does which part of the compile. A fake backend whose compile is split like
 llvm's (`prepare` in the caller, the rest on the compile thread, held back by an Event)
@@ -11,7 +11,7 @@ import pytest
 import registry
 import tracer
 import tracer.numpy as tnp
-from tracer import programs
+from tracer import background_compile as programs
 
 from compile_fakes import Sevens, chain
 

@@ -1,4 +1,4 @@
-"""Time to first result (tracer.programs): a large graph compiles on its own thread while
+"""Time to first result (tracer.background_compile): a large graph compiles on its own thread while
 its first calls run through the NumPy interpreter; then the cache entry runs the compiled
 program. A compile held back by an Event makes every step observable, with no timing."""
 import threading
@@ -10,7 +10,7 @@ import pytest
 import registry
 import tracer
 from ir.errors import ArgumentError, CodegenError
-from tracer import programs
+from tracer import background_compile as programs
 
 from compile_fakes import Sevens, chain
 
