@@ -21,6 +21,7 @@ from tracer.numpy.indexing import getitem, take
 
 # ---- G2 (issue 11): reductions, scans, shapes, assembly, sorting, creation ------------------
 from tracer.numpy.reductions import (all, any, count_nonzero, cumprod, cumsum,  # noqa: E402
+                                     cumulative_prod, cumulative_sum, nancumprod, nancumsum,
                                      ptp)
 from tracer.numpy.statistics import (average, diff, ediff1d, gradient, median,  # noqa: E402
                                      nanargmax, nanargmin, nanmax, nanmean, nanmedian, nanmin,
