@@ -16,7 +16,11 @@ def share_duplicates(mb, calls):
         name = call.name
         own = [g for g in mb.module.globals.values()
                if g.name == name or g.name.startswith(name + ".")]
-        key = re.sub(r'"' + re.escape(name) + r'(?=[".])', '"\0', "\n".join(map(str, own)))
+        # a kernel's pasted-in IR (conv's) is declared in the module, defined in mb.texts:
+        # its definition is part of what must match
+        text = "\n".join([str(g) for g in own] + [mb.texts[g.name] for g in own
+                                                   if g.name in mb.texts])
+        key = re.sub(r'"' + re.escape(name) + r'(?=[".])', '"\0', text)
         first = first_of.setdefault(key, name)
         if first == name:
             continue
@@ -24,6 +28,7 @@ def share_duplicates(mb, calls):
         for g in own:
             if g.name not in entries:
                 del mb.module.globals[g.name]
+                mb.texts.pop(g.name, None)
         for entry in entries:
             callee = mb.module.globals[first + entry[len(name):]]
             callee.attributes.add("noinline")

@@ -1,6 +1,7 @@
 """Parallel calls whose functions differ only by name (a deep network's identical layers)
 share one body in the module: the later calls' `.a` entries call the first's, and each
 still works on its own buffers."""
+import functools
 import re
 
 import numpy as np
@@ -69,3 +70,32 @@ def test_layers_differing_in_a_constant_keep_their_own_bodies():
     np.testing.assert_allclose(np.asarray(got[0]), reference(scales), rtol=1e-4)
     same = build(mlp([1.0] * 4), [X] + WS)[1]
     assert len(forwards(art.text)) < len(forwards(same.text))
+
+
+def test_kernels_with_pasted_code_share_only_when_that_code_matches():
+    """Two convs of different shapes have the same group functions up to names; what
+    differs is the IR text each pastes into the module. The second used to forward to
+    the first and compute the first's conv on its own buffers (nan, or wrong numbers)."""
+    from tracer import lax
+
+    def convs(a, k1, m, n):
+        dn = ("NHWC", "HWIO", "NHWC")
+        conv = functools.partial(lax.conv_general_dilated, window_strides=(1, 1),
+                                 padding=[(1, 1), (1, 1)], dimension_numbers=dn)
+        return conv(a, k1), conv(m, n)
+
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(s).astype(np.float32)
+            for s in [(8, 6, 6, 32), (3, 3, 32, 16), (16, 6, 6, 32), (6, 6, 32, 32)]]
+    sched, art = build(convs, args)
+    assert sum(s.kind == "parallel" for s in sched.steps) == 2
+    assert not forwards(art.text)
+    want = tracer.jit(convs, backend="numpy")(*args)
+    for got, ref in zip(program.Program(art).run(args), want):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-4, atol=1e-3)
+    same = [args[0], args[1], args[0] * 2, args[1]]       # same shapes: one body
+    sched, art = build(convs, same)
+    assert len(forwards(art.text)) >= 1
+    want = tracer.jit(convs, backend="numpy")(*same)
+    for got, ref in zip(program.Program(art).run(same), want):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-4, atol=1e-3)
