@@ -5,15 +5,16 @@ diff and gradient. Result dtypes follow NumPy 2 (integer inputs give float64).""
 import numpy as np
 
 from ir import check_dtype
-from ir.errors import ArgumentError, ShapeError
+from ir.errors import ArgumentError, ArgumentValueError, ShapeError
 from ir.types import dtype_kind
 from tracer.core import Tracer
 from tracer.numpy._base import (FLOAT64, convert, dtype_of, normalize_axes, normalize_axis,
                                 result_dtype, shape, value)
+from tracer.numpy.bitwise import logical_and, logical_not
 from tracer.numpy.elementwise import (add, divide, multiply, not_equal, sqrt, subtract,
-                                      where)
-from tracer.numpy.reductions import (INT64, all, argmax, argmin, computation, max, mean, min,
-                                     no_out, prod, sum)
+                                      where as where_)
+from tracer.numpy.reductions import (INT64, _reduce, accumulator, all, argmax, argmin,
+                                     check_where, computation, mean, no_out, sum)
 from tracer.numpy.shape_ops import concatenate, ravel, reshape, transpose
 
 _NAN = float("nan")
@@ -32,6 +33,8 @@ def _count(x, axes):
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """numpy.average; weights have a's shape, or the shape of the averaged axes in the
+    order `axis` names them (JAX's N-D weights; NumPy takes 1-D ones only)."""
     a = value(a, "average")
     if weights is None:
         avg = mean(a, axis=axis, keepdims=keepdims)
@@ -42,11 +45,14 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     ints = dtype_kind(dtype_of(a)) in "biu"
     dt = result_dtype("average", a, w, *([np.float64(0)] if ints else []))
     if shape(w) != shape(a):
-        if axis is None or len(shape(w)) != 1:
-            raise ShapeError(f"average: weights of shape {shape(w)} differ from a's "
-                             f"{shape(a)}: give 1-D weights with an int axis")
-        ax = normalize_axis("average", axis, len(shape(a)))
-        w = reshape(w, tuple(shape(w)[0] if i == ax else 1 for i in range(len(shape(a)))))
+        order = [normalize_axis("average", ax, len(shape(a))) for ax in
+                 (() if axis is None else axis if isinstance(axis, (tuple, list)) else (axis,))]
+        if axis is None or shape(w) != tuple(shape(a)[ax] for ax in order):
+            raise ShapeError(f"average: weights of shape {shape(w)} fit neither a's shape "
+                             f"{shape(a)} nor the averaged axes {axis}: give weights of "
+                             f"either shape")
+        w = transpose(w, tuple(np.argsort(order)))
+        w = reshape(w, tuple(d if i in order else 1 for i, d in enumerate(shape(a))))
     ct = computation(dt)
     a, w = convert(a, ct, "average"), convert(w, ct, "average")
     scl = sum(multiply(w, np.ones(shape(a), ct)), axis=axis, keepdims=keepdims)
@@ -54,22 +60,73 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     return (avg, convert(scl, dt)) if returned else avg
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
-    """As numpy.var: mean, squared deviations summed, divided by max(n - ddof, 0)."""
+def _moments(name, a, axis, dtype, ddof, keepdims, where, mean, skip_nan):
+    """var and nanvar: squared deviations from the mean (given, or of the kept elements:
+    `where` and, for nanvar, not NaN) summed over the kept elements and divided by their
+    count minus ddof. A slice with count - ddof <= 0 gives NaN, as in JAX (NumPy gives inf
+    or NaN with a warning)."""
+    from tracer.numpy.shape_ops import broadcast_to
+    a = value(a, name)
+    where = check_where(name, where)
+    dt = check_dtype(dtype, name) if dtype is not None else _float(a)
+    ct = computation(dt)
+    x = convert(a, ct, name)
+    axes = normalize_axes(name, axis, len(shape(x)))
+    keep = where
+    if skip_nan and dtype_kind(dtype_of(a)) == "f":
+        nan = _isnan(x)
+        x, keep = where_(nan, 0, x), logical_not(nan) if where is None else \
+            logical_and(where, logical_not(nan))
+    if keep is None:
+        n = float(_count(x, axes))
+    else:
+        n = sum(broadcast_to(keep, shape(x)), axis=axes, dtype=ct, keepdims=True)
+    m = divide(sum(x, axis=axes, keepdims=True, where=keep), n) if mean is None else \
+        convert(value(mean, name), ct, name)
+    d = subtract(x, m)
+    ss = sum(multiply(d, d), axis=axes, keepdims=keepdims, where=keep)
+    if keep is None:
+        return convert(divide(ss, n - ddof) if n - ddof > 0 else multiply(ss, _NAN), dt, name)
+    dof = subtract(n if keepdims else reshape(n, shape(ss)), ddof)
+    return convert(where_(dof > 0, divide(ss, where_(dof > 0, dof, 1)), _NAN), dt, name)
+
+
+def _ddof(name, ddof, correction):
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ArgumentValueError(f"{name}: ddof and correction can't be provided "
+                                 f"simultaneously; pass one")
+    return correction
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        mean=None, correction=None):
     no_out("var", out)
-    a = value(a, "var")
-    if correction is not None:
-        ddof = correction
-    dt = check_dtype(dtype, "var") if dtype is not None else _float(a)
-    x = convert(a, computation(dt), "var")
-    axes = normalize_axes("var", axis, len(shape(x)))
-    d = subtract(x, mean(x, axis=axes, keepdims=True))
-    return convert(divide(sum(multiply(d, d), axis=axes, keepdims=keepdims),
-                          float(np.maximum(_count(x, axes) - ddof, 0))), dt, "var")
+    return _moments("var", a, axis, dtype, _ddof("var", ddof, correction), keepdims, where,
+                    mean, False)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
-    return sqrt(var(a, axis, dtype, out, ddof, keepdims, correction=correction))
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        mean=None, correction=None):
+    no_out("std", out)
+    return sqrt(_moments("std", a, axis, dtype, _ddof("std", ddof, correction), keepdims,
+                         where, mean, False))
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+           mean=None, correction=None):
+    """As numpy.nanvar: NaN dropped; slices with no more than ddof numbers give NaN."""
+    no_out("nanvar", out)
+    return _moments("nanvar", a, axis, dtype, _ddof("nanvar", ddof, correction), keepdims,
+                    where, mean, True)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+           mean=None, correction=None):
+    no_out("nanstd", out)
+    return sqrt(_moments("nanstd", a, axis, dtype, _ddof("nanstd", ddof, correction),
+                         keepdims, where, mean, True))
 
 
 def _masked(a, name, fill):
@@ -78,73 +135,54 @@ def _masked(a, name, fill):
     if dtype_kind(dtype_of(a)) != "f":
         return a, None
     nan = _isnan(a)
-    return where(nan, fill, a), nan
+    return where_(nan, fill, a), nan
 
 
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     no_out("nansum", out)
-    return sum(_masked(a, "nansum", 0)[0], axis=axis, dtype=dtype, keepdims=keepdims)
+    return _reduce("reduce_sum", "nansum", _masked(a, "nansum", 0)[0], axis, keepdims,
+                   dtype, accumulator, where, initial)
 
 
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=False):
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     no_out("nanprod", out)
-    return prod(_masked(a, "nanprod", 1)[0], axis=axis, dtype=dtype, keepdims=keepdims)
+    return _reduce("reduce_prod", "nanprod", _masked(a, "nanprod", 1)[0], axis, keepdims,
+                   dtype, accumulator, where, initial)
 
 
-def _nan_count(nan, axes, keepdims, dt):
-    from tracer.numpy.elementwise import equal
-    return convert(sum(equal(nan, False), axis=axes, dtype=INT64, keepdims=keepdims), dt)
-
-
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    """The sum of the numbers `where` keeps over their count (NaN for none)."""
     no_out("nanmean", out)
     x, nan = _masked(a, "nanmean", 0)
     if nan is None:
-        return mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
+        return mean(x, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    where = check_where("nanmean", where)
     axes = normalize_axes("nanmean", axis, len(shape(x)))
     dt = check_dtype(dtype, "nanmean") if dtype is not None else dtype_of(x)
-    tot = sum(x, axis=axes, dtype=computation(dt), keepdims=keepdims)
-    return convert(divide(tot, _nan_count(nan, axes, keepdims, dtype_of(tot))), dt)
+    tot = sum(x, axis=axes, dtype=computation(dt), keepdims=keepdims, where=where)
+    cnt = sum(logical_not(nan), axis=axes, dtype=computation(dt), keepdims=keepdims,
+              where=where)
+    return convert(divide(tot, cnt), dt, "nanmean")
 
 
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
-    """As numpy.nanvar: NaN dropped; slices with no more than ddof numbers give NaN."""
-    no_out("nanvar", out)
-    x, nan = _masked(a, "nanvar", 0)
-    if nan is None:
-        return var(x, axis, dtype, None, ddof, keepdims, correction=correction)
-    ddof = ddof if correction is None else correction
-    dt = check_dtype(dtype, "nanvar") if dtype is not None else dtype_of(x)
-    ct = computation(dt)
-    x = convert(x, ct, "nanvar")
-    axes = normalize_axes("nanvar", axis, len(shape(x)))
-    cnt = _nan_count(nan, axes, True, ct)
-    d = where(nan, 0, subtract(x, divide(sum(x, axis=axes, keepdims=True), cnt)))
-    dof = subtract(_nan_count(nan, axes, keepdims, ct), ddof)
-    bad = dof <= 0
-    return convert(where(bad, _NAN, divide(sum(multiply(d, d), axis=axes, keepdims=keepdims),
-                                           where(bad, 1, dof))), dt, "nanvar")
-
-
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
-           correction=None):
-    return sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, correction=correction))
-
-
-def _nan_extreme(reduce, fill, name, a, axis, keepdims):
+def _nan_extreme(kernel, fill, name, a, axis, keepdims, initial, where):
+    """nanmax/nanmin: NaN become `fill`; an all-NaN slice gives NaN unless `initial` is
+    given (then it gives initial, as NumPy's fmax and JAX)."""
     x, nan = _masked(a, name, fill)
-    out = reduce(x, axis=axis, keepdims=keepdims)
-    return out if nan is None else where(all(nan, axis=axis, keepdims=keepdims), _NAN, out)
+    out = _reduce(kernel, name, x, axis, keepdims, where=where, initial=initial)
+    if nan is None or initial is not None:
+        return out
+    return where_(all(nan, axis=axis, keepdims=keepdims), _NAN, out)
 
 
-def nanmax(a, axis=None, out=None, keepdims=False):
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     no_out("nanmax", out)
-    return _nan_extreme(max, -np.inf, "nanmax", a, axis, keepdims)
+    return _nan_extreme("reduce_max", -np.inf, "nanmax", a, axis, keepdims, initial, where)
 
 
-def nanmin(a, axis=None, out=None, keepdims=False):
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     no_out("nanmin", out)
-    return _nan_extreme(min, np.inf, "nanmin", a, axis, keepdims)
+    return _nan_extreme("reduce_min", np.inf, "nanmin", a, axis, keepdims, initial, where)
 
 
 def _nan_arg(reduce, fill, name, a, axis, keepdims):
@@ -178,7 +216,7 @@ def _to_last(x, axis, name):
 def _lerp(a, b, t):
     """NumPy's _lerp: a + (b - a) * t, or b - (b - a) * (1 - t) where t >= 0.5."""
     d = subtract(b, a)
-    return where(np.asarray(t) >= 0.5, subtract(b, multiply(d, 1 - t)),
+    return where_(np.asarray(t) >= 0.5, subtract(b, multiply(d, 1 - t)),
                  add(a, multiply(d, t)))
 
 
@@ -224,7 +262,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
     if qa.ndim:     # q's axes first, as NumPy puts them
         perm = tuple(range(lead, lead + qa.ndim)) + tuple(range(lead))
         lo, hi = transpose(lo, perm), transpose(hi, perm)
-    res = where(has_nan, _NAN, _lerp(lo, hi, gamma))
+    res = where_(has_nan, _NAN, _lerp(lo, hi, gamma))
     return reshape(res, qa.shape + kept) if keepdims else res
 
 
@@ -242,7 +280,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     from tracer.numpy.indexing import take
     s, kept, n, has_nan = _sorted_slices(a, axis, "median")
     res = mean(take(s, np.array([(n - 1) // 2, n // 2]), axis=-1), axis=-1)
-    res = where(has_nan, _NAN, res)
+    res = where_(has_nan, _NAN, res)
     return reshape(res, kept) if keepdims else res
 
 
@@ -259,13 +297,13 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     y, kept = _to_last(a, axis, "nanmedian")
     s = sort(y, axis=-1)
     k = sum(not_equal(_isnan(y), True), axis=-1, dtype=INT64, keepdims=True)
-    km1 = where(k > 0, subtract(k, 1), 0)
+    km1 = where_(k > 0, subtract(k, 1), 0)
     two = np.full(shape(k), 2, np.int64)
     lo = run_kernel("div", [km1, two])
-    hi = run_kernel("div", [where(k > 0, k, 0), two])
-    hi = where(hi >= shape(y)[-1], shape(y)[-1] - 1, hi)
+    hi = run_kernel("div", [where_(k > 0, k, 0), two])
+    hi = where_(hi >= shape(y)[-1], shape(y)[-1] - 1, hi)
     mid = concatenate([take_along_axis(s, lo, -1), take_along_axis(s, hi, -1)], axis=-1)
-    res = where(reshape(k, shape(k)[:-1]) == 0, _NAN, mean(mid, axis=-1))
+    res = where_(reshape(k, shape(k)[:-1]) == 0, _NAN, mean(mid, axis=-1))
     return reshape(res, kept) if keepdims else res
 
 

@@ -1,0 +1,111 @@
+"""NumPy 2 / JAX keywords of the statistics: initial= and where= on the nan reductions,
+where= and mean= on var/std/nanvar/nanstd/nanmean, ddof with correction refused, NaN for
+count - ddof <= 0 (JAX's), average with N-D weights. Each eagerly, jitted on both
+backends, under grad and vmap, against NumPy."""
+import warnings
+
+import numpy as np
+import pytest
+
+import tracer
+import tracer.numpy as tnp
+
+rng = np.random.default_rng(1)
+X = rng.normal(size=(3, 4)).astype(np.float32)
+XN = X.copy()
+XN[0, 1] = XN[2, 3] = np.nan
+W = rng.random((3, 4)) > 0.4
+BACKENDS = ["numpy", "llvm"]
+AXES = [None, 0, 1, (0, 1)]
+
+
+def agree(f, want, *args, rtol=2e-6):
+    """f(*args) eagerly and jitted on both backends equals `want` (value and dtype)."""
+    for got in [f(*args)] + [tracer.jit(f, backend=b)(*args) for b in BACKENDS]:
+        got = np.asarray(got)
+        assert got.dtype == np.asarray(want).dtype and got.shape == np.shape(want)
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-6, equal_nan=True)
+
+
+def numpy(name, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return getattr(np, name)(*args, **kw)
+
+
+@pytest.mark.parametrize("name", ["nansum", "nanprod", "nanmax", "nanmin"])
+@pytest.mark.parametrize("axis", AXES)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_nan_reductions_take_initial_and_where(name, axis, keepdims):
+    for kw in ({"initial": 0.5}, {"initial": -1.0, "where": W}):
+        agree(lambda x: getattr(tnp, name)(x, axis=axis, keepdims=keepdims, **kw),
+              numpy(name, XN, axis=axis, keepdims=keepdims, **kw), XN)
+    if name in ("nansum", "nanprod"):
+        agree(lambda x: getattr(tnp, name)(x, axis=axis, where=W),
+              numpy(name, XN, axis=axis, where=W), XN)
+
+
+def test_nan_extremes_of_an_all_nan_slice_give_initial():
+    x = np.array([[np.nan, np.nan], [1.0, np.nan]], np.float32)
+    agree(lambda x: tnp.nanmax(x, axis=1, initial=-2.0), np.array([-2.0, 1.0], np.float32), x)
+    agree(lambda x: tnp.nanmax(x, axis=1), np.array([np.nan, 1.0], np.float32), x)
+
+
+@pytest.mark.parametrize("name", ["var", "std", "nanvar", "nanstd", "nanmean", "mean"])
+@pytest.mark.parametrize("axis", AXES)
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_statistics_take_where(name, axis, ddof):
+    x = XN if name.startswith("nan") else X
+    kw = {} if name.endswith("mean") else {"ddof": ddof}
+    agree(lambda x: getattr(tnp, name)(x, axis=axis, where=W, **kw),
+          numpy(name, x, axis=axis, where=W, **kw), x)
+    agree(lambda x: getattr(tnp, name)(x, axis=axis, where=W, keepdims=True, **kw),
+          numpy(name, x, axis=axis, where=W, keepdims=True, **kw), x)
+
+
+@pytest.mark.parametrize("name", ["var", "std", "nanvar", "nanstd"])
+@pytest.mark.parametrize("axis", [None, 1, (0, 1)])
+def test_var_and_std_take_a_given_mean(name, axis):
+    x = XN if name.startswith("nan") else X
+    m = rng.normal(size=np.mean(X, axis=axis, keepdims=True).shape).astype(np.float32)
+    agree(lambda x, m: getattr(tnp, name)(x, axis=axis, ddof=1, mean=m),
+          numpy(name, x, axis=axis, ddof=1, mean=m), x, m, rtol=1e-5)
+
+
+def test_var_gradients_and_batching_with_where_and_nan():
+    g = tracer.grad(tnp.nanvar)(np.array([np.nan, 0, 1, 2, 3.0]))
+    np.testing.assert_allclose(g, [0.0, -0.75, -0.25, 0.25, 0.75])
+    assert not np.isnan(tracer.grad(tnp.nanstd)(np.array([np.nan, 0, 1, 2, 3.0]))).any()
+    for b in BACKENDS:
+        g = tracer.jit(tracer.grad(lambda x: tnp.var(x, where=W)), backend=b)(X)
+        want = np.where(W, 2 * (X - X[W].mean()) / W.sum(), 0)
+        np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-7)
+    out = tracer.vmap(lambda x, w: tnp.nanvar(x, where=w, ddof=1))(XN, W)
+    np.testing.assert_allclose(out, [numpy("nanvar", r, where=m, ddof=1) for r, m in zip(XN, W)],
+                               rtol=1e-5)
+
+
+@pytest.mark.parametrize("f", [tnp.var, tnp.std])
+def test_count_at_most_ddof_gives_nan_and_ddof_with_correction_is_refused(f):
+    for size in (0, 1, 2):
+        for ddof in (size, size + 1):
+            assert np.isnan(f(np.arange(size), ddof=ddof))
+            assert np.isnan(tracer.jit(lambda x: f(x, ddof=ddof))(np.arange(size, dtype=float)))
+    with pytest.raises(ValueError, match="ddof and correction can't be provided"):
+        f(X, ddof=1, correction=1)
+    np.testing.assert_allclose(f(X, correction=1), numpy(f.__name__, X, ddof=1), rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape,axis", [((2, 3, 4), (1, 2)), ((2, 3, 4), (2, 0)),
+                                        ((2, 3, 4), (2, 1, 0)), ((2, 3, 4, 5), (3, 0, 2, 1))])
+def test_average_takes_weights_of_the_averaged_axes(shape, axis):
+    x = rng.normal(size=shape).astype(np.float32)
+    w = rng.random(tuple(shape[a] for a in axis)).astype(np.float32)
+    full = np.transpose(w, np.argsort(axis)).reshape(
+        tuple(d if i in axis else 1 for i, d in enumerate(shape)))
+    want = np.average(x, axis, np.broadcast_to(full, shape))
+    agree(lambda x, w: tnp.average(x, axis, w), want, x, w, rtol=1e-5)
+    g = tracer.grad(lambda w: tnp.average(x, axis, w).sum())(w)
+    assert g.shape == w.shape
+    with pytest.raises(ValueError, match="average: weights of shape"):
+        tnp.average(x, None, w)
