@@ -9,7 +9,7 @@ from tracer import numpy as tnp
 from tracer.core import Tracer
 from tracer.lax import bitcast
 from tracer.numpy._base import mark_weak
-from tracer.numpy.advanced import At
+from tracer.numpy.index_updates import At
 
 
 def _python_like(f, swap=False):

@@ -47,7 +47,7 @@ def test_dynamic_index_negative_under_vmap_and_grad():
 
 # ---- x.at[idx] in every mode -----------------------------------------------------------
 
-from tracer.numpy.advanced import At  # noqa: E402  (eager arrays have no .at)
+from tracer.numpy.index_updates import At  # noqa: E402  (eager arrays have no .at)
 
 UFUNCS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "min": np.minimum,
           "max": np.maximum}

@@ -4,8 +4,11 @@ Basic indices (ints, slices with any step, None, one Ellipsis) become one `rev` 
 negative steps) and one `slice`; integer-array indices become one `take` (several index
 their axes moved together and merged, through one flat position). As in NumPy,
 when the integer indices and the array index are not adjacent in the key, the array's
-dimensions go first in the result. Boolean masks are rejected: their output shape would
-depend on the data.
+dimensions go first in the result. Several concrete index arrays or a concrete boolean
+mask read the flat positions they select (`positions`: NumPy's own indexing applied to
+`arange(size).reshape(shape)`) with one `take`; `x.at[...]` (tracer.numpy.index_updates)
+writes through the same positions. A traced boolean mask is rejected: the output shape
+would depend on the data.
 """
 import math
 
@@ -15,9 +18,14 @@ from ir.errors import (ArgumentError, ArgumentValueError, IndexingError, OutOfBo
                        ShapeError)
 from ir.types import dtype_kind
 from tracer.core import Tracer, run_kernel
-from tracer.numpy._base import convert, dtype_of, no_out, normalize_axis, shape, value
-from tracer.numpy.advanced import gather
-from tracer.numpy.shape_ops import ravel, reshape, transpose
+from tracer.numpy._base import (broadcast_shapes, convert, dtype_of, no_out, normalize_axis,
+                                shape, value)
+from tracer.numpy.bitwise import logical_or
+from tracer.numpy.elementwise import (add, clip, greater_equal, less, minimum, multiply,
+                                      where)
+from tracer.numpy.rounding import mod
+from tracer.numpy.shape_ops import (broadcast_to, concatenate, moveaxis, ravel, reshape,
+                                   transpose)
 
 _INTS = (int, np.integer)
 
@@ -46,8 +54,6 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     ("wrap"), clamped into it with negative ones to 0 ("clip", NumPy's and JAX's), or gives
     fill_value ("fill", JAX's; default NaN, or the int dtype's min (max if unsigned), or
     True). unique_indices and indices_are_sorted are JAX's promises and change nothing."""
-    from tracer.numpy.elementwise import clip
-    from tracer.numpy.rounding import mod
     no_out("take", out)
     if mode not in _TAKE_MODES:
         raise ArgumentValueError(f"take: mode={mode!r} is not one of {_TAKE_MODES}")
@@ -71,7 +77,6 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
 
 def _fill_slot(x, ax, fill_value):
     """x with one more slice at the end of axis `ax`, holding fill_value."""
-    from tracer.numpy.shape_ops import broadcast_to, concatenate
     dt = dtype_of(x)
     if fill_value is None:
         kind = dtype_kind(dt)
@@ -84,8 +89,6 @@ def _fill_slot(x, ax, fill_value):
 
 def _to_fill_slot(idx, n):
     """Indices in [-n, n) wrapped, all others sent to the fill slot n."""
-    from tracer.numpy.bitwise import logical_or
-    from tracer.numpy.elementwise import add, greater_equal, less, where
     idx = convert(idx, np.int64, "take")
     return where(logical_or(less(idx, -n), greater_equal(idx, n)), n,
                  where(less(idx, 0), add(idx, n), idx))
@@ -96,7 +99,6 @@ def _take(x, indices, ax):
     if isinstance(indices, Tracer):
         dt = dtype_of(indices)
         _check_int_index("take", dt)
-        from tracer.numpy.elementwise import add, less, where
         if n > np.iinfo(dt).max:    # idx + n must not wrap (int32 indices, a longer axis)
             indices = convert(indices, np.int64, "take")
         idx = where(less(indices, 0), add(indices, n), indices)
@@ -162,7 +164,7 @@ def getitem(x, key):
     through the flat positions they select."""
     x = value(x, "getitem")
     if _advanced(key):
-        return gather(x, key)
+        return _gather(x, key)
     shp = shape(x)
     key, separated = _normalize_key(key, len(shp))
     arrays = [j for j, k in enumerate(key) if isinstance(k, (Tracer, np.ndarray))]
@@ -202,7 +204,6 @@ def _flat_index(arrays, axes, dims):
     """The row-major position in axes of sizes `dims` that one integer array per axis
     selects (the arrays broadcast together); each is wrapped and checked against its own
     axis (a traced one when it runs), so no out-of-bounds index lands on another element."""
-    from tracer.numpy.elementwise import add, multiply
     flat = None
     for k, axis, d in zip(arrays, axes, dims):
         if not isinstance(k, Tracer):
@@ -242,8 +243,6 @@ def _final_shape(key, dims, nidx, front):
 def take_along_axis(arr, indices, axis=-1):
     """arr's elements at `indices` along `axis` (other axes broadcast), as one `take` from
     the flattened array: the flat index is the row offset plus the wrapped index."""
-    from tracer.numpy.elementwise import add, less, where
-    from tracer.numpy.shape_ops import broadcast_to, moveaxis
     arr = value(arr, "take_along_axis")
     if axis is None:
         arr, axis = ravel(arr), 0
@@ -256,7 +255,6 @@ def take_along_axis(arr, indices, axis=-1):
     ax = normalize_axis("take_along_axis", axis, nd)
     x, idx = moveaxis(arr, ax, -1), moveaxis(idx, ax, -1)
     n = shape(x)[-1]
-    from tracer.numpy._base import broadcast_shapes
     lead = broadcast_shapes("take_along_axis", shape(x)[:-1], shape(idx)[:-1])
     x = broadcast_to(x, lead + (n,))
     idx = broadcast_to(convert(idx, np.int64, "take_along_axis"), lead + shape(idx)[-1:])
@@ -269,3 +267,95 @@ def take_along_axis(arr, indices, axis=-1):
     rows = np.arange(int(np.prod(lead, dtype=np.int64)), dtype=np.int64).reshape(lead + (1,))
     out = run_kernel("take", [ravel(x), add(idx, rows * n)], {"axis": 0})
     return moveaxis(out, -1, ax)
+
+
+def _has_tracer(key):
+    key = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, Tracer) for k in key)
+
+
+def positions(op, shp, key, mode=None):
+    """The flat positions `key` selects in an array of shape `shp` (an int64 array of the
+    result's shape; traced when the key is). With mode "clip", "drop" or "fill" an index
+    out of bounds is clamped, or selects position -1."""
+    if mode is None:
+        ref = np.arange(math.prod(shp), dtype=np.int64).reshape(shp)
+    else:
+        ref = np.full(tuple(d + 1 for d in shp), -1, np.int64)
+        ref[tuple(slice(0, d) for d in shp)] = np.arange(math.prod(shp)).reshape(shp)
+        key = _guarded(op, shp, key, mode)
+    if _has_tracer(key):
+        if any(isinstance(k, Tracer) and dtype_kind(dtype_of(k)) == "b"
+               for k in (key if isinstance(key, tuple) else (key,))):
+            raise IndexingError(f"{op}: a traced boolean mask selects a data-dependent "
+                                f"number of elements; use tnp.where(mask, x, other) instead, "
+                                f"or tnp.nonzero(mask, size=n) for a fixed-size index")
+        return getitem(ref, key)
+    try:
+        return ref[key]
+    except IndexError as e:
+        raise OutOfBoundsError(f"{op}: {e} (array of shape {shp})") from None
+    except (TypeError, ValueError) as e:
+        raise ArgumentError(f"{op}: unsupported index {key!r} for shape {shp}: {e}") from None
+
+
+def _guarded(op, shp, key, mode):
+    """`key` for the array one longer on every axis: slices bounded to the real axis (a
+    full slice would take the extra slot), masks padded with False, integer indices
+    wrapped, then clamped into the axis ("clip") or else sent to the extra slot."""
+    key = key if isinstance(key, tuple) else (key,)
+    used = [_axes_used(k) for k in key]
+    spread = len(shp) - sum(used)
+    if spread < 0:
+        raise IndexingError(f"{op}: too many indices ({sum(used)}) for an array of rank "
+                         f"{len(shp)}")
+    out, axis = [], 0
+    for k, n in zip(key, used):
+        if k is Ellipsis:
+            out.extend([slice(0, d) for d in shp[axis:axis + spread]] or [Ellipsis])
+            n = spread
+        elif k is None or isinstance(k, (bool, np.bool_)):
+            out.append(k)
+        elif isinstance(k, slice):
+            r = range(*k.indices(shp[axis]))
+            out.append(slice(r.start, r.stop if r.stop >= 0 else None, r.step))
+        elif not isinstance(k, Tracer) and np.asarray(k).dtype == bool:
+            out.append(np.pad(np.asarray(k), [(0, 1)] * n))
+        else:
+            out.append(_guard(op, k, shp[axis], mode))
+        axis += n
+    if not any(k is Ellipsis for k in key):
+        out.extend(slice(0, d) for d in shp[axis:])
+    return tuple(out)
+
+
+def _axes_used(k):
+    if k is None or k is Ellipsis or isinstance(k, (bool, np.bool_)):
+        return 0
+    if isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype == bool:
+        return np.ndim(k)
+    return 1
+
+
+def _guard(op, k, d, mode):
+    """Integer index k on an axis of length d, wrapped, then clamped (clip) or moved to
+    the extra slot d when still out of bounds."""
+    kind = dtype_kind(dtype_of(k)) if isinstance(k, Tracer) else np.asarray(k).dtype.kind
+    if kind not in "iu":
+        raise ArgumentError(f"{op}: indices must be integers, got {k!r}")
+    scalar = isinstance(k, (int, np.integer))
+    k = convert(k, np.int64, op) if isinstance(k, Tracer) else np.asarray(k, np.int64)
+    k = where(less(k, 0), add(k, d), k)
+    if mode == "clip":
+        k = clip(k, 0, max(d - 1, 0))
+    else:
+        k = where(less(k, 0), d, minimum(k, d))
+    return int(k) if scalar else k
+
+
+def _gather(x, key):
+    """x[key] for any concrete NumPy index (and one traced integer array)."""
+    x = value(x, "getitem")
+    ids = positions("getitem", shape(x), key)
+    flat = reshape(x, (-1,))
+    return reshape(run_kernel("take", [flat, reshape(ids, (-1,))], {"axis": 0}), shape(ids))
