@@ -23,6 +23,7 @@ from tracer.numpy.indexing import getitem, take
 from tracer.numpy.reductions import (all, any, count_nonzero, cumprod, cumsum,  # noqa: E402
                                      cumulative_prod, cumulative_sum, nancumprod, nancumsum,
                                      ptp)
+from tracer.numpy.covariance import corrcoef, cov  # noqa: E402
 from tracer.numpy.statistics import (average, diff, ediff1d, gradient, median,  # noqa: E402
                                      nanargmax, nanargmin, nanmax, nanmean, nanmedian, nanmin,
                                      nanprod, nanstd, nansum, nanvar, percentile, quantile, std,
