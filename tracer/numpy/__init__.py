@@ -24,10 +24,11 @@ from tracer.numpy.reductions import (all, any, count_nonzero, cumprod, cumsum,  
                                      cumulative_prod, cumulative_sum, nancumprod, nancumsum,
                                      ptp)
 from tracer.numpy.covariance import corrcoef, cov  # noqa: E402
-from tracer.numpy.statistics import (average, diff, ediff1d, gradient, median,  # noqa: E402
-                                     nanargmax, nanargmin, nanmax, nanmean, nanmedian, nanmin,
-                                     nanprod, nanstd, nansum, nanvar, percentile, quantile, std,
-                                     trace, var)
+from tracer.numpy.statistics import (average, diff, ediff1d, gradient,  # noqa: E402
+                                     nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod,
+                                     nanstd, nansum, nanvar, std, trace, var)
+from tracer.numpy.quantiles import (median, nanmedian, nanpercentile,  # noqa: E402
+                                    nanquantile, percentile, quantile)
 from tracer.numpy.shape_ops import (atleast_1d, atleast_2d, atleast_3d,  # noqa: E402
                                     broadcast_arrays, broadcast_shapes, moveaxis, rollaxis)
 from tracer.numpy.assembly import (append, array_split, block, column_stack,  # noqa: E402

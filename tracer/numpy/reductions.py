@@ -4,7 +4,7 @@ integers is float64; statistics of float16/bfloat16 are computed in float32, as 
 import numpy as np
 
 from ir import check_dtype
-from ir.errors import ArgumentError, ArgumentValueError, ShapeError
+from ir.errors import ArgumentValueError, ShapeError
 from ir.types import BFLOAT16, dtype_kind
 from tracer.core import run_kernel
 from tracer.numpy._base import (FLOAT16, FLOAT32, FLOAT64, convert, dtype_of, no_out,

@@ -1,7 +1,7 @@
-"""Statistics as composites of reductions, sort and where: average, var/std, the nan*
-family (NaN masked out with where, so their gradients skip the NaN entries), median and
-quantiles (through sort, so they differentiate through the values they pick), trace,
-diff and gradient. Result dtypes follow NumPy 2 (integer inputs give float64)."""
+"""Statistics as composites of reductions and where: average, var/std, the nan* family
+(NaN masked out with where, so their gradients skip the NaN entries), trace, diff and
+gradient (order statistics are in quantiles.py). Result dtypes follow NumPy 2 (integer
+inputs give float64)."""
 import numpy as np
 
 from ir import check_dtype
@@ -13,7 +13,7 @@ from tracer.numpy._base import (FLOAT64, convert, dtype_of, normalize_axes, norm
 from tracer.numpy.bitwise import logical_and, logical_not
 from tracer.numpy.elementwise import (add, divide, multiply, not_equal, sqrt, subtract,
                                       where as where_)
-from tracer.numpy.reductions import (INT64, _reduce, accumulator, all, argmax, argmin,
+from tracer.numpy.reductions import (_reduce, accumulator, all, argmax, argmin,
                                      check_where, computation, mean, no_out, sum)
 from tracer.numpy.shape_ops import concatenate, ravel, reshape, transpose
 
@@ -32,6 +32,22 @@ def _count(x, axes):
     return int(np.prod([shape(x)[a] for a in axes], dtype=np.int64))
 
 
+def weights_like(name, w, a, axis):
+    """Weights for a's elements: of a's shape, or of the reduced axes' shape in the order
+    `axis` names them (JAX's N-D weights), reshaped to broadcast against a."""
+    w = value(w, name)
+    if shape(w) == shape(a):
+        return w
+    order = [normalize_axis(name, ax, len(shape(a))) for ax in
+             (() if axis is None else axis if isinstance(axis, (tuple, list)) else (axis,))]
+    if axis is None or shape(w) != tuple(shape(a)[ax] for ax in order):
+        raise ShapeError(f"{name}: weights of shape {shape(w)} fit neither a's shape "
+                         f"{shape(a)} nor the reduced axes {axis}: give weights of either "
+                         f"shape")
+    w = transpose(w, tuple(np.argsort(order)))
+    return reshape(w, tuple(d if i in order else 1 for i, d in enumerate(shape(a))))
+
+
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     """numpy.average; weights have a's shape, or the shape of the averaged axes in the
     order `axis` names them (JAX's N-D weights; NumPy takes 1-D ones only)."""
@@ -44,15 +60,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     w = value(weights, "average")
     ints = dtype_kind(dtype_of(a)) in "biu"
     dt = result_dtype("average", a, w, *([np.float64(0)] if ints else []))
-    if shape(w) != shape(a):
-        order = [normalize_axis("average", ax, len(shape(a))) for ax in
-                 (() if axis is None else axis if isinstance(axis, (tuple, list)) else (axis,))]
-        if axis is None or shape(w) != tuple(shape(a)[ax] for ax in order):
-            raise ShapeError(f"average: weights of shape {shape(w)} fit neither a's shape "
-                             f"{shape(a)} nor the averaged axes {axis}: give weights of "
-                             f"either shape")
-        w = transpose(w, tuple(np.argsort(order)))
-        w = reshape(w, tuple(d if i in order else 1 for i, d in enumerate(shape(a))))
+    w = weights_like("average", w, a, axis)
     ct = computation(dt)
     a, w = convert(a, ct, "average"), convert(w, ct, "average")
     scl = sum(multiply(w, np.ones(shape(a), ct)), axis=axis, keepdims=keepdims)
@@ -201,110 +209,6 @@ def nanargmax(a, axis=None, out=None, *, keepdims=False):
 def nanargmin(a, axis=None, out=None, *, keepdims=False):
     no_out("nanargmin", out)
     return _nan_arg(argmin, np.inf, "nanargmin", a, axis, keepdims)
-
-
-def _to_last(x, axis, name):
-    """x with the `axis` axes merged into one last axis, and the kept shape for keepdims."""
-    axes = normalize_axes(name, axis, len(shape(x)))
-    rest = [i for i in range(len(shape(x))) if i not in axes]
-    y = transpose(x, tuple(rest) + axes) if len(shape(x)) else x
-    y = reshape(y, tuple(shape(x)[i] for i in rest) + (_count(x, axes),))
-    kept = tuple(1 if i in axes else d for i, d in enumerate(shape(x)))
-    return y, kept
-
-
-def _lerp(a, b, t):
-    """NumPy's _lerp: a + (b - a) * t, or b - (b - a) * (1 - t) where t >= 0.5."""
-    d = subtract(b, a)
-    return where_(np.asarray(t) >= 0.5, subtract(b, multiply(d, 1 - t)),
-                 add(a, multiply(d, t)))
-
-
-def _sorted_slices(a, axis, name):
-    """(sorted float slices along the last axis, the kept shape, the slice length, the
-    slices' NaN flags): what order statistics read from."""
-    from tracer.numpy.sorting import sort
-    from tracer.numpy.indexing import take
-    a = value(a, name)
-    y, kept = _to_last(convert(a, _float(a), name), axis, name)
-    n = shape(y)[-1]
-    if n == 0:
-        raise ShapeError(f"{name}: cannot take a {name} of an empty slice")
-    s = sort(y, axis=-1)
-    return s, kept, n, _isnan(take(s, n - 1, axis=-1))      # NaN sorts last
-
-
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-             keepdims=False):
-    """numpy.quantile with method="linear" (q concrete; any NaN in a slice gives NaN). The
-    result has a float input's dtype whatever q's, as in JAX (NumPy 2 widens a float32
-    input to float64 for a float64 array q)."""
-    from tracer.numpy.indexing import take
-    no_out("quantile", out)
-    if method != "linear":
-        raise ArgumentError(f"quantile: only method='linear' is supported, got {method!r}")
-    if isinstance(q, Tracer):
-        raise ArgumentError("quantile: q must be concrete (it fixes which elements are read)")
-    qa = np.asarray(q, np.float64)
-    if np.any((qa < 0) | (qa > 1)):
-        raise ArgumentError("quantile: quantiles must be in the range [0, 1]")
-    s, kept, n, has_nan = _sorted_slices(a, axis, "quantile")
-    lead = len(shape(s)) - 1
-    # NumPy's virtual index n*q + (alpha + q*(1 - alpha - beta)) - 1 with alpha = beta = 1
-    # for "linear", written as NumPy computes it so the rounding matches
-    vi = n * qa + (1 + qa * (1 - 1 - 1)) - 1
-    prev = np.clip(np.floor(vi), 0, n - 1).astype(np.int64)
-    nxt = np.where(vi >= n - 1, n - 1, np.clip(prev + 1, 0, n - 1))
-    prev = np.where(vi >= n - 1, n - 1, prev)
-    gamma = vi - np.floor(vi)
-    gamma = gamma.astype(dtype_of(s)).reshape(gamma.shape + (1,) * lead)
-    lo, hi = take(s, prev, axis=-1), take(s, nxt, axis=-1)
-    if qa.ndim:     # q's axes first, as NumPy puts them
-        perm = tuple(range(lead, lead + qa.ndim)) + tuple(range(lead))
-        lo, hi = transpose(lo, perm), transpose(hi, perm)
-    res = where_(has_nan, _NAN, _lerp(lo, hi, gamma))
-    return reshape(res, qa.shape + kept) if keepdims else res
-
-
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-               keepdims=False):
-    if isinstance(q, Tracer):
-        raise ArgumentError("percentile: q must be concrete")
-    qq = q / 100 if isinstance(q, (int, float)) else np.true_divide(q, 100)
-    return quantile(a, qq, axis, out, overwrite_input, method, keepdims)
-
-
-def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """The mean of the middle element(s) of the sorted slice; NaN if the slice has one."""
-    no_out("median", out)
-    from tracer.numpy.indexing import take
-    s, kept, n, has_nan = _sorted_slices(a, axis, "median")
-    res = mean(take(s, np.array([(n - 1) // 2, n // 2]), axis=-1), axis=-1)
-    res = where_(has_nan, _NAN, res)
-    return reshape(res, kept) if keepdims else res
-
-
-def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """Median of the non-NaN numbers (NaN sort last, so they are the first k of a slice);
-    an all-NaN slice gives NaN."""
-    no_out("nanmedian", out)
-    from tracer.core import run_kernel
-    from tracer.numpy.indexing import take_along_axis
-    from tracer.numpy.sorting import sort
-    a = value(a, "nanmedian")
-    if dtype_kind(dtype_of(a)) != "f":
-        return median(a, axis, keepdims=keepdims)
-    y, kept = _to_last(a, axis, "nanmedian")
-    s = sort(y, axis=-1)
-    k = sum(not_equal(_isnan(y), True), axis=-1, dtype=INT64, keepdims=True)
-    km1 = where_(k > 0, subtract(k, 1), 0)
-    two = np.full(shape(k), 2, np.int64)
-    lo = run_kernel("div", [km1, two])
-    hi = run_kernel("div", [where_(k > 0, k, 0), two])
-    hi = where_(hi >= shape(y)[-1], shape(y)[-1] - 1, hi)
-    mid = concatenate([take_along_axis(s, lo, -1), take_along_axis(s, hi, -1)], axis=-1)
-    res = where_(reshape(k, shape(k)[:-1]) == 0, _NAN, mean(mid, axis=-1))
-    return reshape(res, kept) if keepdims else res
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
