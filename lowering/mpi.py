@@ -5,17 +5,21 @@ A collective node traced inside a shard_map over a mesh of processes carries `me
 mesh's ((name, size), ...) pairs, besides its axis name; its NumPy kernel (registered here
 by tracer.distributed.initialize) runs psum/pmax/pmin as Allreduce, all_gather as
 Allgather, psum_scatter as Reduce_scatter_block, ppermute as Isend/Irecv pairs, all_to_all
-as Alltoall, and axis_index reads the rank's coordinate. Its llvm impl is NumpyInProgram:
-compiled programs run it as a python step on their buffers. Every collective is a
+as Alltoall, and axis_index reads the rank's coordinate. In compiled llvm programs psum,
+pmax and pmin of a dtype MPI has a type for call MPI_Allreduce from the native code
+(lowering.llvm.mpi_native); the others, and every collective under
+TRACER_CHECK_COLLECTIVES, run as a python step on the program's buffers. Every collective is a
 blocking MPI call watched by a thread that aborts the job, naming the collective, when it
 has waited longer than TRACER_COLLECTIVE_TIMEOUT (a rank that never arrives cannot hang
 the job), naming the ranks of its axis that never reached it: each process counts the
-collectives it enters in a one-number RMA window, and the watchdog reads the others'
-counts (a rank that does not answer within a second is named as not answering). TRACER_CHECK_COLLECTIVES=1 first gathers every rank's description of the
+collectives it enters in a one-number RMA window (native calls too), and the watchdog
+reads the others' counts (a rank that does not answer within a second is named as not
+answering). TRACER_CHECK_COLLECTIVES=1 first gathers every rank's description of the
 collective (kernel, parameters, shape, dtype, sequence number on the axis) and raises on
 a mismatch, naming both ranks'.
 """
 import atexit
+import ctypes
 import os
 import threading
 import time
@@ -25,12 +29,11 @@ from mpi4py import MPI
 
 import registry
 from ir.errors import KernelError
+from lowering.llvm import mpi_native
 from lowering.llvm.protocol import NumpyInProgram
 
 _REDUCE_OPS = {"psum": MPI.SUM, "pmax": MPI.MAX, "pmin": MPI.MIN}
-_NATIVE = {np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128,
-                                 np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-                                 np.uint32, np.uint64)}
+_NATIVE = set(mpi_native.DTYPES)
 _DESCRIPTOR = 512       # bytes of one rank's description under TRACER_CHECK_COLLECTIVES
 
 
@@ -38,7 +41,6 @@ class _State:
     world = None
     check = False       # TRACER_CHECK_COLLECTIVES, read once by install()
     running = None      # (what, deadline, timeout) of the collective this process is in, or None
-    sequence = {}       # (mesh, axis name) -> collectives this process ran over it
     arrivals = None     # int64[1] exposed in `window`: collectives this process entered
     window = None
 
@@ -59,11 +61,23 @@ def run(call, what, timeout=None):
 
 
 def _watch(tick):
-    """The watchdog thread: MPI calls release the GIL, so it runs while one blocks."""
+    """The watchdog thread: MPI calls release the GIL, so it runs while one blocks. A
+    native call (mpi_native.running: [site, arrival]) is timed from when it is first
+    seen, so it aborts within a tick of the timeout."""
+    native, since = None, 0.0
     while True:
         time.sleep(tick)
-        running = _state.running
-        if running is not None and time.monotonic() > running[1]:
+        running, now = _state.running, time.monotonic()
+        site, arrival = (int(v) for v in mpi_native.running)
+        if not site:
+            native = None
+        elif native != (site, arrival):
+            native, since = (site, arrival), now
+        elif now - since > _state.world.timeout:
+            kernel, aval, attrs = mpi_native.sites[site]
+            seq = int(_axis((attrs["mesh"], attrs["axis_name"]))[1][1])
+            running = ((kernel, aval, attrs, seq), 0.0, _state.world.timeout, arrival)
+        if running is not None and now > running[1]:
             what, _, limit, arrival = running
             late = "some rank of its axis never reached it" if isinstance(what, str) \
                 else _missing(what[2], arrival)
@@ -108,9 +122,9 @@ def _describe(kernel, x, attrs, seq):
 def _start(kernel, x, attrs):
     """The axis communicator and this call's description, after counting (and in check
     mode, comparing) the call."""
-    key = (attrs["mesh"], attrs["axis_name"])
-    comm = _state.world.axis_comm(*key)
-    seq = _state.sequence[key] = _state.sequence.get(key, 0) + 1
+    comm, record = _axis((attrs["mesh"], attrs["axis_name"]))
+    record[1] += 1
+    seq = int(record[1])
     _state.arrivals[0] += 1
     what = (kernel, x, attrs, seq)
     if _state.check:
@@ -132,6 +146,18 @@ def _check(comm, what):
                           f"rank {_state.world.rank} runs {what}, but rank {other[0]} runs "
                           f"{other[1]}; every rank of the axis must run the same "
                           f"collectives in the same order (no rank-dependent branch)")
+
+
+def _axis(key):
+    """The communicator of mesh axis `key` and its record (mpi_native.axis_record), which
+    counts the collectives run over it by either path."""
+    comm = _state.world.axis_comm(*key)
+    return comm, mpi_native.axis_record(key, MPI._handleof(comm))
+
+
+def _record(key):
+    """The axis record if the axis's communicator exists (make_mesh splits them all)."""
+    return _axis(key)[1] if key in _state.world.axis_comms else None
 
 
 def _flat_bytes(x):
@@ -237,6 +263,14 @@ def install(world):
     atexit.register(_free_window)
     threading.Thread(target=_watch, args=(min(0.25, world.timeout / 8),), daemon=True,
                      name="tracer-collective-watchdog").start()
+    if not _state.check and len({MPI._sizeof(t) for t in (MPI.Comm, MPI.Datatype,
+                                                           MPI.Op)}) == 1:
+        mpi_native.bind(ctypes.cast(ctypes.CDLL(MPI.__file__).MPI_Allreduce,
+                                    ctypes.c_void_p).value, int(MPI.IN_PLACE),
+                        [MPI._handleof(_REDUCE_OPS[k]) for k in mpi_native.OPS],
+                        [MPI._handleof(MPI._typedict[t.char]) for t in mpi_native.DTYPES],
+                        MPI._sizeof(MPI.Comm), _state.arrivals, _record)
     for kernel, impl in KERNELS.items():
         registry.register_kernel(kernel, "numpy", impl)
-        registry.register_kernel(kernel, "llvm", _IN_PROGRAM)
+        registry.register_kernel(kernel, "llvm", mpi_native.Allreduce(kernel)
+                                 if kernel in mpi_native.OPS else _IN_PROGRAM)
