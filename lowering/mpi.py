@@ -7,7 +7,8 @@ by tracer.distributed.initialize) runs psum/pmax/pmin as Allreduce, all_gather a
 Allgather, psum_scatter as Reduce_scatter_block, ppermute as Isend/Irecv pairs, all_to_all
 as Alltoall, and axis_index reads the rank's coordinate. In compiled llvm programs psum,
 pmax and pmin of a dtype MPI has a type for call MPI_Allreduce from the native code
-(lowering.llvm.mpi_native); the others, and every collective under
+(lowering.llvm.mpi_native), as does all_gather MPI_Allgather where its layout is
+Allgather's; the others, and every collective under
 TRACER_CHECK_COLLECTIVES, run as a python step on the program's buffers. Every collective is a
 blocking MPI call watched by a thread that aborts the job, naming the collective, when it
 has waited longer than TRACER_COLLECTIVE_TIMEOUT (a rank that never arrives cannot hang
@@ -265,12 +266,15 @@ def install(world):
                      name="tracer-collective-watchdog").start()
     if not _state.check and len({MPI._sizeof(t) for t in (MPI.Comm, MPI.Datatype,
                                                            MPI.Op)}) == 1:
-        mpi_native.bind(ctypes.cast(ctypes.CDLL(MPI.__file__).MPI_Allreduce,
-                                    ctypes.c_void_p).value, int(MPI.IN_PLACE),
-                        [MPI._handleof(_REDUCE_OPS[k]) for k in mpi_native.OPS],
-                        [MPI._handleof(MPI._typedict[t.char]) for t in mpi_native.DTYPES],
-                        MPI._sizeof(MPI.Comm), _state.arrivals, _record)
+        library = ctypes.CDLL(MPI.__file__)     # (dlsym searches its libmpi too)
+        mpi_native.bind(
+            [ctypes.cast(getattr(library, f), ctypes.c_void_p).value
+             for f in mpi_native.FUNCTIONS],
+            [int(MPI.IN_PLACE), MPI._handleof(MPI.BYTE)]
+            + [MPI._handleof(_REDUCE_OPS[k]) for k in mpi_native.OPS]
+            + [MPI._handleof(MPI._typedict[t.char]) for t in mpi_native.DTYPES],
+            MPI._sizeof(MPI.Comm), _state.arrivals, _record)
     for kernel, impl in KERNELS.items():
         registry.register_kernel(kernel, "numpy", impl)
-        registry.register_kernel(kernel, "llvm", mpi_native.Allreduce(kernel)
-                                 if kernel in mpi_native.OPS else _IN_PROGRAM)
+        registry.register_kernel(kernel, "llvm", mpi_native.Collective(kernel)
+                                 if kernel in mpi_native.CALLS else _IN_PROGRAM)

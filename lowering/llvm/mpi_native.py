@@ -1,10 +1,11 @@
-"""psum, pmax and pmin as a call from compiled code into the MPI library: MPI_Allreduce
-on the program's own buffers, with no step back into Python.
+"""psum, pmax, pmin and all_gather as calls from compiled code into the MPI library
+(MPI_Allreduce, MPI_Allgather) on the program's own buffers, with no step back into
+Python.
 
 Nothing of the job is baked into module text, which the disk cache may hand to another
 job: the code reads every MPI handle at run time from tables it links against by name
 (llvm.add_symbol binds each name to this process's memory). `tracer_mpi_handles` holds
-MPI_IN_PLACE, the ops and the datatypes at fixed positions; each mesh axis has a record
+MPI_IN_PLACE, MPI_BYTE, the ops and the datatypes at fixed positions; each mesh axis has a record
 `tracer_mpi_axis_<digest of (mesh, axis name)>` of [communicator handle, collectives run
 over it], the count lowering/mpi.py's python path advances too. Before the call the code
 bumps the arrivals counter the other ranks read (lowering/mpi.py's RMA window) and writes
@@ -26,8 +27,9 @@ OPS = ("psum", "pmax", "pmin")
 DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128,
                                      np.int8, np.int16, np.int32, np.int64, np.uint8,
                                      np.uint16, np.uint32, np.uint64))
-_IN_PLACE, _FIRST_OP, _FIRST_DTYPE = 0, 1, 1 + len(OPS)
-_CALL = "tracer_mpi_allreduce"       # bound to the loaded library's MPI_Allreduce
+_IN_PLACE, _BYTE, _FIRST_OP = 0, 1, 2
+_FIRST_DTYPE = _FIRST_OP + len(OPS)
+FUNCTIONS = ("MPI_Allreduce", "MPI_Allgather")     # bound as tracer_<name>
 
 
 class _Bound:
@@ -43,15 +45,17 @@ _bound = _Bound()
 sites, running = _bound.sites, _bound.running
 
 
-def bind(allreduce, in_place, ops, dtypes, handle_bytes, arrivals, record):
-    """Make the tables' symbols resolve in this process: `allreduce` the address of
-    MPI_Allreduce, the handles (ints) of MPI_IN_PLACE, OPS and DTYPES, `handle_bytes` the
-    size of an MPI handle, `arrivals` the int64 array counting collectives entered,
-    `record(key)` the axis_record of a mesh axis whose communicator exists, else None."""
+def bind(functions, handles, handle_bytes, arrivals, record):
+    """Make the tables' symbols resolve in this process: `functions` the addresses of
+    FUNCTIONS, `handles` those (ints) of MPI_IN_PLACE, MPI_BYTE, OPS and DTYPES,
+    `handle_bytes` the size of an MPI handle, `arrivals` the int64 array counting
+    collectives entered, `record(key)` the axis_record of a mesh axis whose communicator
+    exists, else None."""
     _bound.record = record
-    _bound.handles[:] = [_signed(v) for v in [in_place] + list(ops) + list(dtypes)]
-    for symbol, address in ((_CALL, allreduce), ("tracer_mpi_handles",
-                                                 ctypes.addressof(_bound.handles)),
+    _bound.handles[:] = [_signed(v) for v in handles]
+    for name, address in zip(FUNCTIONS, functions):
+        llvm.add_symbol("tracer_" + name, address)
+    for symbol, address in (("tracer_mpi_handles", ctypes.addressof(_bound.handles)),
                             ("tracer_mpi_running", _bound.running.ctypes.data),
                             ("tracer_mpi_arrivals", arrivals.ctypes.data)):
         llvm.add_symbol(symbol, address)
@@ -77,66 +81,99 @@ def axis_record(key, handle):
     return record
 
 
-def _global(module, name, typ):
-    g = module.globals.get(name)
-    if g is None:
-        g = ir.GlobalVariable(module, typ, name)
-        g.linkage = "external"
-    return g
+class _Tables:
+    """The module's view of the tables, for one node's code."""
+
+    def __init__(self, b, key):
+        self.b, self.hty = b, _bound.handle_type
+        self.record = self.table(_symbol(key), 2)
+        self.handles = self.table("tracer_mpi_handles", len(_bound.handles))
+        self.arrivals = self.table("tracer_mpi_arrivals", 1)
+        self.running = self.table("tracer_mpi_running", 2)
+
+    def table(self, name, n):
+        g = self.b.module.globals.get(name)
+        if g is None:
+            g = ir.GlobalVariable(self.b.module, ir.ArrayType(I64, n), name)
+            g.linkage = "external"
+        return g
+
+    def at(self, table, i):
+        return self.b.gep(table, [I32(0), I32(i)], inbounds=True)
+
+    def handle(self, table, i):
+        value = self.b.load(self.at(table, i))
+        return self.b.trunc(value, self.hty) if self.hty.width < 64 else value
+
+    def call(self, name, args):
+        """tracer_<name>(args) (pointers, int counts and handles), its int result."""
+        fn = intrinsic(self.b.module, "tracer_" + name, I32, [a.type for a in args])
+        return self.b.call(fn, args)
 
 
-def _allreduce(ctx, ins, outs, *, kernel, mesh, axis_name, **attrs):
-    b, aval, hty = ctx.b, ins[0].aval, _bound.handle_type
-    module = b.module
-    record = _global(module, _symbol((mesh, axis_name)), ir.ArrayType(I64, 2))
-    handles = _global(module, "tracer_mpi_handles", ir.ArrayType(I64, len(_bound.handles)))
-    arrivals = _global(module, "tracer_mpi_arrivals", I64)
-    slots = _global(module, "tracer_mpi_running", ir.ArrayType(I64, 2))
+def _allreduce(t, src, dst, aval, kernel, attrs):
+    b = t.b
+    same = b.icmp_unsigned("==", b.ptrtoint(src, I64), b.ptrtoint(dst, I64))
+    send = b.select(same, b.inttoptr(b.load(t.at(t.handles, _IN_PLACE)), PTR), src)
+    return "MPI_Allreduce", [
+        send, dst, I32(aval.size), t.handle(t.handles, _FIRST_DTYPE + DTYPES.index(aval.dtype)),
+        t.handle(t.handles, _FIRST_OP + OPS.index(kernel)), t.handle(t.record, 0)]
 
-    def at(table, i):
-        return b.gep(table, [I32(0), I32(i)], inbounds=True)
 
-    def handle(table, i):
-        value = b.load(at(table, i))
-        return b.trunc(value, hty) if hty.width < 64 else value
+def _allgather(t, src, dst, aval, kernel, attrs):
+    """Rank r's block is bytes [r * n, (r + 1) * n) of the output: all_gather's layout
+    when the gathered axis has only unit axes before it (`native`)."""
+    count, byte = I32(aval.size * aval.dtype.itemsize), t.handle(t.handles, _BYTE)
+    return "MPI_Allgather", [src, count, byte, dst, count, byte, t.handle(t.record, 0)]
+
+
+def _emit(ctx, ins, outs, *, kernel, mesh, axis_name, **attrs):
+    """Count the call (the axis record, the arrivals), show it to the watchdog, call
+    MPI, clear; a nonzero return code raises after the program's step."""
+    b, aval = ctx.b, ins[0].aval
+    t = _Tables(b, (mesh, axis_name))
     attrs = dict(attrs, mesh=mesh, axis_name=axis_name)
     site = int(hashlib.sha256(repr((kernel, aval.dtype.str, aval.shape, sorted(
         attrs.items()))).encode()).hexdigest()[:15], 16) + 1
     sites[site] = (kernel, aval, attrs)
-    b.store(b.add(b.load(at(record, 1)), I64(1)), at(record, 1))
-    arrival = b.add(b.load(arrivals), I64(1))
-    b.store(arrival, arrivals)
-    b.store(arrival, at(slots, 1))
-    b.store(I64(site), at(slots, 0))
-    src, dst = ins[0].ptr, outs[0].ptr
-    same = b.icmp_unsigned("==", b.ptrtoint(src, I64), b.ptrtoint(dst, I64))
-    send = b.select(same, b.inttoptr(b.load(at(handles, _IN_PLACE)), PTR), src)
-    call = intrinsic(module, _CALL, I32, [PTR, PTR, I32, hty, hty, hty])
-    rc = b.call(call, [
-        send, dst, I32(aval.size), handle(handles, _FIRST_DTYPE + DTYPES.index(aval.dtype)),
-        handle(handles, _FIRST_OP + OPS.index(kernel)), handle(record, 0)])
-    b.store(I64(0), at(slots, 0))
+    b.store(b.add(b.load(t.at(t.record, 1)), I64(1)), t.at(t.record, 1))
+    arrival = b.add(b.load(t.at(t.arrivals, 0)), I64(1))
+    b.store(arrival, t.at(t.arrivals, 0))
+    b.store(arrival, t.at(t.running, 1))
+    b.store(I64(site), t.at(t.running, 0))
+    name, args = CALLS[kernel](t, ins[0].ptr, outs[0].ptr, aval, kernel, attrs)
+    rc = t.call(name, args)
+    b.store(I64(0), t.at(t.running, 0))
     ctx.fail_if(b.icmp_signed("!=", rc, I32(0)),
-                f"{kernel}: MPI_Allreduce of {aval.dtype.name}{list(aval.shape)} over axis "
+                f"{kernel}: {name} of {aval.dtype.name}{list(aval.shape)} over axis "
                 f"{axis_name!r} failed (the MPI library returned an error code)")
 
 
-class Allreduce(KernelEmitter):
-    """MPI_Allreduce from compiled code, for an operand of a dtype MPI has a type for,
-    once bound (not under TRACER_CHECK_COLLECTIVES) and the axis's communicator exists;
-    other nodes run the NumPy kernel as a python step, on purpose."""
+CALLS = {"psum": _allreduce, "pmax": _allreduce, "pmin": _allreduce,
+          "all_gather": _allgather}
+
+
+class Collective(KernelEmitter):
+    """A collective called from compiled code once bound (not under
+    TRACER_CHECK_COLLECTIVES) and its axis's communicator exists: the reductions of a
+    dtype MPI has a type for, all_gather with unit axes before the gathered one; other
+    nodes run the NumPy kernel as a python step, on purpose."""
 
     def __init__(self, kernel):
-        super().__init__(lambda ctx, ins, outs, **attrs: _allreduce(ctx, ins, outs,
-                                                                    kernel=kernel, **attrs),
+        super().__init__(lambda ctx, ins, outs, **attrs: _emit(ctx, ins, outs,
+                                                               kernel=kernel, **attrs),
                          fuse_inputs=False)
         self.kernel = kernel
 
     def native(self, node):
-        aval = node.inputs[0].aval
-        return _bound.handle_type is not None and aval.dtype in DTYPES and \
-            aval.size < 2 ** 31 and \
-            _bound.record((node.attrs["mesh"], node.attrs["axis_name"])) is not None
+        aval, attrs = node.inputs[0].aval, node.attrs
+        if _bound.handle_type is None or \
+                _bound.record((attrs["mesh"], attrs["axis_name"])) is None:
+            return False
+        if self.kernel == "all_gather":
+            return aval.size * aval.dtype.itemsize < 2 ** 31 and \
+                all(d == 1 for d in aval.shape[:attrs["axis"]])
+        return aval.dtype in DTYPES and aval.size < 2 ** 31
 
     def __repr__(self):
-        return f"Allreduce({self.kernel!r})"
+        return f"Collective({self.kernel!r})"

@@ -32,6 +32,10 @@ CASES = {
     "psum_tree": (lambda b: lax.psum({"a": b, "b": b * 2}, "x")["b"], True),
     "all_gather": (lambda b: lax.all_gather(b, "x", axis=1), True),
     "all_gather_tiled": (lambda b: lax.all_gather(b, "x", axis=1, tiled=True), True),
+    "all_gather_0": (lambda b: lax.all_gather(b, "x"), True),
+    "all_gather_0_tiled": (lambda b: lax.all_gather(b, "x", tiled=True), True),
+    "all_gather_unit": (lambda b: lax.all_gather(b[None], "x", axis=1), True),
+    "bool_all_gather": (lambda b: lax.all_gather(b > 0, "x"), False),
     "psum_scatter": (lambda b: lax.psum_scatter(b, "x"), True),
     "psum_scatter_tiled": (lambda b: lax.psum_scatter(b, "x", scatter_dimension=1,
                                                        tiled=True), True),
@@ -49,18 +53,21 @@ CASES = {
         lax.axis_index("r") + 3, "r")).astype(b.dtype), True),
 }
 MESH = ((N, 1), ("x", "r"))     # a second axis "r" of one position
-# the cases whose jitted llvm program calls MPI_Allreduce itself (no python step runs
-# their reduction's NumPy kernel), and those that keep the python step on purpose (MPI has
-# no type for bool, float16, bfloat16)
+# the cases whose jitted llvm program calls MPI itself (no python step runs the NumPy
+# kernel of their psum, pmax, pmin or all_gather), and those that keep the python step
+# on purpose (MPI has no type for bool, float16, bfloat16; a gathered axis after a
+# non-unit one is no Allgather layout)
 NATIVE = ("psum", "pmean", "pmax", "pmin", "psum_tree", "int_psum", "psum_two_axes",
-          "axis_index_two_axes")
-FALLBACK = ("half_psum", "bfloat16_psum", "bool_psum")
+          "axis_index_two_axes", "all_gather_0", "all_gather_0_tiled", "all_gather_unit",
+          "bool_all_gather")
+FALLBACK = ("half_psum", "bfloat16_psum", "bool_psum", "all_gather", "all_gather_tiled")
 _python_steps = {"count": 0}
 
 
 def count_python_steps():
-    """From now on count the calls of the MPI reductions' NumPy kernels."""
-    for kernel in ("psum", "pmax", "pmin"):
+    """From now on count the calls of the NumPy kernels of the collectives that compiled
+    code calls MPI for."""
+    for kernel in ("psum", "pmax", "pmin", "all_gather"):
         impl = registry.get_kernel(kernel, "numpy")
         registry.register_kernel(kernel, "numpy", lambda *a, _impl=impl, **k: (
             _python_steps.__setitem__("count", _python_steps["count"] + 1), _impl(*a, **k))[1])
