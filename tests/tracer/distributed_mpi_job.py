@@ -5,6 +5,9 @@
     python distributed_mpi_job.py raise                 rank 1 raises after a collective
     python distributed_mpi_job.py stuck                 rank 1 never reaches a psum
     python distributed_mpi_job.py mismatch              the ranks psum different shapes
+    python distributed_mpi_job.py cache OUT_DIR K       a jitted psum after K spare
+        communicators (so its axis's handle differs with K); its axis's handle, result and
+        object files loaded from the disk cache saved to OUT_DIR/rank<r>.npz
 
 The test imports CASES and `global_input` to compute the one-process oracle.
 """
@@ -123,9 +126,24 @@ def faults(mode):
     mapped(mesh, lambda b: lax.psum(b, "x"))(np.ones((2,), np.float32))
 
 
+def cache(out_dir, spare):
+    from mpi4py import MPI
+    from lowering.llvm import mpi_native, target
+    kept = [MPI.COMM_WORLD.Dup() for _ in range(spare)]
+    mesh = tracer.make_mesh((N,), ("x",))
+    r = tracer.distributed.process_index()
+    got = tracer.jit(mapped(mesh, lambda b: lax.psum(b, "x")), backend="llvm")(
+        np.full((3,), r + 1.0, np.float32))
+    (handle, _), = mpi_native._bound.records.values()
+    np.savez(os.path.join(out_dir, f"rank{r}.npz"), handle=handle, psum=np.asarray(got),
+             disk_hits=target.stats["disk_hits"], spare=len(kept))
+
+
 if __name__ == "__main__":
     tracer.distributed.initialize()
     if sys.argv[1] == "collectives":
         collectives(sys.argv[2])
+    elif sys.argv[1] == "cache":
+        cache(sys.argv[2], int(sys.argv[3]))
     else:
         faults(sys.argv[1])

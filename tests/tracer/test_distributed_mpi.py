@@ -63,6 +63,23 @@ def test_collectives_and_gradients_match_the_one_process_oracle(tmp_path):
                                            err_msg=f"{name} {mode} {what}")
 
 
+def test_a_program_from_the_disk_cache_uses_this_jobs_communicator(tmp_path):
+    """Module text names its communicator by mesh axis, never by handle: a job whose
+    handles differ loads the first job's object file and still reduces over its own."""
+    env = dict(TRACER_DISK_CACHE="1", TRACER_CACHE_DIR=str(tmp_path / "cache"))
+    jobs = []
+    for spare in (0, 3):
+        (tmp_path / str(spare)).mkdir()
+        out, _ = run_job(JOB, "cache", str(tmp_path / str(spare)), str(spare), **env)
+        assert out.returncode == 0, out.stderr[-3000:]
+        jobs.append([np.load(tmp_path / str(spare) / f"rank{r}.npz") for r in range(job.N)])
+    for first, second in zip(*jobs):
+        assert first["handle"] != second["handle"]
+        assert first["disk_hits"] == 0 and second["disk_hits"] > 0
+        for got in (first, second):
+            np.testing.assert_array_equal(got["psum"], np.full(3, 3.0, np.float32))
+
+
 def test_a_raising_rank_ends_the_job_naming_it():
     out, took = run_job(JOB, "raise")
     assert out.returncode != 0 and took < 10
