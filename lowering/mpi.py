@@ -7,8 +7,8 @@ by tracer.distributed.initialize) runs psum/pmax/pmin as Allreduce, all_gather a
 Allgather, psum_scatter as Reduce_scatter_block, ppermute as Isend/Irecv pairs, all_to_all
 as Alltoall, and axis_index reads the rank's coordinate. In compiled llvm programs psum,
 pmax and pmin of a dtype MPI has a type for call MPI_Allreduce from the native code
-(lowering.llvm.mpi_native), as does all_gather MPI_Allgather where its layout is
-Allgather's; the others, and every collective under
+(lowering.llvm.mpi_native), as do all_gather and psum_scatter MPI_Allgather and
+MPI_Reduce_scatter_block where their layout is MPI's; the others, and every collective under
 TRACER_CHECK_COLLECTIVES, run as a python step on the program's buffers. Every collective is a
 blocking MPI call watched by a thread that aborts the job, naming the collective, when it
 has waited longer than TRACER_COLLECTIVE_TIMEOUT (a rank that never arrives cannot hang

@@ -1,6 +1,6 @@
-"""psum, pmax, pmin and all_gather as calls from compiled code into the MPI library
-(MPI_Allreduce, MPI_Allgather) on the program's own buffers, with no step back into
-Python.
+"""psum, pmax, pmin, all_gather and psum_scatter as calls from compiled code into the MPI
+library (MPI_Allreduce, MPI_Allgather, MPI_Reduce_scatter_block) on the program's own
+buffers, with no step back into Python.
 
 Nothing of the job is baked into module text, which the disk cache may hand to another
 job: the code reads every MPI handle at run time from tables it links against by name
@@ -29,7 +29,7 @@ DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.co
                                      np.uint16, np.uint32, np.uint64))
 _IN_PLACE, _BYTE, _FIRST_OP = 0, 1, 2
 _FIRST_DTYPE = _FIRST_OP + len(OPS)
-FUNCTIONS = ("MPI_Allreduce", "MPI_Allgather")     # bound as tracer_<name>
+FUNCTIONS = ("MPI_Allreduce", "MPI_Allgather", "MPI_Reduce_scatter_block")     # bound as tracer_<name>
 
 
 class _Bound:
@@ -127,6 +127,15 @@ def _allgather(t, src, dst, aval, kernel, attrs):
     return "MPI_Allgather", [src, count, byte, dst, count, byte, t.handle(t.record, 0)]
 
 
+def _reduce_scatter(t, src, dst, aval, kernel, attrs):
+    """Rank r keeps the sum of block r of the operand's bytes: psum_scatter's layout when
+    the scattered axis has only unit axes before it (`native`)."""
+    return "MPI_Reduce_scatter_block", [
+        src, dst, I32(aval.size // attrs["axis_size"]),
+        t.handle(t.handles, _FIRST_DTYPE + DTYPES.index(aval.dtype)),
+        t.handle(t.handles, _FIRST_OP + OPS.index("psum")), t.handle(t.record, 0)]
+
+
 def _emit(ctx, ins, outs, *, kernel, mesh, axis_name, **attrs):
     """Count the call (the axis record, the arrivals), show it to the watchdog, call
     MPI, clear; a nonzero return code raises after the program's step."""
@@ -150,14 +159,15 @@ def _emit(ctx, ins, outs, *, kernel, mesh, axis_name, **attrs):
 
 
 CALLS = {"psum": _allreduce, "pmax": _allreduce, "pmin": _allreduce,
-          "all_gather": _allgather}
+          "all_gather": _allgather, "psum_scatter": _reduce_scatter}
 
 
 class Collective(KernelEmitter):
     """A collective called from compiled code once bound (not under
     TRACER_CHECK_COLLECTIVES) and its axis's communicator exists: the reductions of a
-    dtype MPI has a type for, all_gather with unit axes before the gathered one; other
-    nodes run the NumPy kernel as a python step, on purpose."""
+    dtype MPI has a type for (psum_scatter with unit axes before the scattered one),
+    all_gather with unit axes before the gathered one; other nodes run the NumPy kernel
+    as a python step, on purpose."""
 
     def __init__(self, kernel):
         super().__init__(lambda ctx, ins, outs, **attrs: _emit(ctx, ins, outs,
@@ -173,7 +183,8 @@ class Collective(KernelEmitter):
         if self.kernel == "all_gather":
             return aval.size * aval.dtype.itemsize < 2 ** 31 and \
                 all(d == 1 for d in aval.shape[:attrs["axis"]])
-        return aval.dtype in DTYPES and aval.size < 2 ** 31
+        unit = all(d == 1 for d in aval.shape[:attrs.get("scatter_dimension", 0)])
+        return aval.dtype in DTYPES and aval.size < 2 ** 31 and unit
 
     def __repr__(self):
         return f"Collective({self.kernel!r})"

@@ -57,20 +57,21 @@ CASES = {
 }
 MESH = ((N, 1), ("x", "r"))     # a second axis "r" of one position
 # the cases whose jitted llvm program calls MPI itself (no python step runs the NumPy
-# kernel of their psum, pmax, pmin or all_gather), and those that keep the python step
-# on purpose (MPI has no type for bool, float16, bfloat16; a gathered axis after a
-# non-unit one is no Allgather layout)
+# kernel of their psum, pmax, pmin, all_gather or psum_scatter), and those that keep the
+# python step on purpose (MPI has no type for bool, float16, bfloat16; a gathered or
+# scattered axis after a non-unit one is not MPI's layout)
 NATIVE = ("psum", "pmean", "pmax", "pmin", "psum_tree", "int_psum", "psum_two_axes",
           "axis_index_two_axes", "all_gather_0", "all_gather_0_tiled", "all_gather_unit",
-          "bool_all_gather")
-FALLBACK = ("half_psum", "bfloat16_psum", "bool_psum", "all_gather", "all_gather_tiled")
+          "bool_all_gather", "psum_scatter")
+FALLBACK = ("half_psum", "bfloat16_psum", "bool_psum", "all_gather", "all_gather_tiled",
+            "psum_scatter_tiled")
 _python_steps = {"count": 0}
 
 
 def count_python_steps():
     """From now on count the calls of the NumPy kernels of the collectives that compiled
-    code calls MPI for."""
-    for kernel in ("psum", "pmax", "pmin", "all_gather"):
+    code may call MPI for."""
+    for kernel in ("psum", "pmax", "pmin", "all_gather", "psum_scatter"):
         impl = registry.get_kernel(kernel, "numpy")
         registry.register_kernel(kernel, "numpy", lambda *a, _impl=impl, **k: (
             _python_steps.__setitem__("count", _python_steps["count"] + 1), _impl(*a, **k))[1])
