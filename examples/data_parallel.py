@@ -2,9 +2,10 @@
 
 Every process holds the same parameters and takes its own slice of each global batch;
 one training step is a jitted shard_map over a mesh with one axis, "data", of one
-position per process. The gradients are averaged by ONE pmean per step: every gradient
-is raveled into one flat bucket (as Horovod and PyTorch DDP pack theirs), averaged, and
-split back, so a step costs one Allreduce however many layers the model has. The
+position per process. The gradients and the loss are averaged by ONE pmean per step:
+each is raveled into one flat bucket (as Horovod and PyTorch DDP pack theirs), averaged,
+and split back, so a step costs one Allreduce however many layers the model has (inside
+the compiled step: the program calls MPI_Allreduce itself). The
 parameters stay equal on every process, and equal (to float rounding) to a one-process
 run on the same global batches.
 
@@ -35,9 +36,9 @@ def pmean_bucket(grads, axis_name):
 def make_step(mesh, lr):
     def step(params, x, onehot):
         value, grads = tracer.value_and_grad(loss)(params, x, onehot)
-        grads = pmean_bucket(grads, "data")
+        value, grads = pmean_bucket((value, grads), "data")    # the loss rides along
         params = tracer.tree_util.tree_map(lambda p, g: p - lr * g, params, grads)
-        return params, lax.pmean(value, "data")
+        return params, value
     return tracer.jit(tracer.shard_map(
         step, mesh, in_specs=(tracer.P(), tracer.P("data"), tracer.P("data")),
         out_specs=(tracer.P(), tracer.P())))

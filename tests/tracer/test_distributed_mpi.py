@@ -75,7 +75,7 @@ def test_a_program_from_the_disk_cache_uses_this_jobs_communicator(tmp_path):
         jobs.append([np.load(tmp_path / str(spare) / f"rank{r}.npz") for r in range(job.N)])
     for first, second in zip(*jobs):
         assert first["handle"] != second["handle"]
-        assert first["disk_hits"] == 0 and second["disk_hits"] > 0
+        assert second["disk_hits"] > 0      # (the first job's ranks may share one too)
         for got in (first, second):
             np.testing.assert_array_equal(got["psum"], np.full(3, 3.0, np.float32))
 
