@@ -5,13 +5,14 @@ buffers, with no step back into Python.
 Nothing of the job is baked into module text, which the disk cache may hand to another
 job: the code reads every MPI handle at run time from tables it links against by name
 (llvm.add_symbol binds each name to this process's memory). `tracer_mpi_handles` holds
-MPI_IN_PLACE, MPI_BYTE, the ops and the datatypes at fixed positions; each mesh axis has a record
-`tracer_mpi_axis_<digest of (mesh, axis name)>` of [communicator handle, collectives run
-over it], the count lowering/mpi.py's python path advances too. Before the call the code
-bumps the arrivals counter the other ranks read (lowering/mpi.py's RMA window) and writes
-[site, arrival] to `tracer_mpi_running`, where `site` names the node (a digest of its
-kernel, type and attributes; `sites` maps it back), and clears it after: the watchdog
-thread polls it to abort a collective stuck past TRACER_COLLECTIVE_TIMEOUT, naming it.
+MPI_IN_PLACE, MPI_BYTE, the ops and the datatypes at fixed positions; each mesh axis has
+a record `tracer_mpi_axis_<digest of (mesh, axis name)>` of [communicator handle,
+collectives run over it], the count lowering/mpi.py's python path advances too. Before
+the call the code bumps the arrivals counter the other ranks read (lowering/mpi.py's RMA
+window) and writes [site, arrival] to `tracer_mpi_running`, where `site` names the node
+(a digest of its kernel, type and attributes; `sites` maps it back), and clears it after:
+the watchdog thread polls it to abort a collective stuck past TRACER_COLLECTIVE_TIMEOUT,
+naming it.
 """
 import ctypes
 import hashlib
@@ -29,7 +30,8 @@ DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.co
                                      np.uint16, np.uint32, np.uint64))
 _IN_PLACE, _BYTE, _FIRST_OP = 0, 1, 2
 _FIRST_DTYPE = _FIRST_OP + len(OPS)
-FUNCTIONS = ("MPI_Allreduce", "MPI_Allgather", "MPI_Reduce_scatter_block")     # bound as tracer_<name>
+# bound as tracer_<name>
+FUNCTIONS = ("MPI_Allreduce", "MPI_Allgather", "MPI_Reduce_scatter_block")
 
 
 class _Bound:
