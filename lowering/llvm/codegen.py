@@ -6,6 +6,7 @@ entries (lowering.llvm.entries). Static shapes are constants, so loops have cons
 counts.
 """
 import contextlib
+import itertools
 import math
 import re
 
@@ -64,6 +65,7 @@ def emit_program(sched):
     """The module of schedule `sched`: each step's group functions, and each segment's
     entry (its groups have no other caller: LLVM inlines them there)."""
     mb = ModuleBuilder()
+    declared = 0
     for step in sched.steps:
         for call in step.calls:
             emit_group(mb, sched.part, call, call.name)
@@ -75,8 +77,19 @@ def emit_program(sched):
         for call in step.calls if step.kind == "parallel" else ():
             for f, _ in call.launch.functions(call.name):
                 argv_entry(mb.module, mb.module.globals[f])
+        declared = _prefetch(mb, declared)
     share_duplicates(mb, [c for s in sched.steps if s.kind == "parallel" for c in s.calls])
     return mb
+
+
+def _prefetch(mb, done):
+    """Have the libraries that the functions declared since the module's `done` first
+    globals call compile meanwhile (target.prefetch); the number of globals now. A symbol
+    with pasted text is not one yet: mb.text() decides whether its library is called."""
+    fresh = itertools.islice(mb.module.globals.values(), done, None)
+    target.prefetch("\n".join(str(g) for g in fresh if isinstance(g, ir.Function)
+                              and g.is_declaration and g.name not in mb.texts))
+    return len(mb.module.globals)
 
 
 def emit_group(mb, part, call, name):

@@ -15,8 +15,9 @@ every loaded module is held weakly (a live program's module is always shared) an
 TRACER_CODE_CACHE_SIZE (default 256) most recently used ones strongly; any other module
 is freed (engine and code pages) as soon as no Program uses it. A module that calls math
 functions in their library (lowering.llvm.mathlib_shared) or matmul (matmul_shared) has each
-library loaded first, once per process and kept, its symbols registered for every engine
-(llvm.add_symbol).
+library loaded before its engine is made, once per process and kept, its symbols
+registered for every engine (llvm.add_symbol); a library missing is compiled at the same
+time as the module (a matmul library costs ~1.4 s of CPU, a deep MLP's step module ~1 s).
 
 Threads compile at once: each compile takes an LLVM context and a target machine of its
 own from a pool (neither is thread-safe; LLVM runs compiles on disjoint ones in parallel,
@@ -28,8 +29,9 @@ exit, which then keeps every other thread out: a daemon thread still inside LLVM
 exit() runs LLVM's static destructors crashes the process in LLVM's code generator. For
 the same reason a daemon thread (jit's background compiles) never runs the optimizer or
 emitter here: it hands the module to a worker process and waits outside the gate.
-A long module is cut into parts (lowering.llvm.split) compiled at the same time, one
-here and the others by worker processes, and loaded into one engine.
+A long module is cut into parts (lowering.llvm.split), one per core the missing libraries
+leave, compiled at the same time, one here and the others by worker processes, and
+loaded into one engine.
 
 llvmlite leaks ~85 KiB per optimizer run, which only the end of a process returns: past
 its first IN_PROCESS compiles a process hands compiles to worker processes
@@ -40,6 +42,7 @@ many functions are compiled and dropped.
 import atexit
 import contextlib
 import ctypes
+import functools
 import hashlib
 import itertools
 import marshal
@@ -110,6 +113,7 @@ _pending = {}               # key -> Event set when the thread compiling it is d
 _tools = []                 # idle (LLVM context, target machine) pairs: one per compile
 _live = weakref.WeakValueDictionary()       # key -> Loaded, every module loaded now
 _linked = {}        # library (a math function, a matmul variant) -> its Loaded, linked
+_prefetched = set()     # libraries prefetch() has started compiling (once each)
 _LIBRARIES = (mathlib_shared, matmul_shared)
 _recent = caches.Lru(settings.code_cache_size)
 stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
@@ -307,8 +311,6 @@ def load(text, key=None):
         _dump_here(key, text)
         return loaded
     try:
-        if isinstance(text, str):   # (a library, made by a function, calls none)
-            _link(text)
         loaded = _load(key, text)
         with _table:
             _live[key] = loaded
@@ -320,12 +322,32 @@ def load(text, key=None):
         done.set()
 
 
-def _link(text):
-    """Load the libraries module `text` calls (the math functions' and matmul's:
-    `libraries` of mathlib_shared and matmul_shared; each is compiled once per process,
-    those missing at the same time) and make their symbols resolvable from every engine."""
-    wanted = [(name, kind.library(name, CURRENT.isa)) for kind in _LIBRARIES
-              for name in kind.libraries(text) if name not in _linked]
+def _missing(text):
+    """[(name, library)] of the libraries module `text` calls that are not linked yet (the
+    math functions' and matmul's: `libraries` of mathlib_shared and matmul_shared)."""
+    return [(name, kind.library(name, CURRENT.isa)) for kind in _LIBRARIES
+            for name in kind.libraries(text) if name not in _linked]
+
+
+def prefetch(text):
+    """Start compiling, on a daemon thread, the libraries missing that module text (or
+    declarations) `text` calls: codegen calls this as it goes, so that a matmul library
+    (~1.4 s of CPU) compiles, in a worker process, while the rest of the module is made."""
+    wanted = [item for item in _missing(text) if item[0] not in _prefetched]
+    if wanted:
+        _prefetched.update(name for name, _ in wanted)
+        threading.Thread(target=_link_early, args=(wanted,), daemon=True,
+                         name="tracer-compile-library").start()
+
+
+def _link_early(wanted):
+    with contextlib.suppress(Exception):    # the module's load links again, and raises
+        _link(wanted)
+
+
+def _link(wanted):
+    """Load libraries `wanted` (of _missing; each compiled once per process, all at the
+    same time) and make their symbols resolvable from every engine."""
     loads = _at_once(lambda item: load(item[1][2], cache_key(item[1][1])), wanted)
     for (name, (symbols, _, _)), loaded in zip(wanted, loads):
         for symbol in symbols:
@@ -336,27 +358,31 @@ def _link(text):
 
 
 def _load(key, text):
+    """Loaded module `text` (a library's text is a function making it, and calls none):
+    from the disk cache or compiled, its parts at the same time as the libraries it calls
+    (which the engine must have linked before it loads the module)."""
     directory, name = disk_cache_dir(), key + ".o"
     blob = caches.read(directory, name) if directory else None
+    wanted = _missing(text) if isinstance(text, str) else []
     if blob is None:
-        blob = _pack(_compile_parts(key, text() if callable(text) else text))
-        stats["compiled"] += 1
+        texts = split.parts(text() if callable(text) else text, max(1, _cores() - len(wanted)))
+        jobs = [functools.partial(_compile, f"{key}.{k}" if len(texts) > 1 else key, part)
+                for k, part in enumerate(texts)]
+        if wanted:
+            jobs.append(functools.partial(_link, wanted))
+        blob = _pack(_at_once(lambda job: job(), jobs)[:len(texts)])
+        with _table:                # (a library may finish beside it)
+            stats["compiled"] += 1
         if directory:
             caches.write(directory, name, blob)
     else:
-        stats["disk_hits"] += 1
+        _link(wanted)
+        with _table:
+            stats["disk_hits"] += 1
         note("object-disk-hits")
         _dump_here(key, text)
     with _llvm() as tools, phase("load"):
         return Loaded(key, _unpack(blob), tools[0])
-
-
-def _compile_parts(key, text):
-    """Object code of module `text`, as a list: of its parts (lowering.llvm.split) when it
-    is long enough to pay and this process may use several cores."""
-    texts = split.parts(text, _cores())
-    return _at_once(lambda k: _compile(f"{key}.{k}" if len(texts) > 1 else key, texts[k]),
-                    range(len(texts)))
 
 
 def _at_once(work, items):
