@@ -16,8 +16,9 @@ TRACER_CODE_CACHE_SIZE (default 256) most recently used ones strongly; any other
 is freed (engine and code pages) as soon as no Program uses it. A module that calls math
 functions in their library (lowering.llvm.mathlib_shared) or matmul (matmul_shared) has each
 library loaded before its engine is made, once per process and kept, its symbols
-registered for every engine (llvm.add_symbol); a library missing is compiled at the same
-time as the module (a matmul library costs ~1.4 s of CPU, a deep MLP's step module ~1 s).
+registered for every engine (llvm.add_symbol); with a core idle, a library missing is
+compiled at the same time as the module, from the moment codegen declares it (a matmul
+library costs ~1.4 s of CPU, a deep MLP's step module ~1 s).
 
 Threads compile at once: each compile takes an LLVM context and a target machine of its
 own from a pool (neither is thread-safe; LLVM runs compiles on disjoint ones in parallel,
@@ -334,7 +335,7 @@ def prefetch(text):
     declarations) `text` calls: codegen calls this as it goes, so that a matmul library
     (~1.4 s of CPU) compiles, in a worker process, while the rest of the module is made."""
     wanted = [item for item in _missing(text) if item[0] not in _prefetched]
-    if wanted:
+    if wanted and _idle_core():
         _prefetched.update(name for name, _ in wanted)
         threading.Thread(target=_link_early, args=(wanted,), daemon=True,
                          name="tracer-compile-library").start()
@@ -365,6 +366,9 @@ def _load(key, text):
     blob = caches.read(directory, name) if directory else None
     wanted = _missing(text) if isinstance(text, str) else []
     if blob is None:
+        if wanted and not _idle_core():
+            _link(wanted)
+            wanted = []
         texts = split.parts(text() if callable(text) else text, max(1, _cores() - len(wanted)))
         jobs = [functools.partial(_compile, f"{key}.{k}" if len(texts) > 1 else key, part)
                 for k, part in enumerate(texts)]
@@ -407,6 +411,14 @@ def _at_once(work, items):
     if failed:
         raise failed[0]
     return results
+
+
+def _idle_core():
+    """Whether a core is idle beside this thread (the load average, runnable threads, under
+    the CPUs this process may use minus half of one, as jit's background compiles ask): a
+    library compiled ahead of or beside its module pays only then. At load 2.3 on 2 cores
+    W18's first call took 2.7 s of LLVM and codegen with the library beside, 2.3 s after."""
+    return max(os.getloadavg()[0], 1.0) < _cores() - 0.5
 
 
 def _cores():

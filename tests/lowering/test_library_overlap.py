@@ -32,9 +32,10 @@ def _module(lib):
             f"  ret i64 %y\n}}\n")
 
 
-def _setup(monkeypatch, tmp_path):
+def _setup(monkeypatch, tmp_path, idle=True):
     monkeypatch.setenv("TRACER_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(target, "_LIBRARIES", (FakeLibraries,))
+    monkeypatch.setattr(target, "_idle_core", lambda: idle)
     return "fake_" + uuid.uuid4().hex
 
 
@@ -52,6 +53,18 @@ def test_a_missing_library_compiles_beside_the_module(monkeypatch, tmp_path):
     loaded = target.load(_module(lib))
     assert loaded.function("entry", ctypes.c_int64, ctypes.c_int64)(37) == 42
     assert lib in target._linked
+
+
+def test_without_an_idle_core_the_library_compiles_first(monkeypatch, tmp_path):
+    lib = _setup(monkeypatch, tmp_path, idle=False)
+    order, compile_ = [], target._compile
+    monkeypatch.setattr(target, "_compile", lambda key, text: (
+        order.append("library" if lib in text and "entry" not in text else "module"),
+        compile_(key, text))[1])
+    target.prefetch(f'declare i64 @"{lib}"(i64)\n')          # no idle core: nothing
+    assert lib not in target._linked and not order
+    assert target.load(_module(lib)).function("entry", ctypes.c_int64, ctypes.c_int64)(0) == 5
+    assert order == ["library", "module"]
 
 
 def test_prefetch_compiles_a_library_before_any_module_asks(monkeypatch, tmp_path):
