@@ -3,9 +3,11 @@ transposed to (batch, free, contracting) order and flattened to three dimensions
 Operands of different dtypes promote (as jax.lax's dot_general does); the result has
 preferred_element_type when given (the operands are converted to it first, so an int8
 product summed as int32 does not wrap). `precision` is accepted and, on CPU, has no
-effect: every product is computed at the operands' full precision.
+effect: every product is computed at the operands' full precision; so has a
+DotAlgorithm or DotAlgorithmPreset (or a preset's name) given as `precision`.
 """
 import enum
+from typing import NamedTuple, Any
 
 import numpy as np
 
@@ -25,7 +27,29 @@ class Precision(enum.Enum):
         return names.get(str(value).lower())
 
 
+class DotAlgorithm(NamedTuple):
+    """jax.lax.DotAlgorithm: the operand and accumulation types a dot may use."""
+    lhs_precision_type: Any
+    rhs_precision_type: Any
+    accumulation_type: Any
+    lhs_component_count: int = 1
+    rhs_component_count: int = 1
+    num_primitive_operations: int = 1
+    allow_imprecise_accumulation: bool = False
+
+
+DotAlgorithmPreset = enum.Enum("DotAlgorithmPreset", [
+    "DEFAULT", "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+    "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+    "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "BF16_BF16_F32_X9",
+    "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64"])
+DotAlgorithmPreset.__doc__ = "jax.lax.DotAlgorithmPreset: named dot algorithms."
+
+
 def _check_precision(precision):
+    if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)) or (
+            isinstance(precision, str) and precision in DotAlgorithmPreset.__members__):
+        return
     for p in precision if isinstance(precision, (tuple, list)) else [precision]:
         if p is not None and not isinstance(p, Precision):
             Precision(p)                            # raises ValueError naming a bad value
@@ -81,4 +105,4 @@ def batch_matmul(lhs, rhs, precision=None):
     return dot_general(a, b, (((n - 1,), (n - 2,)), (tuple(range(n - 2)),) * 2), precision)
 
 
-__all__ = ["Precision", "dot_general", "dot", "batch_matmul"]
+__all__ = ["Precision", "DotAlgorithm", "DotAlgorithmPreset", "dot_general", "dot", "batch_matmul"]
