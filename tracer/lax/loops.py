@@ -68,9 +68,10 @@ def _static_int(x):
     return operator.index(arr[()])
 
 
-def fori_loop(lower, upper, body_fun, init_val):
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """`for i in range(lower, upper): val = body_fun(i, val)`, as jax.lax.fori_loop.
-    Concrete bounds give a scan of static length; traced bounds a while loop."""
+    Concrete bounds give a scan of static length (unrolled as `unroll` says, as scan's);
+    traced bounds a while loop, which cannot be unrolled."""
     if not callable(body_fun):
         raise ArgumentError("fori_loop: body_fun must be a function body_fun(i, val)")
     lo, hi = _static_int(lower), _static_int(upper)
@@ -80,7 +81,11 @@ def fori_loop(lower, upper, body_fun, init_val):
             i0 = lower                  # weak: i takes the dtype of what it meets
         else:
             i0 = np.asarray(lower, np.result_type(np.asarray(lower), np.asarray(upper)))
-        return scan(lambda c, _: (step(c), None), (i0, init_val), length=max(hi - lo, 0))[0][1]
+        return scan(lambda c, _: (step(c), None), (i0, init_val), length=max(hi - lo, 0),
+                    unroll=1 if unroll is None else unroll)[0][1]
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError(f"fori_loop: unroll={unroll!r} needs loop bounds known when traced "
+                         f"(Python ints or concrete arrays), got traced bounds")
     dt = np.result_type(*[np.dtype(x.dtype) if hasattr(x, "dtype") else np.int64
                           for x in (lower, upper)])
     if dtype_kind(dt) not in "iu":
