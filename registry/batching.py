@@ -9,12 +9,11 @@ the old rule is rebuilt on its next call. A kernel without a rule is still batch
 elementwise kernels (see registry.families) by one shared rule, anything else by a loop.
 """
 from ir.errors import ArgumentError, KernelNotFoundError
-from registry.tables import _check_name, _did_you_mean
-from registry.versioned import VersionedTable
+from registry.versioned import VersionedTable, check_kernel_name, did_you_mean
 
 
 def _check_rule(name, rule):
-    _check_name(name, "register_batching_rule")
+    check_kernel_name(name, "register_batching_rule")
     if not callable(rule):
         raise ArgumentError(f"register_batching_rule({name!r}): rule must be callable, got "
                             f"{type(rule).__name__}")
@@ -22,7 +21,7 @@ def _check_rule(name, rule):
 
 def _missing_rule(name):
     return KernelNotFoundError(
-        f"no batching rule registered for kernel {name!r}.{_did_you_mean(name, _rules)} "
+        f"no batching rule registered for kernel {name!r}.{did_you_mean(name, _rules)} "
         f"Register one with registry.register_batching_rule({name!r}, lambda inputs, "
         f"batch_dims, attrs: (outputs, out_batch_dims)).")
 

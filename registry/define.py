@@ -21,6 +21,7 @@ from ir.errors import ArgumentError, KernelNotFoundError
 from registry import families, tables
 from registry.batching import BATCHING_RULES
 from registry.exporters import EXPORTERS, OnnxOperator
+from registry.versioned import check_kernel_name, did_you_mean
 
 # the families vmap batches with one shared rule (tracer.vmap.FAMILY_RULES implements them)
 SHARED_BATCHING = frozenset({"elementwise", "along_axis"})
@@ -49,7 +50,7 @@ def _checked_exporter(name, family, onnx):
 def define_kernel(name, *, shape, numpy, family=None, gradient=None, batching=None,
                   llvm=None, onnx=None, differentiable=True, effects=False):
     """Declare kernel `name` in one call (see the module doc for what is derived)."""
-    tables._check_name(name, "define_kernel")
+    check_kernel_name(name, "define_kernel")
     for what, value in (("shape", shape), ("numpy", numpy)):
         if not callable(value):
             raise ArgumentError(f"define_kernel({name!r}): {what} must be callable, got "
@@ -146,5 +147,5 @@ def describe(name):
     if d.shape_rule is None and not d.impls:
         raise KernelNotFoundError(
             f"describe({name!r}): no kernel of that name is declared (it has no shape rule "
-            f"and no impl).{tables._did_you_mean(name, tables.SHAPE_RULES.entries)}")
+            f"and no impl).{did_you_mean(name, tables.SHAPE_RULES.entries)}")
     return d

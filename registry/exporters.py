@@ -8,15 +8,14 @@ are registered by lowering.onnx, whose docstring gives the protocol: an ONNX exp
 returning the name of each output.
 """
 from ir.errors import ArgumentError, KernelNotFoundError
-from registry.tables import _did_you_mean
-from registry.versioned import VersionedTable
+from registry.versioned import VersionedTable, check_kernel_name, did_you_mean
 
 
 def _check_exporter(kernel, format, fn):
-    for what, v in (("kernel", kernel), ("format", format)):
-        if not isinstance(v, str) or not v:
-            raise ArgumentError(f"register_exporter: {what} must be a non-empty string, "
-                                f"got {v!r}")
+    check_kernel_name(kernel, "register_exporter")
+    if not isinstance(format, str) or not format:
+        raise ArgumentError(f"register_exporter({kernel!r}): format must be a non-empty "
+                            f"string, got {format!r}")
     if not callable(fn):
         raise ArgumentError(f"register_exporter({kernel!r}, {format!r}): fn must be "
                             f"callable, got {type(fn).__name__}")
@@ -28,7 +27,7 @@ def missing_exporter(kernel, format, why=None):
     have = [k for k, f in list(EXPORTERS.entries) if f == format]
     return KernelNotFoundError(
         f"no {format!r} exporter for kernel {kernel!r}."
-        f"{f' It cannot be exported: {why}.' if why else _did_you_mean(kernel, have)} "
+        f"{f' It cannot be exported: {why}.' if why else did_you_mean(kernel, have)} "
         f"Register one with registry.register_exporter({kernel!r}, {format!r}, fn), "
         f"where fn(g, inputs, attrs) builds the nodes with "
         f"g.op(op_type, *inputs, **attributes) and returns the name of each output "

@@ -26,15 +26,14 @@ a side effect, and how dce shrinks a node of it whose outputs are partly dead (a
 """
 from ir.errors import ArgumentError, KernelNotFoundError
 from registry.shape_rules import ARG_REDUCE, ELEMENTWISE, REDUCE
-from registry.tables import _check_name
-from registry.versioned import VersionedTable
+from registry.versioned import VersionedTable, check_kernel_name
 
 FAMILIES = frozenset({"elementwise", "reduction", "arg_reduction", "index_map", "along_axis",
                       "gather", "scatter", "contraction", "control_flow", "linalg"})
 
 
 def _check_family(kernel, family_name):
-    _check_name(kernel, "declare_family")
+    check_kernel_name(kernel, "declare_family")
     if family_name not in FAMILIES:
         raise ArgumentError(f"declare_family({kernel!r}, {family_name!r}): unknown family; "
                             f"known families: {', '.join(sorted(FAMILIES))}")
@@ -61,7 +60,7 @@ def declare_family(kernel, family_name, differentiable=True):
     """Declare (or redeclare) the family of `kernel`, and whether its outputs carry a
     gradient; family None removes the declaration."""
     if family_name is None:
-        _check_name(kernel, "declare_family")
+        check_kernel_name(kernel, "declare_family")
         FAMILY.discard(kernel)
     else:
         FAMILY.register(kernel, family_name)
@@ -81,7 +80,7 @@ def differentiable(kernel):
 def declare_effects(kernel, effects=True):
     """Declare whether `kernel` has a side effect: its nodes are then never folded,
     reordered, deduplicated or removed as dead."""
-    _check_name(kernel, "declare_effects")
+    check_kernel_name(kernel, "declare_effects")
     _set_flag(EFFECTS, kernel, effects)
 
 
@@ -91,7 +90,7 @@ def has_effects(kernel):
 
 
 def _check_pruner(kernel, prune):
-    _check_name(kernel, "register_pruner")
+    check_kernel_name(kernel, "register_pruner")
     if not callable(prune):
         raise ArgumentError(f"register_pruner({kernel!r}): prune must be callable, got "
                             f"{type(prune).__name__}")

@@ -3,22 +3,10 @@
 Each is a VersionedTable (registry.versioned): re-registering replaces and bumps the
 kernel's version, which jit and compiled-code caches compare with.
 """
-import difflib
-
 from ir.errors import (ArgumentError, BackendNotFoundError, GradientNotFoundError,
                        KernelNotFoundError, ShapeRuleNotFoundError)
-# _lock is read by the fork tests
-from registry.versioned import EPOCH, VersionedTable, _lock, epoch, snapshot, version  # noqa: F401
-
-
-def _check_name(name, what):
-    if not isinstance(name, str) or not name:
-        raise ArgumentError(f"{what}: kernel name must be a non-empty string, got {name!r}")
-
-
-def _did_you_mean(name, names):
-    close = difflib.get_close_matches(name, sorted(names), n=3)
-    return f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+from registry.versioned import EPOCH, epoch, snapshot, version  # noqa: F401  (re-exported)
+from registry.versioned import VersionedTable, check_kernel_name, did_you_mean
 
 
 # ---- backends -------------------------------------------------------------------------
@@ -35,7 +23,7 @@ def _check_backend_entry(name, entry):
 def _missing_backend(name):
     return BackendNotFoundError(
         f"unknown backend {name!r}; registered backends: "
-        f"{', '.join(map(repr, _backends))}.{_did_you_mean(str(name), _backends)}")
+        f"{', '.join(map(repr, _backends))}.{did_you_mean(str(name), _backends)}")
 
 
 BACKENDS = VersionedTable(_missing_backend, _check_backend_entry, per_kernel=False)
@@ -83,7 +71,7 @@ def backend_compiler(name):
 # ---- kernels --------------------------------------------------------------------------
 
 def _check_kernel(name, backend, impl):
-    _check_name(name, "register_kernel")
+    check_kernel_name(name, "register_kernel")
     check_backend(backend)
     if not callable(impl) and not hasattr(impl, "emit"):
         raise ArgumentError(f"register_kernel({name!r}, {backend!r}): impl must be callable "
@@ -96,7 +84,7 @@ def _missing_kernel(name, backend):
     have = sorted(b for (k, b) in keys if k == name)
     on_backend = sorted(k for (k, b) in keys if b == backend)
     hint = (f"it is registered only for backend(s) {', '.join(map(repr, have))}." if have
-            else f"no backend has it.{_did_you_mean(name, on_backend)}")
+            else f"no backend has it.{did_you_mean(name, on_backend)}")
     return KernelNotFoundError(
         f"no kernel {name!r} for backend {backend!r}: {hint} Backend {backend!r} has "
         f"{len(on_backend)} kernels: {', '.join(on_backend) or '(none)'}. Register one with "
@@ -114,14 +102,14 @@ get_kernel, has_kernel, kernels = KERNELS.get, KERNELS.has, KERNELS.keys
 def _check_gradient(name, grad_fn):
     """`grad_fn(dy, inputs, outputs, attrs)` returns one gradient (or None) per input,
     written with `tracer.numpy` ops so it traces and can be differentiated again."""
-    _check_name(name, "register_gradient")
+    check_kernel_name(name, "register_gradient")
     if not callable(grad_fn):
         raise ArgumentError(f"register_gradient({name!r}): grad_fn must be callable")
 
 
 def _missing_gradient(name):
     return GradientNotFoundError(
-        f"no gradient registered for kernel {name!r}.{_did_you_mean(name, _gradients)} "
+        f"no gradient registered for kernel {name!r}.{did_you_mean(name, _gradients)} "
         f"Register one with "
         f"registry.register_gradient({name!r}, lambda dy, inputs, outputs, attrs: "
         f"(...one gradient per input...)).")
@@ -137,7 +125,7 @@ get_gradient, has_gradient, gradients = GRADIENTS.get, GRADIENTS.has, GRADIENTS.
 
 def _check_shape_rule(name, rule):
     """`rule(*avals, **attrs)` returns the output aval (or a tuple of them)."""
-    _check_name(name, "register_shape_rule")
+    check_kernel_name(name, "register_shape_rule")
     if not callable(rule):
         raise ArgumentError(f"register_shape_rule({name!r}): rule must be callable")
 
@@ -147,7 +135,7 @@ def _missing_shape_rule(name):
         f"kernel {name!r} has no shape rule, so it cannot be traced (jit, grad, "
         f"make_graph). Register one with registry.register_shape_rule({name!r}, "
         f"lambda *avals, **attrs: <object with .shape and .dtype>)."
-        f"{_did_you_mean(name, _shape_rules)}")
+        f"{did_you_mean(name, _shape_rules)}")
 
 
 SHAPE_RULES = VersionedTable(_missing_shape_rule, _check_shape_rule)

@@ -8,9 +8,15 @@ epoch, so caches (jit, compiled code) can tell whether what they hold is stale.
 Threads: changes are made under one lock (so no version bump is lost), reads take none.
 A cache built while another thread registers must take its `snapshot()` before it starts
 reading the tables: it is then rebuilt on next use if anything it read changed meanwhile.
+
+Every table's calls share two helpers: the check of a kernel name, and the "did you mean"
+hint of the error for an absent key.
 """
+import difflib
 import os
 import threading
+
+from ir.errors import ArgumentError
 
 _versions = {}
 # [epoch]: read in place by jit's call path, where a function call would cost
@@ -28,6 +34,18 @@ def _touch(kernel):
     if kernel is not None:
         _versions[kernel] = _versions.get(kernel, 0) + 1
     _epoch[0] += 1
+
+
+def check_kernel_name(name, op):
+    """Raise ArgumentError, naming the call `op`, unless `name` is a non-empty string."""
+    if not isinstance(name, str) or not name:
+        raise ArgumentError(f"{op}: kernel name must be a non-empty string, got {name!r}")
+
+
+def did_you_mean(name, names):
+    """' Did you mean ...?' with up to three of `names` close to `name`, or ''."""
+    close = difflib.get_close_matches(name, sorted(names), n=3)
+    return f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
 
 
 def epoch():

@@ -170,7 +170,7 @@ def _eager(name, inputs, attrs):
     under tracing, then run, then check the kernel kept the rule's promise."""
     arrays = [as_array(x, name) for x in inputs]
     want = None
-    if name in registry.tables._shape_rules:
+    if name in registry.tables.SHAPE_RULES.entries:
         want = infer_avals(name, [ShapedArray(a.shape, a.dtype) for a in arrays], attrs)
     out = run_eager(name, arrays, attrs)
     if want is not None:

@@ -184,9 +184,9 @@ def thread_pool():
 
 
 def table_locks():
-    from registry import tables
+    from registry import versioned
     from tracer import pytree
-    stops = [held(tables._lock), held(pytree._lock)]
+    stops = [held(versioned._lock), held(pytree._lock)]
 
     def child():
         class Pair:
