@@ -41,7 +41,8 @@ BUILTIN = {name: impl for table in (scalars.KERNELS, scans.KERNELS, shapes.KERNE
                                     reductions.KERNELS, linalg.KERNELS, control.KERNELS,
                                     conv.KERNELS, windows.KERNELS)
            for name, impl in table.items()}
-SOURCES = ("lowering/llvm", "ir")      # the code generator and the graphs it reads
+SOURCES = ("lowering/llvm", "ir", "registry")   # the code generator, the graphs it reads,
+#                                                 and the families that steer it
 
 
 _memory = caches.Lru(settings.code_cache_size)
