@@ -1,5 +1,7 @@
 """cov and corrcoef with NumPy's keywords (y, rowvar, bias, ddof, fweights, aweights,
 dtype): eagerly, jitted on both backends, under grad and vmap, against NumPy."""
+import functools
+import agreement
 import numpy as np
 import pytest
 
@@ -7,13 +9,10 @@ import tracer
 import tracer.numpy as tnp
 
 rng = np.random.default_rng(2)
-BACKENDS = ["numpy", "llvm"]
+BACKENDS = agreement.BACKENDS
 
 
-def agree(f, want, *args, rtol=1e-6):
-    for got in [f(*args)] + [tracer.jit(f, backend=b)(*args) for b in BACKENDS]:
-        assert np.shape(got) == np.shape(want)
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-12)
+agree = functools.partial(agreement.agree, atol=1e-12, same_dtype=False)
 
 
 @pytest.mark.parametrize("shape,rowvar", [((5,), True), ((4, 6), True), ((6, 4), False),

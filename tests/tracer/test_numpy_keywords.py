@@ -1,6 +1,8 @@
 """NumPy 2 / JAX names and keywords: clip(min=, max=), reshape(order=), quantile's dtype,
 compress and extract, several traced index arrays in one x[i, j], einsum's sublist form.
 Each eagerly, jitted on both backends, under grad and vmap, against NumPy."""
+import functools
+import agreement
 import numpy as np
 import pytest
 
@@ -10,16 +12,10 @@ import tracer.numpy as tnp
 rng = np.random.default_rng(0)
 X = rng.normal(size=(3, 4)).astype(np.float32)
 X3 = rng.normal(size=(2, 3, 4)).astype(np.float32)
-BACKENDS = ["numpy", "llvm"]
+BACKENDS = agreement.BACKENDS
 
 
-def agree(f, want, *args, atol=1e-6, eager=True):
-    """f(*args) eagerly (unless f uses what only traced values have: `.at`, methods NumPy
-    spells otherwise) and jitted on both backends equals `want` (value and dtype)."""
-    for got in ([f(*args)] if eager else []) + [tracer.jit(f, backend=b)(*args) for b in BACKENDS]:
-        got = np.asarray(got)
-        assert got.dtype == np.asarray(want).dtype and got.shape == np.shape(want)
-        np.testing.assert_allclose(got, want, atol=atol)
+agree = functools.partial(agreement.agree, rtol=1e-7)
 
 
 def grad_of_sum(f, x, w=None):

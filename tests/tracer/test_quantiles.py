@@ -1,7 +1,9 @@
 """quantile, percentile and their nan* forms: NumPy's methods, weights (inverted_cdf), a
 traced q; eagerly, jitted on both backends, under grad and vmap, against NumPy."""
+import functools
 import warnings
 
+import agreement
 import numpy as np
 import pytest
 
@@ -14,16 +16,12 @@ AN = A.copy()
 AN[rng.random(A.shape) < 0.2] = np.nan
 AN[0, :, 0] = np.nan                                       # an all-NaN slice along axis 1
 Q = np.array([0.0, 0.1, 0.37, 0.9, 1.0])
-BACKENDS = ["numpy", "llvm"]
+BACKENDS = agreement.BACKENDS
 METHODS = ["linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf", "weibull",
            "hazen", "median_unbiased", "normal_unbiased", "interpolated_inverted_cdf"]
 
 
-def agree(f, want, *args):
-    """f(*args) eagerly and jitted on both backends (every argument traced) equals want."""
-    for got in [f(*args)] + [tracer.jit(f, backend=b)(*args) for b in BACKENDS]:
-        assert got.shape == np.shape(want) and got.dtype == np.float32
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
+agree = functools.partial(agreement.agree, rtol=1e-5)
 
 
 def numpy(name, *args, **kw):

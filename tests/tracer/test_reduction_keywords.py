@@ -2,6 +2,8 @@
 a bool mask, a scalar initial), promote_integers=, nancumsum/nancumprod, the array API's
 cumulative_sum/cumulative_prod. Each eagerly, jitted on both backends, under grad and
 vmap, against NumPy."""
+import functools
+import agreement
 import numpy as np
 import pytest
 
@@ -13,15 +15,10 @@ X = rng.normal(size=(3, 4)).astype(np.float32)
 XN = X.copy()
 XN[0, 1] = XN[2, 3] = np.nan
 W = rng.random((3, 4)) > 0.4
-BACKENDS = ["numpy", "llvm"]
+BACKENDS = agreement.BACKENDS
 
 
-def agree(f, want, *args, atol=1e-6):
-    """f(*args) eagerly and jitted on both backends equals `want` (value and dtype)."""
-    for got in [f(*args)] + [tracer.jit(f, backend=b)(*args) for b in BACKENDS]:
-        got = np.asarray(got)
-        assert got.dtype == np.asarray(want).dtype and got.shape == np.shape(want)
-        np.testing.assert_allclose(got, want, atol=atol, equal_nan=True)
+agree = functools.partial(agreement.agree, rtol=1e-7)
 
 
 @pytest.mark.parametrize("name", ["all", "any"])

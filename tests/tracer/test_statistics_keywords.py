@@ -2,8 +2,10 @@
 where= and mean= on var/std/nanvar/nanstd/nanmean, ddof with correction refused, NaN for
 count - ddof <= 0 (JAX's), average with N-D weights. Each eagerly, jitted on both
 backends, under grad and vmap, against NumPy."""
+import functools
 import warnings
 
+import agreement
 import numpy as np
 import pytest
 
@@ -15,16 +17,11 @@ X = rng.normal(size=(3, 4)).astype(np.float32)
 XN = X.copy()
 XN[0, 1] = XN[2, 3] = np.nan
 W = rng.random((3, 4)) > 0.4
-BACKENDS = ["numpy", "llvm"]
+BACKENDS = agreement.BACKENDS
 AXES = [None, 0, 1, (0, 1)]
 
 
-def agree(f, want, *args, rtol=2e-6):
-    """f(*args) eagerly and jitted on both backends equals `want` (value and dtype)."""
-    for got in [f(*args)] + [tracer.jit(f, backend=b)(*args) for b in BACKENDS]:
-        got = np.asarray(got)
-        assert got.dtype == np.asarray(want).dtype and got.shape == np.shape(want)
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-6, equal_nan=True)
+agree = functools.partial(agreement.agree, rtol=2e-6)
 
 
 def numpy(name, *args, **kw):
