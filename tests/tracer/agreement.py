@@ -17,3 +17,13 @@ def agree(f, want, *args, rtol=1e-6, atol=1e-6, eager=True, same_dtype=True):
         assert got.shape == np.shape(want), (got.shape, np.shape(want))
         assert not same_dtype or got.dtype == np.asarray(want).dtype, (got.dtype, want)
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def samples(seed):
+    """(X, XN, W, rng) for the reduction tests: a float32 (3, 4) array, X with two NaNs,
+    a bool mask, and the generator that drew them, for more."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(3, 4)).astype(np.float32)
+    xn = x.copy()
+    xn[0, 1] = xn[2, 3] = np.nan
+    return x, xn, rng.random((3, 4)) > 0.4, rng

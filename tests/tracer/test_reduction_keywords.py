@@ -10,11 +10,7 @@ import pytest
 import tracer
 import tracer.numpy as tnp
 
-rng = np.random.default_rng(0)
-X = rng.normal(size=(3, 4)).astype(np.float32)
-XN = X.copy()
-XN[0, 1] = XN[2, 3] = np.nan
-W = rng.random((3, 4)) > 0.4
+X, XN, W, _ = agreement.samples(0)
 BACKENDS = agreement.BACKENDS
 
 

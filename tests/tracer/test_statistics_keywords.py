@@ -12,11 +12,7 @@ import pytest
 import tracer
 import tracer.numpy as tnp
 
-rng = np.random.default_rng(1)
-X = rng.normal(size=(3, 4)).astype(np.float32)
-XN = X.copy()
-XN[0, 1] = XN[2, 3] = np.nan
-W = rng.random((3, 4)) > 0.4
+X, XN, W, rng = agreement.samples(1)
 BACKENDS = agreement.BACKENDS
 AXES = [None, 0, 1, (0, 1)]
 
