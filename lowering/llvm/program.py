@@ -65,10 +65,11 @@ def prepare(graph):
     call does the part that holds the GIL (passes to codegen) and returns (the rest, a
     function of no arguments giving the Program: loading, where LLVM compiles the module
     with the GIL released unless a cache has it; the module's lines, which LLVM's time
-    follows)."""
+    follows, or 0 when a cache has its native code)."""
     with building():
         art = _compile(graph)
-    return functools.partial(_load, art, getattr(graph, "donated", ())), art.text.count("\n")
+    lines = 0 if target.cached(art.text) else art.text.count("\n")
+    return functools.partial(_load, art, getattr(graph, "donated", ())), lines
 
 
 def _load(art, donated):

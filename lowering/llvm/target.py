@@ -323,6 +323,17 @@ def load(text, key=None):
         done.set()
 
 
+def cached(text):
+    """True if module `text`'s native code is loaded or in the disk cache: loading it
+    compiles nothing (a library it calls may still be missing)."""
+    key = cache_key(text)
+    with _table:
+        if key in _live:
+            return True
+    directory = disk_cache_dir()
+    return bool(directory) and os.path.isfile(os.path.join(directory, key + ".o"))
+
+
 def _missing(text):
     """[(name, library)] of the libraries module `text` calls that are not linked yet (the
     math functions' and matmul's: `libraries` of mathlib_shared and matmul_shared)."""
