@@ -33,6 +33,7 @@ from ir import cse, dce, fold_constants
 from ir.errors import KernelNotFoundError
 from ir.passes import inline_calls
 from lowering import forks
+from lowering.host import idle_core
 from lowering.settings import settings
 from registry.tables import backend_eager
 
@@ -234,19 +235,6 @@ def _after_fork():
 
 
 os.register_at_fork(after_in_child=_after_fork)
-
-
-def idle_core():
-    """Whether the compile has a core of its own beside the caller's thread: the load
-    average (runnable threads, the caller's included: at least 1) is under the CPUs this
-    process may use minus half of one. On a busy host the interpreter only takes the
-    compile's share of the cores: measured there (load 5-7 on 2 cores), the policy was
-    at best even with compiling first, so it compiles first."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:          # not Linux
-        cpus = os.cpu_count() or 1
-    return max(os.getloadavg()[0], 1.0) < cpus - 0.5
 
 
 def stages(compile_graph, graph):

@@ -57,6 +57,7 @@ import llvmlite.binding as llvm
 
 from ir.errors import CodegenError
 from lowering import forks
+from lowering.host import cores, idle_core
 from lowering.llvm import caches, compile_worker, mathlib_shared, matmul_shared, split
 from lowering.llvm.cpu import CURRENT, TRIPLE
 from lowering.profile import note, phase
@@ -346,7 +347,7 @@ def prefetch(text):
     declarations) `text` calls: codegen calls this as it goes, so that a matmul library
     (~1.4 s of CPU) compiles, in a worker process, while the rest of the module is made."""
     wanted = [item for item in _missing(text) if item[0] not in _prefetched]
-    if wanted and _idle_core():
+    if wanted and idle_core():
         _prefetched.update(name for name, _ in wanted)
         threading.Thread(target=_link_early, args=(wanted,), daemon=True,
                          name="tracer-compile-library").start()
@@ -377,10 +378,10 @@ def _load(key, text):
     blob = caches.read(directory, name) if directory else None
     wanted = _missing(text) if isinstance(text, str) else []
     if blob is None:
-        if wanted and not _idle_core():
+        if wanted and not idle_core():
             _link(wanted)
             wanted = []
-        texts = split.parts(text() if callable(text) else text, max(1, _cores() - len(wanted)))
+        texts = split.parts(text() if callable(text) else text, max(1, cores() - len(wanted)))
         jobs = [functools.partial(_compile, f"{key}.{k}" if len(texts) > 1 else key, part)
                 for k, part in enumerate(texts)]
         if wanted:
@@ -422,21 +423,6 @@ def _at_once(work, items):
     if failed:
         raise failed[0]
     return results
-
-
-def _idle_core():
-    """Whether a core is idle beside this thread (the load average, runnable threads, under
-    the CPUs this process may use minus half of one, as jit's background compiles ask): a
-    library compiled ahead of or beside its module pays only then. At load 2.3 on 2 cores
-    W18's first call took 2.7 s of LLVM and codegen with the library beside, 2.3 s after."""
-    return max(os.getloadavg()[0], 1.0) < _cores() - 0.5
-
-
-def _cores():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:          # not Linux
-        return os.cpu_count() or 1
 
 
 _PARTS = b"tracer-parts\0"     # a cache entry of several objects; else it is one

@@ -35,7 +35,7 @@ def _module(lib):
 def _setup(monkeypatch, tmp_path, idle=True):
     monkeypatch.setenv("TRACER_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(target, "_LIBRARIES", (FakeLibraries,))
-    monkeypatch.setattr(target, "_idle_core", lambda: idle)
+    monkeypatch.setattr(target, "idle_core", lambda: idle)
     return "fake_" + uuid.uuid4().hex
 
 
