@@ -183,7 +183,28 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     return conv_general_dilated(lhs, rhs, (1,) * (nd - 2), padding, strides, dil, dn)
 
 
-__all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv",
+def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None,
+                                 rhs_dilation=None, dimension_numbers=None, precision=None,
+                                 preferred_element_type=None):
+    """jax.lax.conv_general_dilated_patches: each output position's receptive field,
+    flattened into the output feature dimension (channel-major, then the filter's spatial
+    positions in the rhs spec's order), as JAX: a grouped convolution (one group per
+    channel) with an identity filter, so gradients and batching are the convolution's."""
+    lhs = tnp.asarray(lhs)
+    filter_shape = tuple(int(k) for k in filter_shape)
+    dn = conv_dimension_numbers(lhs.shape, (1, 1) + filter_shape, dimension_numbers)
+    if len(filter_shape) != lhs.ndim - 2:
+        raise ValueError(f"lax.conv_general_dilated_patches: filter_shape {filter_shape} needs "
+                         f"one size per spatial dimension of lhs {lhs.shape}")
+    size, channels = int(np.prod(filter_shape)), lhs.shape[dn.lhs_spec[1]]
+    eye = np.broadcast_to(np.eye(size, dtype=lhs.dtype), (channels, size, size))
+    rhs = np.moveaxis(eye.reshape((channels * size, 1) + filter_shape), (0, 1), dn.rhs_spec[:2])
+    lhs, rhs = _operands(lhs, rhs, precision, preferred_element_type)
+    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                                dn, feature_group_count=channels)
+
+
+__all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv", "conv_general_dilated_patches",
            "conv_with_general_padding", "conv_transpose", "conv_general_permutations",
            "padtype_to_pads", "conv_shape_tuple", "conv_general_shape_tuple",
            "conv_transpose_shape_tuple", "reduce_window_shape_tuple", "platform_dependent"]
