@@ -3,9 +3,13 @@ lowering.llvm.conv: fresh SSA names, i64 arithmetic that folds Python ints (so o
 generator serves sizes known when generating and sizes given at run time), counted loops,
 masked loads and stores, and the conversions of half floats to and from the type computed
 in."""
+import itertools
+import re
+
 SHORT = {"float": "f32", "double": "f64", "half": "f16"}    # intrinsic name suffixes
 BYTES = {"half": 2, "bf16": 2, "float": 4, "double": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
 _ATTRS = 'nounwind "no-trapping-math"="true"'
+KEPT = "!llvm.loop !KEPT"      # marks a loop LLVM must not unroll (see kept_loops)
 
 
 class Body:
@@ -13,8 +17,9 @@ class Body:
     counted loops, and loads/stores of the operands' memory type `mem` (`mload`,
     `mstore`, `mgep`) converting from/to the type `elem` computed in."""
 
-    def __init__(self, elem, mem=None):
+    def __init__(self, elem, mem=None, unrolled=True):
         self.elem, self.lines, self.count, self.block = elem, [], 0, "%entry"
+        self.latch = "" if unrolled else f", {KEPT}"     # on each loop's back edge
         self.mem = mem or elem
         self.mty = "i16" if self.mem == "bf16" else self.mem     # its LLVM type
 
@@ -150,13 +155,23 @@ class Body:
         self.label(inner)
         body(i)
         self.emit(f"{nxt} = add nuw nsw i64 {i}, 1")
-        self.emit(f"br label {head}")
+        self.emit(f"br label {head}{self.latch}")
         self.lines[phi] = f"  {i} = phi i64 [ {lo}, {pre} ], [ {nxt}, {self.block} ]"
         self.label(done)
 
     def text(self, header, attrs=""):
         return "\n".join([f"define {header} {attrs} {_ATTRS} {{", "entry:", *self.lines,
                           "  ret void", "}", ""])
+
+
+def kept_loops(text):
+    """Module `text` with each loop marked KEPT given loop metadata of its own (LLVM wants
+    a distinct node per loop) that disables unrolling it."""
+    ids = itertools.count(1)
+    text = re.sub("!KEPT", lambda _: f"!{next(ids)}", text)
+    count = next(ids) - 1
+    return "\n".join([text, '!0 = !{!"llvm.loop.unroll.disable"}',
+                       *(f"!{i} = distinct !{{!{i}, !0}}" for i in range(1, count + 1)), ""])
 
 
 def _scalar(ty):

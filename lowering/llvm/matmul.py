@@ -17,6 +17,9 @@ every matmul (lowering.llvm.matmul_shared); its loops run on runtime bounds, whi
 tiles' inner loop already did, and its edge tiles mask their C columns with runtime masks.
 Either operand may be given stored transposed (the llvm rewrites fold a transpose into
 the matmul): the pack and the A copy read it in place, so no pass makes the transpose.
+LLVM does not unroll the loops of the row function or the k loop of a tile of several
+rows (irtext.kept_loops): an iteration of an R-row tile already has R x NV independent
+multiply-adds, and the copies made the library 1.3x longer to compile for no speed.
 The first K block stores C, later ones add to it. Leftover rows use 4- and 1-row tiles;
 the last, narrower panel masks its loads/stores of C, so nothing is read or written
 outside A, B, C and the scratch buffer.
@@ -33,7 +36,7 @@ import ml_dtypes
 import numpy as np
 
 from ir.errors import DTypeError, ShapeError
-from lowering.llvm.irtext import BYTES, SHORT, Body
+from lowering.llvm.irtext import BYTES, SHORT, Body, kept_loops
 from lowering.settings import settings
 
 # dtype -> (element type computed in, element type in memory)
@@ -92,7 +95,7 @@ def tile_function(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1, vectors=Non
     The panel loop is here rather than in the caller so that LLVM does not unroll it into
     many calls."""
     (elem, mem), nv = elems, -(-cols // vl) if isinstance(cols, int) else vectors
-    f, vec = Body(elem, mem), f"<{vl} x {elem}>"
+    f, vec = Body(elem, mem, unrolled=rows == 1), f"<{vl} x {elem}>"
     is_float = elem in ("float", "double")
     # narrow panel: masked
     lanes = [f.mask(vl, cols - v * vl if isinstance(cols, int) else f(f"sub nsw i64 {cols}, {v * vl}"))
@@ -121,7 +124,7 @@ def tile_function(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1, vectors=Non
                 else:  # wrapping integer arithmetic, as NumPy's
                     f.emit(f"{nexts[r][v]} = add {vec} {phis[r][v]}, {f(f'mul {vec} {av}, {bvec[v]}')}")
         f.emit(f"{knext} = add nuw nsw i64 {kk}, 1")
-        f.emit(f"br i1 {f(f'icmp eq i64 {knext}, %kc')}, label {kdone}, label {loop}")
+        f.emit(f"br i1 {f(f'icmp eq i64 {knext}, %kc')}, label {kdone}, label {loop}{f.latch}")
         f.label(kdone)
         acc = [[f(f"phi {vec} [ zeroinitializer, {pre} ], [ {x}, {loop} ]") for x in row]
                for row in nexts]
@@ -235,7 +238,7 @@ def _rows(symbol, elems, vl, nr, sizes, kc_max, lda):
     widening, read in place by the tiles `<size>i`, its strides given at run time) ->
     panels. A stored transposed (k x m, %trans_a) is copied k step by k step, reading
     rows of A^T in order, and read by the strided tiles, so both storages share them."""
-    f, abuf, (batch, m, k, n) = Body(*elems), "%abuf", ("%batch", "%m", "%k", "%n")
+    f, abuf, (batch, m, k, n) = Body(*elems, unrolled=False), "%abuf", ("%batch", "%m", "%k", "%n")
     npan, elem = f.div(n, nr, up=True), f.elem
     mk, mn, per_batch = f.mul(m, k), f.mul(m, n), f.mul(f.mul(npan, k), nr)
     in_place = f(f"icmp sle i64 {n}, {nr}") if elems[0] == elems[1] else "false"
@@ -331,5 +334,5 @@ def matmul_ir(base: str, dtype) -> str:
                 f'  ret void\n}}\n'
                 for s in STORAGES for tail, params, fn, flag in (
                     ("", _ROW_ARGS, "rows", s[0]), ("_pack", _PACK_ARGS, "pack", s[1]))]
-    return "\n".join([_pack(base, elem, nr), _rows(base, elem, vl, nr, sizes, kc, lda),
-                       *tiles, *wrappers])
+    return kept_loops("\n".join([_pack(base, elem, nr), _rows(base, elem, vl, nr, sizes, kc, lda),
+                                  *tiles, *wrappers]))

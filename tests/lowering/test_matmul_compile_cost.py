@@ -1,0 +1,40 @@
+"""The matmul library's LLVM cost: the k loop of a register tile of several rows, and the
+row function's loops, stay loops (LLVM's unrolling doubled the library's optimized code
+for no speed: a tile of R rows already has R x NV independent multiply-adds an
+iteration); the one-row tiles and the packing of B may unroll."""
+import re
+
+import numpy as np
+import pytest
+
+from lowering.llvm import matmul, matmul_shared, target
+from lowering.llvm.cpu import CURRENT
+
+
+def _optimized_bodies(dtype):
+    """{function name suffix: its optimized body} of the matmul library for `dtype`."""
+    name = matmul_shared.symbol(dtype).rsplit(".", 1)[0]
+    mod = target._optimize(matmul_shared.library(name, CURRENT.isa)[2]())
+    try:
+        text = str(mod)
+    finally:
+        mod.close()
+    return {re.search(r'@"?[\w.]+\.(\w+)"?\(', body).group(1): body
+            for body in text.split("\ndefine ")[1:]}
+
+
+def _fmas_per_block(body):
+    """The multiply-adds of each basic block of `body` that has any."""
+    return {block.count("@llvm.fma.") for block in re.split(r"\n[\w.]+:", body)} - {0}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tiles_of_several_rows_keep_their_k_loop(dtype):
+    _, vl, mr, nv = matmul.tile_geometry(dtype)
+    bodies = _optimized_bodies(dtype)
+    for rows in (mr, 4):
+        for width, vectors in [(str(vl * nv), nv)] + [(f"e{v}", v) for v in range(1, nv + 1)]:
+            for mode in ("", "i"):
+                # one block of the k loop: one multiply-add per accumulator, not copies
+                assert _fmas_per_block(bodies[f"{rows}{mode}x{width}"]) == {rows * vectors}, \
+                    f"{rows}{mode}x{width}"
