@@ -2,30 +2,39 @@
 
 LLVM's time grows with a module's length and one compile keeps one core busy: a
 transformer's training step (~12,000 lines, 124 entry points) took ~7 s on one core of
-two. The functions a program calls by name (segments and parallel pieces: external
-linkage) share nothing but the internal functions they call and the module's
-declarations, so the module cuts into parts: each has some of the entries, every
-internal function they reach (copied where two parts reach one) and every line outside
-a function body (declarations, attribute groups, metadata; LLVM drops what a part does
-not use). Entries that call each other stay in one part; a module with global variables
-is not cut (a part would get a copy of its own).
+two. A module is cut when each part's estimated LLVM time pays for what a part adds
+(PART_S), into at most the parts the caller has cores for. The functions a program calls
+by name (segments and parallel pieces: external linkage) share nothing but the internal
+functions they call and the module's declarations, so the module cuts into parts: each
+has some of the entries, every internal function they reach (copied where two parts
+reach one) and every line outside a function body (declarations, attribute groups,
+metadata; LLVM drops what a part does not use). Entries that call each other stay in one
+part; a module with global variables is not cut (a part would get a copy of its own).
 """
 import re
 
-MIN_LINES = 2500    # lines a part needs to pay for itself: a second engine to load and,
-                    # the first time, a compile worker to start (~0.3 s)
+LINE_S = 0.15e-3    # LLVM's CPU seconds (O3 and emission) a line of function bodies: 0.70 s
+                    # for a deep MLP step's 4,999, 0.92 s for the matmul library's 4,300
+PART_S = 0.3        # what a part costs beyond its lines: a second engine to load and, the
+                    # first time, a compile worker process to start
 _NAME = re.compile(r'@"?([-\w.$]+)')    # (LLVM quotes a name or not: the same name)
 _LOCAL = re.compile(r"define (?:internal|private) ")
 
 
+def seconds(lines):
+    """LLVM's estimated CPU seconds for `lines` lines of function bodies."""
+    return lines * LINE_S
+
+
 def parts(text, most):
-    """The texts of at most `most` parts of module `text`, balanced by lines; [text] if it
-    is too short to cut or cannot be cut."""
-    cut = _cut(text) if most >= 2 and text.count("\n") >= 2 * MIN_LINES else None
+    """The texts of at most `most` parts of module `text`, balanced by lines, as many as
+    pay for themselves (each at least PART_S of estimated LLVM time); [text] if it is too
+    short to cut or cannot be cut."""
+    cut = _cut(text) if most >= 2 and seconds(text.count("\n")) >= 2 * PART_S else None
     if cut is None:
         return [text]
     items, defines, calls, groups = cut
-    k = min(most, len(groups), sum(len(b) for b in defines.values()) // MIN_LINES)
+    k = min(most, len(groups), int(seconds(sum(len(b) for b in defines.values())) // PART_S))
     if k < 2:
         return [text]
     weight = {g: sum(len(defines[n]) for n in _reach(members, calls))
