@@ -1,4 +1,6 @@
-"""`reduce_window` (sum, max or min over sliding windows), as one `reduce_window` kernel.
+"""`reduce_window`: sum, max or min over sliding windows as one `reduce_window` kernel;
+other computations, pytrees of operands, traced init values and window dilation as a
+gather of the windows folded by the computation (a composition of existing kernels).
 
 Every window is a fixed set of flat positions of the operand, so the kernel and both
 gradients share one index map, computed once per shape (cached): `idx[k, p]` is the flat
@@ -16,7 +18,7 @@ import functools
 import numpy as np
 
 from ir import ShapedArray
-from ir.errors import ArgumentError, DTypeError, ShapeError
+from ir.errors import ArgumentError, ArgumentValueError, DTypeError, ShapeError
 from ir.types import dtype_kind, saturated
 from registry import register_gradient, register_kernel, register_shape_rule
 from registry.batching import register_batching_rule
@@ -25,6 +27,7 @@ from tracer.core import run_kernel
 from tracer.lax.conv import dilate, ints, pads_of
 from tracer.lax.lax_elementwise import add, max, min  # noqa: A004  (jax.lax's, as computations)
 from tracer.numpy.reductions import computation as computation_dtype
+from tracer.pytree import flatten, unflatten
 
 
 _OPS = ((add, "add"), (max, "max"), (min, "min"), (tnp.add, "add"), (tnp.maximum, "max"),
@@ -32,36 +35,73 @@ _OPS = ((add, "add"), (max, "max"), (min, "min"), (tnp.add, "add"), (tnp.maximum
 _UFUNC = {"add": np.add, "max": np.maximum, "min": np.minimum}
 
 
-def reduce_window(operand, init_value, computation, window_dimensions, window_strides,
-                  padding, base_dilation=None):
-    """jax.lax.reduce_window with computation tracer.lax.add, max or min (padding and
-    base-dilation holes read init_value, which must be a concrete scalar)."""
-    x = tnp.asarray(operand)
-    op = next((name for fn, name in _OPS if fn is computation), None)
-    if op is None:
-        raise ArgumentError(f"reduce_window: computation must be tracer.lax.add, max or min, "
-                            f"got {computation!r}")
-    try:
-        init = float(np.asarray(init_value))
-    except (TypeError, ValueError):
-        raise ArgumentError(f"reduce_window: init_value must be a concrete scalar (not traced), "
-                            f"got {init_value!r}") from None
-    n = x.ndim
+def reduce_window(operand, init_value, computation, window_dimensions, window_strides=None,
+                  padding="VALID", base_dilation=None, window_dilation=None):
+    """jax.lax.reduce_window. One array reduced by tracer.lax.add, max or min with a
+    concrete init_value and undilated windows runs the reduce_window kernel; any other
+    computation, pytrees of operands, a traced init_value or window_dilation gathers the
+    windows (one take of the index map) and folds them with computation."""
+    xs, tree = flatten(operand)
+    inits, init_tree = flatten(init_value)
+    xs, inits = [tnp.asarray(x) for x in xs], [tnp.asarray(v) for v in inits]
+    if tree != init_tree or not xs or len({x.shape for x in xs}) > 1:
+        raise ArgumentError(f"reduce_window: operand and init_value must be pytrees of the "
+                            f"same structure with arrays of one shape, got {tree} with shapes "
+                            f"{[x.shape for x in xs]} and {init_tree}")
+    if any(v.ndim for v in inits):
+        raise ArgumentError(f"reduce_window expected init_values to be scalars but "
+                            f"init_values have shapes {[v.shape for v in inits]}.")
+    n = xs[0].ndim
     window = ints("reduce_window", "window_dimensions", window_dimensions, n)
     strides = ints("reduce_window", "window_strides", window_strides, n)
     bdil = ints("reduce_window", "base_dilation", base_dilation, n)
-    pads = pads_of("reduce_window", padding, x.shape, window, strides)
+    wdil = ints("reduce_window", "window_dilation", window_dilation, n)
+    pads = pads_of("reduce_window", padding, xs[0].shape,
+                   [dilate(k, d) for k, d in zip(window, wdil)], strides)
+    op = next((name for fn, name in _OPS if fn is computation), None)
+    init = _concrete(inits[0]) if len(xs) == 1 and op and set(wdil) == {1} else None
+    if init is None:
+        return unflatten(tree, _folded(xs, inits, computation, tree, window, strides, pads,
+                                       bdil, wdil))
+    x = xs[0]
     wide = computation_dtype(x.dtype) if op == "add" else x.dtype    # half sums in float32
     out = run_kernel("reduce_window", [tnp.astype(x, wide)], {
         "op": op, "init": init, "window": window, "strides": strides, "pads": pads,
         "bdil": bdil})
-    return tnp.astype(out, x.dtype)
+    return unflatten(tree, [tnp.astype(out, x.dtype)])
 
 
-def _out_shape(shape, window, strides, pads, bdil):
+def _concrete(value):
+    """value as a Python float, or None when it is traced."""
+    try:
+        return float(np.asarray(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def _folded(xs, inits, computation, tree, window, strides, pads, bdil, wdil):
+    """Each window's elements (init_value where it covers padding or a base-dilation hole)
+    folded left to right into init_value by computation, all windows at once."""
+    idx = window_index(xs[0].shape, window, strides, pads, bdil, wdil)          # (K, P)
+    shape = _out_shape(xs[0].shape, window, strides, pads, bdil, wdil)
+    inits = [tnp.astype(v, x.dtype) for x, v in zip(xs, inits)]
+    windows = [tnp.take(tnp.concatenate([tnp.reshape(x, (-1,)), tnp.reshape(v, (1,))]), idx,
+                        axis=0) for x, v in zip(xs, inits)]
+    acc = [tnp.broadcast_to(v, (idx.shape[1],)) for v in inits]
+    for k in range(idx.shape[0]):
+        out = computation(unflatten(tree, acc), unflatten(tree, [w[k] for w in windows]))
+        leaves, out_tree = flatten(out)
+        if out_tree != tree:
+            raise ArgumentValueError(f"reduce_window output must have the same tree structure "
+                                     f"as the operands {tree}, got {out_tree}")
+        acc = [tnp.asarray(v) for v in leaves]
+    return [tnp.reshape(a, shape) for a in acc]
+
+
+def _out_shape(shape, window, strides, pads, bdil, wdil):
     out = []
-    for n, k, s, (lo, hi), d in zip(shape, window, strides, pads, bdil):
-        span = dilate(n, d) + lo + hi - k
+    for n, k, s, (lo, hi), d, wd in zip(shape, window, strides, pads, bdil, wdil):
+        span = dilate(n, d) + lo + hi - dilate(k, wd)
         out.append(span // s + 1 if span >= 0 else 0)
     return tuple(out)
 
@@ -72,20 +112,21 @@ def _rule(x, *, op, init, window, strides, pads, bdil):
     if not (len(window) == len(strides) == len(pads) == len(bdil) == x.ndim):
         raise ShapeError(f"reduce_window: window {window}, strides {strides}, padding {pads} "
                          f"and base_dilation {bdil} need one entry per dim of {x}")
-    return ShapedArray(_out_shape(x.shape, window, strides, pads, bdil), x.dtype)
+    return ShapedArray(_out_shape(x.shape, window, strides, pads, bdil, (1,) * x.ndim), x.dtype)
 
 
 @functools.lru_cache(maxsize=64)
-def window_index(shape, window, strides, pads, bdil):
+def window_index(shape, window, strides, pads, bdil, wdil):
     """idx (K, P) of flat operand positions (`size` for padding and holes; window element
     major, so reducing over K combines whole rows); see module doc."""
-    out = _out_shape(shape, window, strides, pads, bdil)
+    out = _out_shape(shape, window, strides, pads, bdil, wdil)
     size = int(np.prod(shape))
     flat = np.zeros(out + window, np.int64)
     valid = np.ones(out + window, bool)
     nd = len(shape)
-    for ax, (n, k, s, (lo, _), d) in enumerate(zip(shape, window, strides, pads, bdil)):
-        pos = np.arange(out[ax])[:, None] * s + np.arange(k)[None, :] - lo   # dilated coords
+    for ax, (n, k, s, (lo, _), d, wd) in enumerate(zip(shape, window, strides, pads, bdil,
+                                                        wdil)):
+        pos = np.arange(out[ax])[:, None] * s + np.arange(k)[None, :] * wd - lo  # dilated
         src, ok = pos // d, (pos % d == 0) & (pos >= 0) & (pos < dilate(n, d))
         axes = [1] * (2 * nd)
         axes[ax], axes[nd + ax] = out[ax], k
@@ -99,12 +140,12 @@ def window_index(shape, window, strides, pads, bdil):
 
 def _index(x, attrs):
     return window_index(tuple(x.shape), *(tuple(attrs[k]) for k in
-                                          ("window", "strides", "pads", "bdil")))
+                                          ("window", "strides", "pads", "bdil")), (1,) * x.ndim)
 
 
 def _numpy(x, *, op, init, window, strides, pads, bdil):
     idx = _index(x, {"window": window, "strides": strides, "pads": pads, "bdil": bdil})
-    out = _out_shape(x.shape, window, strides, pads, bdil)
+    out = _out_shape(x.shape, window, strides, pads, bdil, (1,) * x.ndim)
     init = saturated(init, x.dtype)
     ext = np.append(np.ravel(x), init)
     ufunc = _UFUNC[op]
