@@ -2,7 +2,7 @@
 shape rules; backends. Mirrors TensorFlow.js's kernel and gradient registries."""
 # The rules submodule first: importing it binds `registry.shape_rules` to the module,
 # and the function of that name, imported next, must win.
-from registry.shape_rules import BUILTIN_KERNELS, infer_avals
+from registry.shape_rules import infer_avals
 from registry.tables import (backends, check_backend, epoch, get_gradient, get_kernel,
                              get_shape_rule, gradients, has_gradient, has_kernel, kernels,
                              register_backend, register_gradient, register_kernel,
@@ -16,7 +16,7 @@ from registry.families import (PRUNERS, declare_effects, declare_family, family,
 from ir import passes as _passes
 from registry.exporters import (exporters, get_exporter, has_exporter, register_exporter,
                                 unregister_exporter)
-from registry.define import define_kernel, describe
+from registry.define import declare_kernel, define_kernel, describe
 
 # what ir's passes ask of a kernel: effects (kept nodes) and pruners (dce)
 _passes.has_effects, _passes.pruner = has_effects, PRUNERS.entries.get
@@ -27,8 +27,9 @@ __all__ = ["register_kernel", "get_kernel", "unregister_kernel", "has_kernel", "
            "register_gradient", "get_gradient", "unregister_gradient", "has_gradient",
            "gradients", "register_shape_rule", "get_shape_rule", "shape_rules",
            "unregister_shape_rule", "register_backend", "unregister_backend", "backends",
-           "check_backend", "infer_avals", "epoch", "version", "BUILTIN_KERNELS",
+           "check_backend", "infer_avals", "epoch", "version",
            "register_exporter", "get_exporter", "has_exporter", "unregister_exporter",
            "exporters", "register_batching_rule", "get_batching_rule", "has_batching_rule",
            "unregister_batching_rule", "batching_rules", "declare_family", "family",
-           "declare_effects", "has_effects", "define_kernel", "describe", "register_pruner"]
+           "declare_effects", "has_effects", "declare_kernel", "define_kernel", "describe",
+           "register_pruner"]

@@ -1,11 +1,16 @@
-"""`define_kernel`: a kernel declared in one call, and `describe`: what is declared for one.
+"""`declare_kernel` and `define_kernel`: a kernel declared in one call, and `describe`:
+what is declared for one.
 
-define_kernel writes every part into its table (registry.tables, batching, families,
-exporters), so the `register_*` calls still override one part afterwards. A part left out
-is derived from the family where the family allows it:
+declare_kernel writes a kernel's backend-independent facts (shape rule, family, gradient,
+batching rule, differentiability, effects) into their tables; the built-in kernels are
+declared with it (tracer.kernels), their backend impls registered by lowering.
+define_kernel declares the same facts through it and adds the backend parts (NumPy
+kernel, llvm impl, ONNX exporter). Every part lands in its table (registry.tables,
+batching, families, exporters), so the `register_*` calls still override one part
+afterwards. A part left out is derived from the family where the family allows it:
 
-* batching: an "elementwise" or "along_axis" kernel is batched by vmap's shared rule for
-  its family; any other kernel with no rule is batched by a loop, and define_kernel warns.
+* batching: an "elementwise", "along_axis" or "linalg" kernel is batched by vmap's
+  shared rule for its family; any other kernel with no rule is batched by a loop, and declaring it warns.
 * llvm: a plain callable is a scalar body (`body(ctx, *xs, **attrs)`), which fuses into
   its neighbours' loop; any other form is an llvm impl object (lowering.llvm.protocol).
 * onnx: for an elementwise kernel a string names the ONNX operator applied to the inputs
@@ -13,7 +18,7 @@ is derived from the family where the family allows it:
   takes the operator's attributes); otherwise an exporter `fn(g, inputs, attrs)` (see
   lowering.onnx). With none, the kernel does not export.
 
-Redefining a kernel declares it afresh: a part the new call leaves out is removed.
+Redeclaring a kernel declares it afresh: a part the new call leaves out is removed.
 """
 import warnings
 
@@ -24,12 +29,12 @@ from registry.exporters import EXPORTERS, OnnxOperator
 from registry.versioned import check_kernel_name, did_you_mean
 
 # the families vmap batches with one shared rule (tracer.vmap.FAMILY_RULES implements them)
-SHARED_BATCHING = frozenset({"elementwise", "along_axis"})
+SHARED_BATCHING = frozenset({"elementwise", "along_axis", "linalg"})
 
 
-def _callable_or_none(name, what, value):
+def _callable_or_none(op, name, what, value):
     if value is not None and not callable(value):
-        raise ArgumentError(f"define_kernel({name!r}): {what} must be callable or None, got "
+        raise ArgumentError(f"{op}({name!r}): {what} must be callable or None, got "
                             f"{type(value).__name__}")
 
 
@@ -43,49 +48,68 @@ def _checked_exporter(name, family, onnx):
                 f"only an elementwise kernel can be exported as (family is {family!r}); "
                 f"pass an exporter fn(g, inputs, attrs) instead")
         return OnnxOperator(onnx)
-    _callable_or_none(name, "onnx", onnx)
+    _callable_or_none("define_kernel", name, "onnx", onnx)
     return onnx
+
+
+def _set(table, key, part):
+    if part is None:
+        table.discard(*key)
+    else:
+        table.register(*key, part)
+
+
+def _declare(op, name, shape, family, gradient, batching, differentiable, effects):
+    """Check every fact, then write them all: a bad part leaves the tables untouched."""
+    check_kernel_name(name, op)
+    if not callable(shape):
+        raise ArgumentError(f"{op}({name!r}): shape must be callable, got "
+                            f"{type(shape).__name__}")
+    for what, value in (("gradient", gradient), ("batching", batching)):
+        _callable_or_none(op, name, what, value)
+    if family is not None and family not in families.FAMILIES:
+        raise ArgumentError(f"{op}({name!r}): unknown family {family!r}; known "
+                            f"families: {', '.join(sorted(families.FAMILIES))}")
+    if gradient is not None and not differentiable:
+        raise ArgumentError(f"{op}({name!r}): a gradient was given with "
+                            f"differentiable=False; pass one or the other")
+    tables.SHAPE_RULES.register(name, shape)
+    for table, part in ((tables.GRADIENTS, gradient), (BATCHING_RULES, batching),
+                        (families.FAMILY, family),
+                        (families.NOT_DIFFERENTIABLE, not differentiable or None),
+                        (families.EFFECTS, effects or None)):
+        _set(table, (name,), part)
+    if batching is None and family not in SHARED_BATCHING:
+        warnings.warn(f"{op}({name!r}): no batching rule and no family batched by a "
+                      f"shared rule ({', '.join(sorted(SHARED_BATCHING))}), so vmap batches "
+                      f"it by a loop over the batch; pass family='elementwise' if it is "
+                      f"elementwise, or batching=rule", stacklevel=3)
+
+
+def declare_kernel(name, *, shape, family=None, gradient=None, batching=None,
+                   differentiable=True, effects=False):
+    """Declare kernel `name`'s backend-independent facts (see the module doc)."""
+    _declare("declare_kernel", name, shape, family, gradient, batching, differentiable,
+             effects)
 
 
 def define_kernel(name, *, shape, numpy, family=None, gradient=None, batching=None,
                   llvm=None, onnx=None, differentiable=True, effects=False):
-    """Declare kernel `name` in one call (see the module doc for what is derived)."""
+    """Declare kernel `name` in one call: its facts (declare_kernel's) and its backend
+    impls (see the module doc for what is derived)."""
     check_kernel_name(name, "define_kernel")
-    for what, value in (("shape", shape), ("numpy", numpy)):
-        if not callable(value):
-            raise ArgumentError(f"define_kernel({name!r}): {what} must be callable, got "
-                                f"{type(value).__name__}")
-    for what, value in (("gradient", gradient), ("batching", batching)):
-        _callable_or_none(name, what, value)
-    if family is not None and family not in families.FAMILIES:
-        raise ArgumentError(f"define_kernel({name!r}): unknown family {family!r}; known "
-                            f"families: {', '.join(sorted(families.FAMILIES))}")
+    if not callable(numpy):
+        raise ArgumentError(f"define_kernel({name!r}): numpy must be callable, got "
+                            f"{type(numpy).__name__}")
     if llvm is not None and not callable(llvm) and not hasattr(llvm, "emit"):
         raise ArgumentError(f"define_kernel({name!r}): llvm must be a scalar body (callable) "
                             f"or an llvm impl object, got {type(llvm).__name__}")
-    if gradient is not None and not differentiable:
-        raise ArgumentError(f"define_kernel({name!r}): a gradient was given with "
-                            f"differentiable=False; pass one or the other")
     exporter = _checked_exporter(name, family, onnx)
-
-    tables.SHAPE_RULES.register(name, shape)
+    _declare("define_kernel", name, shape, family, gradient, batching, differentiable,
+             effects)
     tables.KERNELS.register(name, "numpy", numpy)
-    for table, key, part in ((tables.KERNELS, (name, "llvm"), llvm),
-                             (EXPORTERS, (name, "onnx"), exporter),
-                             (tables.GRADIENTS, (name,), gradient),
-                             (BATCHING_RULES, (name,), batching),
-                             (families.FAMILY, (name,), family),
-                             (families.NOT_DIFFERENTIABLE, (name,), not differentiable or None),
-                             (families.EFFECTS, (name,), effects or None)):
-        if part is None:
-            table.discard(*key)
-        else:
-            table.register(*key, part)
-    if batching is None and family not in SHARED_BATCHING:
-        warnings.warn(f"define_kernel({name!r}): no batching rule and no family batched by a "
-                      f"shared rule ({', '.join(sorted(SHARED_BATCHING))}), so vmap batches "
-                      f"it by a loop over the batch; pass family='elementwise' if it is "
-                      f"elementwise, or batching=rule", stacklevel=2)
+    _set(tables.KERNELS, (name, "llvm"), llvm)
+    _set(EXPORTERS, (name, "onnx"), exporter)
 
 
 class KernelDescription:

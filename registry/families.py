@@ -25,7 +25,6 @@ the hooks registry sets on import, since ir sits below registry): whether its no
 a side effect, and how dce shrinks a node of it whose outputs are partly dead (a pruner).
 """
 from ir.errors import ArgumentError, KernelNotFoundError
-from registry.shape_rules import ARG_REDUCE, ELEMENTWISE, REDUCE
 from registry.versioned import VersionedTable, check_kernel_name
 
 FAMILIES = frozenset({"elementwise", "reduction", "arg_reduction", "index_map", "along_axis",
@@ -111,25 +110,3 @@ def kernels_of(family_name):
     """Every kernel declared in `family_name`, sorted."""
     return sorted(k for k, f in list(FAMILY.entries.items()) if f == family_name)
 
-
-def _declare_builtins():
-    """The built-in kernels' families; the elementwise ones and their differentiability
-    come from the table registry.shape_rules.ELEMENTWISE."""
-    elementwise = tuple(r.name for r in ELEMENTWISE)
-    for names, fam in [(elementwise + ("select", "convert", "stop_gradient"), "elementwise"),
-                       (REDUCE, "reduction"), (ARG_REDUCE, "arg_reduction"),
-                       (("broadcast_to", "reshape", "transpose", "slice", "rev", "pad",
-                         "concatenate"), "index_map"),
-                       (("cumsum", "cumprod", "argsort"), "along_axis"),
-                       (("take", "dynamic_index"), "gather"),
-                       (("scatter_add", "dynamic_update_index"), "scatter"),
-                       (("matmul",), "contraction"),
-                       (("custom_call", "cond", "while", "scan", "remat"), "control_flow")]:
-        for k in names:
-            FAMILY.entries[k] = fam
-    NOT_DIFFERENTIABLE.entries.update(dict.fromkeys(
-        [r.name for r in ELEMENTWISE if not r.differentiable] + list(ARG_REDUCE)
-        + ["stop_gradient"], True))
-
-
-_declare_builtins()

@@ -14,12 +14,11 @@ from ir.errors import (ArgumentValueError, GradientTypeError, IndexingError,
                        TracerIntegerConversionError)
 from tracer.core import Tracer, get_backend, run_kernel, set_backend
 from tracer import methods  # noqa: F401  (operators on Tracer)
-from tracer import gradients  # noqa: F401  (registers built-in gradients)
+from tracer import kernels  # noqa: F401  (declares the built-in kernels)
 from tracer.jit import jit, make_graph
 from tracer.transforms import float0, grad, jvp, value_and_grad, vjp
 from tracer.custom import custom_grad, custom_vjp
 from tracer.vmap import vmap
-from tracer import batching_rules  # noqa: F401  (registers the built-in batching rules)
 from tracer.jacobians import hessian, jacfwd, jacrev, linearize
 from tracer.check import check_grads
 from tracer import numpy, nn, lax, tree_util  # noqa: F401

@@ -30,6 +30,7 @@ from tracer.core import eval_graph, run_kernel, trace_flat
 from tracer.lax._regions import taking
 from tracer.pytree import flatten, num_leaves, unflatten
 from tracer.signature import leaf_aval
+from tracer.vmap import batch_graph, batch_size, to_dim, vmap
 
 
 class CustomRule:
@@ -245,9 +246,27 @@ def _custom_call_grad(dy, inputs, outputs, attrs):
     return grads
 
 
-registry.register_shape_rule("custom_call", lambda *avals, body, rule: tuple(
-    a.strip_weak() for a in body.out_avals))
+def _custom_call_batched(inputs, dims, attrs):
+    """Batch the primal and forward regions (everything at dim 0) and wrap the backward
+    in a vmap, so the batched function is still differentiated by its own rule."""
+    size = batch_size(inputs, dims)
+    xs = [to_dim(x, d, size, 0) for x, d in zip(inputs, dims)]
+    body, rule = attrs["body"], attrs["rule"]
+    zeros = [0] * len(xs)
+    new_body = batch_graph(body, size, zeros)[0]
+    forward = batch_graph(rule.forward, size, zeros)[0]
+
+    def backward(ins, computed, cts):
+        return vmap(lambda i, c, t: list(rule.backward(i, c, t)))(
+            list(ins), list(computed), list(cts))
+    out = run_kernel("custom_call", xs, {**attrs, "body": new_body, "rule": CustomRule(
+        f"vmap({rule.name})", forward, rule.n_out, rule.n_args, backward)})
+    return out, (0,) * len(out)
+
+
+registry.declare_kernel("custom_call", shape=lambda *avals, body, rule: tuple(
+    a.strip_weak() for a in body.out_avals), family="control_flow",
+    gradient=_custom_call_grad, batching=_custom_call_batched)
 registry.register_kernel("custom_call", "numpy", _custom_call_impl)
-registry.register_gradient("custom_call", _custom_call_grad)
 register_differentiable_form("custom_call", lambda attrs: {**attrs,
                                                            "body": attrs["rule"].forward})

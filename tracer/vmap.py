@@ -6,8 +6,8 @@ vjp, jvp and itself in any order.
 
 A node whose inputs are all unbatched is emitted as it is. Otherwise its rule comes from
 `registry.batching` (registered rules win), else the kernel's family (registry.families):
-every "elementwise" kernel shares one rule, as does every "along_axis" one; any other
-kernel is batched by a loop over the batch (one `tracer.lax.map` region), with one
+every "elementwise" kernel shares one rule, as does every "along_axis" and every "linalg"
+one (FAMILY_RULES); any other kernel is batched by a loop over the batch (one `tracer.lax.map` region), with one
 warning naming it.
 
 Named axes: `vmap(f, axis_name="i")` binds "i" (with the batch size) while `f` is traced,
@@ -93,6 +93,11 @@ def batch_size(inputs, dims):
     return next(np.shape(x)[d] for x, d in zip(inputs, dims) if d is not None)
 
 
+def batched_axis(axis, d):
+    """A per-example axis -> the same axis of the batched operand (batch dim at d)."""
+    return axis + (axis >= d)
+
+
 def to_dim(x, d, size, dst):
     """x with its batch dim at `dst`: moved if batched (at `d`), broadcast if not. A
     constant is broadcast by a node, never baked in as a `size`-times larger array."""
@@ -105,6 +110,15 @@ def to_dim(x, d, size, dst):
     if isinstance(x, Tracer):
         return run_kernel("broadcast_to", [x], {"shape": out_shape})
     return core.current_trace().emit("broadcast_to", [x], {"shape": out_shape})
+
+
+def flat_index(idx, n, size):
+    """Indices (size, ...) into one example's axis of length n -> indices into the
+    (size * n) axis of all examples. An index out of [0, n) becomes -1, so the kernel
+    still reports it instead of reading a neighbouring example."""
+    idx = tnp.astype(idx, np.int64)
+    offsets = tnp.reshape(tnp.arange(size, dtype=np.int64) * n, (size,) + (1,) * (idx.ndim - 1))
+    return tnp.where(idx < 0, -1, tnp.where(idx >= n, -1, idx + offsets))
 
 
 def elementwise_rule(kernel):
@@ -126,11 +140,22 @@ def along_axis_rule(kernel):
     def rule(inputs, dims, attrs):
         (x,), (d,) = inputs, dims
         axis = attrs["axis"]
-        return run_kernel(kernel, [x], {**attrs, "axis": axis + (axis >= d)}), d
+        return run_kernel(kernel, [x], {**attrs, "axis": batched_axis(axis, d)}), d
     return rule
 
 
-FAMILY_RULES = {"elementwise": elementwise_rule, "along_axis": along_axis_rule}
+def leading_rule(kernel):
+    """The rule of every "linalg" kernel (batched over its operands' leading dims): the
+    batch dim goes first."""
+    def rule(inputs, dims, attrs):
+        size = batch_size(inputs, dims)
+        out = run_kernel(kernel, [to_dim(x, d, size, 0) for x, d in zip(inputs, dims)], attrs)
+        return out, (0,) * len(out) if isinstance(out, tuple) else 0
+    return rule
+
+
+FAMILY_RULES = {"elementwise": elementwise_rule, "along_axis": along_axis_rule,
+                "linalg": leading_rule}
 
 
 def loop_rule(kernel):

@@ -10,6 +10,7 @@ import pytest
 
 import registry
 import tracer
+from tracer.kernels import BUILTIN_KERNELS
 import tracer.numpy as tnp
 from ir import ShapedArray
 from lowering.llvm import IndexMap, KernelEmitter, ScalarKernel, compile_graph
@@ -206,7 +207,7 @@ def test_dump_dir_gets_ir_optimized_ir_and_assembly(tmp_path, monkeypatch):
 
 
 def test_every_builtin_kernel_has_an_llvm_impl():
-    assert [k for k in registry.BUILTIN_KERNELS if not registry.has_kernel(k, "llvm")] == []
+    assert [k for k in BUILTIN_KERNELS if not registry.has_kernel(k, "llvm")] == []
 
 
 def test_plain_callable_is_a_scalar_body_and_bad_bodies_fail_clearly(kernel_name):

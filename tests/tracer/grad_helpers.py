@@ -9,23 +9,15 @@ from registry import tables
 def registry_snapshot():
     """Undo every register/unregister made inside the block through the public API, so
     registry versions bump and jit caches notice the restore too."""
-    grads, kernels, rules = (dict(tables._gradients), dict(tables._kernels),
-                             dict(tables._shape_rules))
+    held = [(table, dict(table.entries))
+            for table in (tables.GRADIENTS, tables.KERNELS, tables.SHAPE_RULES)]
     try:
         yield registry
     finally:
-        for name in set(tables._gradients) | set(grads):
-            if name not in grads:
-                registry.unregister_gradient(name)
-            elif tables._gradients.get(name) is not grads[name]:
-                registry.register_gradient(name, grads[name])
-        for key in set(tables._kernels) | set(kernels):
-            if key not in kernels:
-                registry.unregister_kernel(*key)
-            elif tables._kernels.get(key) is not kernels[key]:
-                registry.register_kernel(*key, kernels[key])
-        for name in set(tables._shape_rules) | set(rules):
-            if name not in rules:
-                del tables._shape_rules[name]   # no public unregister_shape_rule
-            elif tables._shape_rules.get(name) is not rules[name]:
-                registry.register_shape_rule(name, rules[name])
+        for table, before in held:
+            for key in set(table.entries) | set(before):
+                args = key if isinstance(key, tuple) else (key,)
+                if key not in before:
+                    table.unregister(*args)
+                elif table.entries.get(key) is not before[key]:
+                    table.register(*args, before[key])

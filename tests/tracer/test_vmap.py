@@ -1,7 +1,6 @@
 """vmap: every built-in kernel's batching rule against a Python loop over the batch
 (eagerly and under jit on both backends, with in_axes 0, 1, -1 and None mixes); the
 vmap API; nesting with grad/jvp/vjp/jit; the rule registry; the loop fallback."""
-import importlib
 import warnings
 
 import numpy as np
@@ -12,8 +11,9 @@ import tracer
 import tracer.numpy as tnp
 from ir.errors import ArgumentError, KernelNotFoundError, ShapeError, TracerError
 from registry import batching, families
-from registry.shape_rules import BINARY, COMPARE, UNARY
 from tracer import run_kernel
+from tracer.kernels import BUILTIN_KERNELS
+from tracer.kernels.elementwise import ELEMENTWISE
 from tracer.vmap import FAMILY_RULES, vmap
 
 B = 3
@@ -45,8 +45,7 @@ def kernel(name, **attrs):
     return lambda *xs: run_kernel(name, list(xs), attrs)
 
 
-RULES = importlib.import_module("registry.shape_rules")    # (registry.shape_rules: a function)
-INT_ONLY = {r.name for r in RULES.ELEMENTWISE if r.kinds and "f" not in r.kinds}  # bitwise
+INT_ONLY = {r.name for r in ELEMENTWISE if r.kinds and "f" not in r.kinds}  # bitwise
 ALONG_AXIS = [k for k in ("cumsum", "cumprod", "argsort") if k in registry.shape_rules()]
 
 
@@ -56,8 +55,7 @@ def operand(k, *shape):
 
 # (id, per-example function, per-example argument specs)
 CASES = (
-    [(k, kernel(k), [operand(k, 3, 4)]) for k in UNARY]
-    + [(k, kernel(k), [operand(k, 3, 4), operand(k, 3, 4)]) for k in BINARY + COMPARE]
+    [(r.name, kernel(r.name), [operand(r.name, 3, 4)] * r.arity) for r in ELEMENTWISE]
     + [(f"{k}{ax}", kernel(k, axis=ax), [f32(3, 4)]) for k in ALONG_AXIS for ax in (0, 1)]
     + [("select", kernel("select"), [boolean(3, 4), f32(3, 4), f32(3, 4)]),
        ("convert", kernel("convert", dtype=np.dtype(np.float64)), [f32(3, 4)]),
@@ -132,7 +130,7 @@ def test_every_builtin_kernel_against_a_loop(name, fun, specs):
 
 
 def test_builtin_kernels_all_have_rules_or_are_elementwise():
-    for k in registry.BUILTIN_KERNELS:
+    for k in BUILTIN_KERNELS:
         assert batching.has_batching_rule(k) or families.family(k) in FAMILY_RULES, k
 
 

@@ -112,6 +112,7 @@ def _prune(node, used):
 
 
 registry.register_shape_rule("cond", _rule)
+registry.declare_family("cond", "control_flow")
 registry.register_kernel("cond", "numpy", _impl)
 registry.register_gradient("cond", _grad)
 registry.register_pruner("cond", _prune)

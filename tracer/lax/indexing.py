@@ -77,12 +77,15 @@ def _update(x, i, v):
 
 
 registry.register_shape_rule("stop_gradient", lambda x: x.strip_weak())
+registry.declare_family("stop_gradient", "elementwise", differentiable=False)
 registry.register_kernel("stop_gradient", "numpy", lambda x: np.array(x))
 registry.register_shape_rule("dynamic_index", _index_rule)
+registry.declare_family("dynamic_index", "gather")
 registry.register_kernel("dynamic_index", "numpy", lambda x, i: np.array(x[slot(x, i)]))
 registry.register_gradient("dynamic_index", lambda dy, i, o, a: (
     run_kernel("dynamic_update_index", [tnp.zeros(i[0].shape, i[0].dtype), i[1], dy]), None))
 registry.register_shape_rule("dynamic_update_index", _update_rule)
+registry.declare_family("dynamic_update_index", "scatter")
 registry.register_kernel("dynamic_update_index", "numpy", _update)
 registry.register_gradient("dynamic_update_index", lambda dy, i, o, a: (
     run_kernel("dynamic_update_index", [dy, i[1], tnp.zeros(i[2].shape, i[2].dtype)]), None,

@@ -159,4 +159,5 @@ def _in_place(body, n_consts):
 
 
 registry.register_shape_rule("while", _rule)
+registry.declare_family("while", "control_flow")
 registry.register_kernel("while", "numpy", _impl)

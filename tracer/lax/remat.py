@@ -170,6 +170,7 @@ def _prune(node, used):
 
 
 registry.register_shape_rule("remat", _rule)
+registry.declare_family("remat", "control_flow")
 registry.register_kernel("remat", "numpy", lambda *args, body, policy=None: tuple(
     evaluate(body, list(args), "numpy")))
 registry.register_gradient("remat", _grad)

@@ -186,6 +186,7 @@ def _prune(node, used):
 
 
 registry.register_shape_rule("scan", _rule)
+registry.declare_family("scan", "control_flow")
 registry.register_kernel("scan", "numpy", _impl)
 registry.register_gradient("scan", _grad)
 register_differentiable_form("scan", _form)

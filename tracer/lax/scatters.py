@@ -17,11 +17,12 @@ from ir import ShapedArray
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.types import dtype_kind
 from lowering.numpy_kernels import check_bounds
-from registry import declare_family, register_gradient, register_kernel, register_shape_rule
+from registry import declare_kernel, register_kernel
 from tracer.core import run_kernel
 from tracer.numpy.creation import arange, astype, ones, zeros
 from tracer.numpy.elementwise import equal, maximum, where
 from tracer.numpy.shape_ops import reshape
+from tracer.vmap import batch_size, flat_index, to_dim
 
 HOWS = ("set", "add", "mul", "min", "max")
 _UFUNCS = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
@@ -88,7 +89,15 @@ def _grad(dy, ins, out, attrs):
     return share * from_x, at(share) * from_u, None
 
 
-register_shape_rule("scatter", _rule)
+def _batched(inputs, dims, attrs):
+    """Each example's rows become a block of one (size * n)-row operand."""
+    size = batch_size(inputs, dims)
+    x, u, idx = (to_dim(v, d, size, 0) for v, d in zip(inputs, dims))
+    n = x.shape[1]
+    flat = reshape(x, (size * n,) + tuple(x.shape[2:]))
+    out = run_kernel("scatter", [flat, u, flat_index(idx, n, size)], attrs)
+    return reshape(out, x.shape), 0
+
+
+declare_kernel("scatter", shape=_rule, family="scatter", gradient=_grad, batching=_batched)
 register_kernel("scatter", "numpy", _numpy)
-register_gradient("scatter", _grad)
-declare_family("scatter", "scatter")

@@ -1,7 +1,7 @@
 """The primitive kernels of tracer.numpy.linalg: solve, slogdet, cholesky, qr, eigh, svd.
 
-Each is registered here (shape rule, NumPy/LAPACK kernel, gradient); their vmap rule
-(the batch dim to the front) is tracer.batching_rules's. Kernels take float32/float64 matrices
+Each is registered here (shape rule, NumPy/LAPACK kernel, gradient); vmap batches them
+with the "linalg" family's shared rule (the batch dim to the front). Kernels take float32/float64 matrices
 with any leading batch dims (equal across operands: the ops broadcast first). They are declared
 family "linalg": the llvm backend runs them through these NumPy kernels inside the
 compiled program, on purpose (lowering.llvm.linalg).

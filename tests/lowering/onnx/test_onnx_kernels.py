@@ -11,7 +11,7 @@ import tracer
 import tracer.numpy as tnp
 from registry.exporters import (exporters, get_exporter, has_exporter, register_exporter,
                                 unregister_exporter)
-from registry.shape_rules import BUILTIN_KERNELS
+from tracer.kernels import BUILTIN_KERNELS
 from spec import BF16, FLOATS, SPECS, case_id, make_input
 from tracer.export import to_onnx
 from tracer.pytree import flatten

@@ -1,0 +1,40 @@
+"""Each built-in kernel's backend-independent facts (shape rule, family, gradient,
+batching rule, differentiability) are declared in one place, a module of tracer.kernels;
+the package imports without a circle and reads no other module's private names."""
+import pytest
+
+import registry
+import tracer.kernels
+from module_imports import assert_no_circle, imports, private_names
+from registry import families
+from registry.batching import BATCHING_RULES
+from tracer.kernels import BUILTIN_KERNELS
+
+
+def _home(fn):
+    return fn.__module__
+
+
+@pytest.mark.parametrize("kernel", BUILTIN_KERNELS)
+def test_every_fact_of_a_builtin_kernel_is_declared_in_one_module(kernel):
+    homes = {_home(registry.get_shape_rule(kernel))}
+    if registry.has_gradient(kernel):
+        homes.add(_home(registry.get_gradient(kernel)))
+    if kernel in BATCHING_RULES.entries:
+        homes.add(_home(BATCHING_RULES.entries[kernel]))
+    assert len(homes) == 1 and homes.pop().startswith("tracer.kernels."), kernel
+    assert registry.family(kernel) is not None
+    # a kernel passes gradients exactly when it declares how
+    assert families.differentiable(kernel) == registry.has_gradient(kernel)
+
+
+def test_the_builtins_are_the_kernels_the_backends_implement():
+    assert len(set(BUILTIN_KERNELS)) == len(BUILTIN_KERNELS) >= 59
+    for backend in ("numpy", "llvm"):
+        assert [k for k in BUILTIN_KERNELS if not registry.has_kernel(k, backend)] == []
+
+
+def test_no_import_circle_and_no_private_names():
+    found = imports(tracer.kernels)
+    assert_no_circle(found)
+    assert not private_names(found)
