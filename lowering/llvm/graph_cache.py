@@ -2,7 +2,8 @@
 
 target.py caches object code by module text, but producing that text (partitioning,
 emitting, printing) costs milliseconds per graph. Here a digest of the graph's structure
-(every node's kernel, inputs, attrs, output types and source, regions as graphs with the
+(every node's kernel and its family, which steers fusion, inputs, attrs, output types and
+source, regions as graphs with the
 values of their constants, which their code holds; literal values; input and
 const types) plus the identity of the code generator maps to the graph's artifact
 (lowering.llvm.artifact: the module text, whose object code target.py then loads, and
@@ -30,6 +31,7 @@ from ir import Graph, Var
 from lowering.llvm import (artifact, caches, control, conv, entries, linalg, reductions,
                            scalars, scans, shapes, target, windows)
 from lowering.settings import settings
+from registry.families import family as _family
 from registry.tables import KERNELS
 
 _impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
@@ -42,7 +44,7 @@ BUILTIN = {name: impl for table in (scalars.KERNELS, scans.KERNELS, shapes.KERNE
                                     conv.KERNELS, windows.KERNELS)
            for name, impl in table.items()}
 SOURCES = ("lowering/llvm", "ir", "registry")   # the code generator, the graphs it reads,
-#                                                 and the families that steer it
+#                                                 and the tables it asks
 
 
 _memory = caches.Lru(settings.code_cache_size)
@@ -112,7 +114,8 @@ def _parts(g):
         impl = _impls.get((n.kernel, "llvm"))
         if impl is None or impl is not BUILTIN.get(n.kernel):
             raise _Uncacheable
-        parts.append((n.kernel, [number[id(x)] if type(x) is Var else x.key for x in n.inputs],
+        parts.append((n.kernel, _family(n.kernel),
+                      [number[id(x)] if type(x) is Var else x.key for x in n.inputs],
                       [(k, _attr(v)) for k, v in n.attr_items] if n.attr_items
                       else None,
                       [(o.aval.shape, o.aval.dtype.name, o.aval.weak_type) for o in n.outputs],
