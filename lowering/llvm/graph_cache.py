@@ -3,9 +3,8 @@
 target.py caches object code by module text, but producing that text (partitioning,
 emitting, printing) costs milliseconds per graph. Here a digest of the graph's structure
 (every node's kernel and its family, which steers fusion, inputs, attrs, output types and
-source, regions as graphs with the
-values of their constants, which their code holds; literal values; input and
-const types) plus the identity of the code generator maps to the graph's artifact
+source, regions as graphs with the values of their constants, which their code holds;
+literal values; input and const types) plus the identity of the code generator maps to the graph's artifact
 (lowering.llvm.artifact: the module text, whose object code target.py then loads, and
 what the call path needs besides). Entries live in memory (the settings.code_cache_size
 most recently used) and, next to the object files, as <key>.g files
