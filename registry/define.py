@@ -10,7 +10,8 @@ batching, families, exporters), so the `register_*` calls still override one par
 afterwards. A part left out is derived from the family where the family allows it:
 
 * batching: an "elementwise", "along_axis" or "linalg" kernel is batched by vmap's
-  shared rule for its family; any other kernel with no rule is batched by a loop, and declaring it warns.
+  shared rule for its family; any other kernel with no rule is batched by a loop, and
+  declaring it warns.
 * llvm: a plain callable is a scalar body (`body(ctx, *xs, **attrs)`), which fuses into
   its neighbours' loop; any other form is an llvm impl object (lowering.llvm.protocol).
 * onnx: for an elementwise kernel a string names the ONNX operator applied to the inputs

@@ -7,8 +7,8 @@ vjp, jvp and itself in any order.
 A node whose inputs are all unbatched is emitted as it is. Otherwise its rule comes from
 `registry.batching` (registered rules win), else the kernel's family (registry.families):
 every "elementwise" kernel shares one rule, as does every "along_axis" and every "linalg"
-one (FAMILY_RULES); any other kernel is batched by a loop over the batch (one `tracer.lax.map` region), with one
-warning naming it.
+one (FAMILY_RULES); any other kernel is batched by a loop over the batch (one
+`tracer.lax.map` region), with one warning naming it.
 
 Named axes: `vmap(f, axis_name="i")` binds "i" (with the batch size) while `f` is traced,
 so collectives inside it (tracer.lax.psum...) can be traced, and batches with "i" as the

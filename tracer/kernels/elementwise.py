@@ -136,6 +136,16 @@ for _row in ELEMENTWISE:
     declare_kernel(_row.name, shape=shape_rule(_row), family="elementwise",
                    gradient=_row.gradient, differentiable=_row.gradient is not None)
 declare_kernel("select", shape=_select_rule, family="elementwise", gradient=_select)
-declare_kernel("convert", shape=lambda x, *, dtype: ShapedArray(
-    x.shape, check_dtype(dtype, "convert")), family="elementwise", gradient=lambda dy, i, o, a: (
-        tnp.astype(dy, i[0].dtype) if dtype_kind(i[0].dtype) == "f" else None,))
+
+
+def _convert_rule(x, *, dtype):
+    return ShapedArray(x.shape, check_dtype(dtype, "convert"))
+
+
+def _convert(dy, inputs, out, attrs):
+    """A float input gets the cotangent in its own dtype; an int or bool one none."""
+    x, = inputs
+    return (tnp.astype(dy, x.dtype) if dtype_kind(x.dtype) == "f" else None,)
+
+
+declare_kernel("convert", shape=_convert_rule, family="elementwise", gradient=_convert)
