@@ -1,10 +1,10 @@
 """The primitive kernels of tracer.numpy.linalg: solve, slogdet, cholesky, qr, eigh, svd.
 
-Each is registered here (shape rule, NumPy/LAPACK kernel, gradient); vmap batches them
-with the "linalg" family's shared rule (the batch dim to the front). Kernels take float32/float64 matrices
-with any leading batch dims (equal across operands: the ops broadcast first). They are declared
-family "linalg": the llvm backend runs them through these NumPy kernels inside the
-compiled program, on purpose (lowering.llvm.linalg).
+Each is declared here (shape rule, gradient, family "linalg") with its NumPy/LAPACK kernel;
+vmap batches them with the family's shared rule (the batch dim to the front), and the llvm
+backend runs them through these NumPy kernels inside the compiled program, on purpose
+(lowering.llvm.linalg). Kernels take float32/float64 matrices with any leading batch dims
+(equal across operands: the ops broadcast first).
 
 Gradients follow JAX and are written with traceable ops (so they differentiate again):
 solve/slogdet through solves with a^T; cholesky, qr, eigh, svd through the decomposition
@@ -19,8 +19,7 @@ import numpy as np
 
 from ir import ShapedArray
 from ir.errors import DTypeError, GradientError, KernelError, ShapeError
-from registry import register_gradient, register_kernel, register_shape_rule
-from registry.families import declare_family
+from registry import declare_kernel, register_kernel
 from tracer.core import run_kernel
 from tracer.numpy.assembly import tril, triu
 from tracer.numpy.creation import eye
@@ -211,7 +210,5 @@ GRADIENTS = {"solve": _solve_grad, "slogdet": _slogdet_grad, "cholesky": _choles
 
 
 for _name, (_rule, _impl) in KERNELS.items():
-    register_shape_rule(_name, _rule)
+    declare_kernel(_name, shape=_rule, family="linalg", gradient=GRADIENTS[_name])
     register_kernel(_name, "numpy", _lapack(_name, _impl))
-    register_gradient(_name, GRADIENTS[_name])
-    declare_family(_name, "linalg")
