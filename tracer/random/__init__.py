@@ -6,7 +6,9 @@ from tracer.random.core import (PRNGKey, bernoulli, bits, categorical, fold_in, 
 from tracer.random.continuous import (cauchy, double_sided_maxwell, exponential,  # noqa: F401
                                       gumbel, laplace, logistic, lognormal, maxwell,
                                       multivariate_normal, orthogonal, pareto, rademacher,
-                                      rayleigh, truncated_normal, weibull_min)
+                                      rayleigh, triangular, truncated_normal, wald,
+                                      weibull_min)
 from tracer.random.gamma import (ball, beta, chisquare, dirichlet, f, gamma,  # noqa: F401
                                  generalized_normal, loggamma, t)
-from tracer.random.discrete import binomial, choice, geometric, poisson  # noqa: F401
+from tracer.random.discrete import (binomial, choice, geometric, multinomial,  # noqa: F401
+                                    poisson)

@@ -127,6 +127,30 @@ def rademacher(key, shape=(), dtype=None):
                       np.int32 if dtype is None else dtype)
 
 
+def triangular(key, left, mode, right, shape=None, dtype=None):
+    """Triangular(left, mode, right) draws by inverting the CDF at one uniform (JAX's)."""
+    shape, dt, (left, mode, right) = params("triangular", shape, dtype, left, mode, right)
+    left, mode, right = (tnp.broadcast_to(v, shape) for v in (left, mode, right))
+    u = uniform(key, shape, dt)
+    width = right - left
+    low = left + tnp.sqrt(u * width * (mode - left))
+    high = right - tnp.sqrt((np.array(1, dt) - u) * width * (right - mode))
+    return tnp.where(u < (mode - left) / width, low, high)
+
+
+def wald(key, mean, shape=None, dtype=None):
+    """Wald (inverse Gaussian, scale 1) draws by Michael, Schucany and Haas' transform of
+    a normal and a uniform draw (JAX's)."""
+    shape, dt, (mean,) = params("wald", shape, dtype, mean)
+    k1, k2 = split(key)
+    mean = tnp.broadcast_to(mean, shape)
+    v, z = normal(k1, shape, dt), uniform(k2, shape, dt)
+    y, mean_sq = v * v, mean * mean
+    root = tnp.sqrt(np.array(4, dt) * mean * y + mean_sq * (y * y))
+    x = mean + mean_sq * y / np.array(2, dt) - mean / np.array(2, dt) * root
+    return tnp.where(z <= mean / (mean + x), x, mean_sq / x)
+
+
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Normal draws conditioned on (lower, upper): sqrt(2) erfinv(u), u uniform between
     the bounds' erf images, clipped into the open interval."""

@@ -220,3 +220,24 @@ def binomial(key, n, p, shape=None, dtype=None):
     out = tnp.where(invalid, np.array(np.nan, dt), out)
     out = tnp.where(inf_n & ~invalid, np.array(np.inf, dt), out)
     return tnp.where(low | bad_n | bad_q | inf_n, out, n - out)
+
+
+def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
+    """Multinomial(n, p) counts (outcomes on p's last axis) as floats, JAX's: a scan over
+    the outcomes drawing each count as a binomial of the trials left, with the outcome's
+    share of the probability left."""
+    p = tnp.asarray(value(p, "multinomial"))
+    shape = shape_of(p) if shape is None else _shape(shape, "multinomial")
+    dt = np.dtype(np.float32 if dtype is None else dtype)
+    work = np.result_type(dtype_of(p), np.float32) if dtype_of(p).kind == "f" else dt
+    n = tnp.broadcast_to(tnp.astype(value(n, "multinomial"), work), shape[:-1])
+    p = tnp.moveaxis(tnp.broadcast_to(tnp.astype(p, work), shape), -1, 0)
+    left = tnp.flip(tnp.cumsum(tnp.flip(p, 0), 0), 0)
+    ratios = tnp.clip(p / tnp.where(left == 0, np.array(1, work), left), 0, 1)
+
+    def draw(remainder, ratio_key):
+        ratio, k = ratio_key
+        count = binomial(k, remainder, ratio, dtype=work)
+        return remainder - count, count
+    _, counts = lax.scan(draw, n, (ratios, split(key, shape[-1])), unroll=unroll)
+    return tnp.astype(tnp.moveaxis(counts, 0, -1), dt)
