@@ -18,6 +18,7 @@ from ir.errors import ArgumentError, DTypeError, ShapeError
 from registry import register_gradient, register_kernel, register_shape_rule
 from registry.batching import register_batching_rule
 from tracer import numpy as tnp
+from tracer.lax.lax_dot import _check_precision
 from tracer.core import run_kernel
 
 
@@ -91,9 +92,17 @@ def dilate(n, d):
 
 # ---- the op ----------------------------------------------------------------------------------
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
-                         rhs_dilation=None, dimension_numbers=None, feature_group_count=1):
-    """jax.lax.conv_general_dilated (no batch_group_count, no precision)."""
+                         rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
+                         batch_group_count=1, precision=None, preferred_element_type=None,
+                         out_sharding=None):
+    """jax.lax.conv_general_dilated. `precision` is checked and, on CPU, has no effect;
+    preferred_element_type converts the operands first. batch_group_count G splits the lhs
+    batch into G consecutive groups and the output features into G groups, group g's
+    features convolving batch group g only (XLA's; one convolution per group)."""
+    _check_precision(precision)
     lhs, rhs = tnp.asarray(lhs), tnp.asarray(rhs)
+    if preferred_element_type is not None:
+        lhs, rhs = (tnp.astype(v, np.dtype(preferred_element_type)) for v in (lhs, rhs))
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         raise ShapeError(f"conv_general_dilated: lhs and rhs need the same rank >= 2, got "
                          f"{lhs.shape} and {rhs.shape}")
@@ -105,7 +114,16 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     rdil = ints("conv_general_dilated", "rhs_dilation", rhs_dilation, nsp)
     pads = pads_of("conv_general_dilated", padding, x.shape[1:-1],
                    [dilate(k, d) for k, d in zip(w.shape[:-2], rdil)], strides)
-    out = conv(x, w, strides, pads, ldil, rdil, int(feature_group_count))
+    groups, batches = int(feature_group_count), int(batch_group_count)
+    if batches < 1 or (batches > 1 and groups > 1) or x.shape[0] % batches \
+            or w.shape[-1] % batches:
+        raise ShapeError(f"conv_general_dilated: batch_group_count={batch_group_count} must "
+                         f"divide the lhs batch ({x.shape[0]}) and the rhs output features "
+                         f"({w.shape[-1]}), with feature_group_count 1")
+    n, o = x.shape[0] // batches, w.shape[-1] // batches
+    out = tnp.concatenate([conv(x[g * n:(g + 1) * n], w[..., g * o:(g + 1) * o], strides,
+                                pads, ldil, rdil, groups) for g in range(batches)], axis=-1) \
+        if batches > 1 else conv(x, w, strides, pads, ldil, rdil, groups)
     return tnp.transpose(out, tuple(np.argsort(op)))
 
 

@@ -1,7 +1,7 @@
 """jax.lax's convolution conveniences over tracer.lax.conv_general_dilated (conv,
 conv_with_general_padding, conv_transpose) and its shape helpers (conv_dimension_numbers,
-padtype_to_pads, the *_shape_tuple functions). `precision` is checked and has no effect
-on CPU; preferred_element_type converts the operands first.
+padtype_to_pads, the *_shape_tuple functions); precision and preferred_element_type are
+conv_general_dilated's.
 """
 from typing import NamedTuple
 
@@ -9,7 +9,6 @@ import numpy as np
 
 from tracer import numpy as tnp
 from tracer.lax.conv import conv_general_dilated
-from tracer.lax.lax_dot import _check_precision
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -122,25 +121,18 @@ def platform_dependent(*args, default=None, **per_platform):
     return branch(*args)
 
 
-def _operands(lhs, rhs, precision, preferred_element_type):
-    _check_precision(precision)
-    lhs, rhs = tnp.asarray(lhs), tnp.asarray(rhs)
-    if preferred_element_type is not None:
-        lhs, rhs = (tnp.astype(v, np.dtype(preferred_element_type)) for v in (lhs, rhs))
-    return lhs, rhs
-
-
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
     """jax.lax.conv: NCHW input, OIHW kernel, no dilation."""
-    lhs, rhs = _operands(lhs, rhs, precision, preferred_element_type)
-    return conv_general_dilated(lhs, rhs, window_strides, padding)
+    return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
+                                preferred_element_type=preferred_element_type)
 
 
 def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
                               precision=None, preferred_element_type=None):
     """jax.lax.conv_with_general_padding: NCHW / OIHW with dilations."""
-    lhs, rhs = _operands(lhs, rhs, precision, preferred_element_type)
-    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation)
+    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                                precision=precision,
+                                preferred_element_type=preferred_element_type)
 
 
 def _transpose_padding(k, s, padding):
@@ -163,7 +155,7 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
                    use_consistent_padding=False):
     """jax.lax.conv_transpose: a convolution with lhs dilated by `strides` (channels-last
     layouts by default, as JAX)."""
-    lhs, rhs = _operands(lhs, rhs, precision, preferred_element_type)
+    lhs, rhs = tnp.asarray(lhs), tnp.asarray(rhs)
     nd = lhs.ndim
     if use_consistent_padding:
         raise NotImplementedError("lax.conv_transpose: use_consistent_padding=True is not "
@@ -180,7 +172,9 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     if transpose_kernel:                  # flip the spatial axes, swap in and out features
         rhs = tnp.flip(rhs, axis=tuple(dn.rhs_spec[2:]))
         rhs = tnp.swapaxes(rhs, dn.rhs_spec[0], dn.rhs_spec[1])
-    return conv_general_dilated(lhs, rhs, (1,) * (nd - 2), padding, strides, dil, dn)
+    return conv_general_dilated(lhs, rhs, (1,) * (nd - 2), padding, strides, dil, dn,
+                                precision=precision,
+                                preferred_element_type=preferred_element_type)
 
 
 def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None,
@@ -199,9 +193,9 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
     size, channels = int(np.prod(filter_shape)), lhs.shape[dn.lhs_spec[1]]
     eye = np.broadcast_to(np.eye(size, dtype=lhs.dtype), (channels, size, size))
     rhs = np.moveaxis(eye.reshape((channels * size, 1) + filter_shape), (0, 1), dn.rhs_spec[:2])
-    lhs, rhs = _operands(lhs, rhs, precision, preferred_element_type)
     return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
-                                dn, feature_group_count=channels)
+                                dn, feature_group_count=channels, precision=precision,
+                                preferred_element_type=preferred_element_type)
 
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv", "conv_general_dilated_patches",
