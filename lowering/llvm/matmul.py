@@ -84,7 +84,7 @@ def scratch_bytes(batch, m, k, n, dtype) -> int:
     return batch * -(-n // nr) * k * nr * BYTES[elem]
 
 
-def tile_function(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1, vectors=None):
+def tile_function(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1, vectors=None, kept=False):
     """`void name(ptr a, ptr b, ptr c, i64 kc, i1 add, i64 panels, i64 n, i64 k, i64 lda,
     i64 ldk, i64 cols)`: for each of `panels` panels, C[rows x cols] = (C if add else 0)
     + A @ B over kc steps of k, where a is a sliver of A (rows x kc; A[r, kk] at a + r *
@@ -93,9 +93,10 @@ def tile_function(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1, vectors=Non
     or the name of its parameter ("%cols"...: given at run time; cols <= `vectors` * VL
     then, masked).
     The panel loop is here rather than in the caller so that LLVM does not unroll it into
-    many calls."""
+    many calls. `kept`: LLVM does not unroll the loops of a tile of several rows (marked
+    for irtext.kept_loops, which the module's text must then go through)."""
     (elem, mem), nv = elems, -(-cols // vl) if isinstance(cols, int) else vectors
-    f, vec = Body(elem, mem, unrolled=rows == 1), f"<{vl} x {elem}>"
+    f, vec = Body(elem, mem, unrolled=rows == 1 or not kept), f"<{vl} x {elem}>"
     is_float = elem in ("float", "double")
     # narrow panel: masked
     lanes = [f.mask(vl, cols - v * vl if isinstance(cols, int) else f(f"sub nsw i64 {cols}, {v * vl}"))
@@ -326,7 +327,8 @@ def matmul_ir(base: str, dtype) -> str:
     kc = KC_BYTES // size
     lda = kc + 64 // size  # +1 cache line: A rows 4 KB apart share L1 sets
     widths = [(nr, nr, None)] + [(f"e{v}", "%cols", v) for v in range(1, nv + 1)]
-    tiles = [tile_function(f"{base}.{r}{mode}x{w}", elem, vl, nr, r, cols, *strides, vectors=v)
+    tiles = [tile_function(f"{base}.{r}{mode}x{w}", elem, vl, nr, r, cols, *strides, vectors=v,
+                           kept=True)
              for r in sizes for w, cols, v in widths
              for mode, strides in (("", (lda, "%n", "%k", 1)), ("i", ("%lda", "%n", "%k", "%ldk")))]
     wrappers = [f'define void @"{base}.{s}{tail}"({params}) {{\nentry:\n  call void @"{base}.{fn}"('
