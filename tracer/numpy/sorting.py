@@ -57,8 +57,11 @@ def lexsort(keys, axis=-1):
 
 def searchsorted(a, v, side="left", sorter=None):
     """Insertion points of v in sorted 1-D a: the count of a's elements < v (left) or
-    <= v (right), a comparison per pair (fine for the sizes searched inside a graph)."""
+    <= v (right), a comparison per pair (fine for the sizes searched inside a graph), in
+    sort's order: NaN after everything, as NumPy and JAX."""
+    from tracer.numpy.bitwise import logical_and, logical_not, logical_or
     from tracer.numpy.elementwise import less, less_equal
+    from tracer.numpy.predicates import isnan
     from tracer.numpy.reductions import sum
     from tracer.numpy.shape_ops import expand_dims
     from tracer.numpy._base import result_dtype
@@ -71,7 +74,11 @@ def searchsorted(a, v, side="left", sorter=None):
         a = take(a, sorter)
     dt = result_dtype("searchsorted", a, v)
     a, v = convert(a, dt, "searchsorted"), convert(v, dt, "searchsorted")
-    cmp = (less if side == "left" else less_equal)(a, expand_dims(v, -1))
+    v = expand_dims(v, -1)
+    cmp = (less if side == "left" else less_equal)(a, v)
+    if np.dtype(dt).kind not in "biu":
+        nan = isnan(v) if side == "right" else logical_and(isnan(v), logical_not(isnan(a)))
+        cmp = logical_or(cmp, nan)
     return sum(cmp, axis=-1, dtype=np.int64)
 
 
