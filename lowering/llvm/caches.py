@@ -8,8 +8,9 @@ a cache; `read`/`write` store a cache entry as one file that names what it is fo
     MAGIC, the entry's file name (its key and kind), NUL, sha256 of all that and the
     payload, the payload
 
-so a file renamed, swapped or copied from another cache is only a miss, as is a truncated
-or corrupted one: its content is never used. Reading never blocks (a FIFO or device
+(compile_worker.cache_entry; a compile worker whose process ended writes one too), so a
+file renamed, swapped or copied from another cache is only a miss, as is a truncated or
+corrupted one: its content is never used. Reading never blocks (a FIFO or device
 named like an entry is refused without waiting for a writer) and touches the entry, so
 that when the directory outgrows TRACER_DISK_CACHE_SIZE (bytes, or with a K/M/G suffix;
 default 1G) the least recently used entries are deleted. Each writing process rescans the
@@ -17,16 +18,14 @@ directory (one stat per file) on its first write and after every eighth of the c
 writes, and then trims the cache to three quarters of the cap, so the cap can be
 overshot by at most an eighth per concurrently writing process.
 """
-import hashlib
 import os
 import re
 import stat
-import tempfile
 from collections import OrderedDict
 
+from lowering.llvm.compile_worker import MAGIC, atomic_write, cache_entry, digest
 from lowering.settings import settings
 
-MAGIC = b"tracer-cache-1\n"
 _ENTRY = re.compile(r"([0-9a-f]{64}\.[og]|\.tmp-.*)\Z")     # what trim() may delete
 _written = {}           # directory -> bytes this process wrote since its last scan
 
@@ -67,30 +66,6 @@ class Lru:
         self._items.clear()
 
 
-def atomic_write(directory, name, data):
-    """Write a file (tmp file + rename), so that concurrent processes never see half of
-    it; False if that failed (a read-only or full directory only costs recompiles)."""
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, os.path.join(directory, name))
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError:
-        return False
-    return True
-
-
-def _digest(head, payload):
-    h = hashlib.sha256(head)
-    h.update(payload)
-    return h.digest()
-
-
 def read(directory, name):
     """The payload of the entry `name` in `directory`, or None if there is no such
     regular file or it is not an intact entry written for `name`."""
@@ -106,7 +81,7 @@ def read(directory, name):
             data = f.read()
         head = MAGIC + name.encode() + b"\0"
         n = len(head)
-        if data[:n] != head or data[n:n + 32] != _digest(head, memoryview(data)[n + 32:]):
+        if data[:n] != head or data[n:n + 32] != digest(head, memoryview(data)[n + 32:]):
             return None
         try:
             os.utime(fd)            # recently used: evicted last
@@ -121,8 +96,7 @@ def read(directory, name):
 
 def write(directory, name, payload):
     """Store `payload` as the entry `name` in `directory` (see the module docstring)."""
-    head = MAGIC + name.encode() + b"\0"
-    data = head + _digest(head, payload) + payload
+    data = cache_entry(name, payload)
     cap = settings.disk_cache_size
     written = _written.get(directory)
     if written is None or written + len(data) > cap // 8:

@@ -32,7 +32,9 @@ the same reason a daemon thread (jit's background compiles) never runs the optim
 emitter here: it hands the module to a worker process and waits outside the gate.
 A long module is cut into parts (lowering.llvm.split), one per core the missing libraries
 leave, compiled at the same time, one here and the others by worker processes, and
-loaded into one engine.
+loaded into one engine. A worker whose process ended while it compiled (a background
+compile cut short by the exit) writes the object into the disk cache (under the
+module's key, or a part's own), so the next run does not compile it again.
 
 llvmlite leaks ~85 KiB per optimizer run, which only the end of a process returns: past
 its first IN_PROCESS compiles a process hands compiles to worker processes
@@ -176,28 +178,27 @@ def _compile(key, text):
     always uses a worker, and waits for it outside the gate (see the module's docstring).
     Here too if no worker process can be started."""
     global IN_PROCESS
-    worker = None
     if next(_compiles) >= IN_PROCESS or threading.current_thread().daemon:
         try:
-            worker = _workers.pop()
-        except IndexError:
-            try:
-                worker = compile_worker.Worker(CPU, FEATURES)
-            except OSError:         # none can start here: every compile stays here
-                IN_PROCESS = float("inf")
-    if worker is None:
-        with _llvm() as tools:
-            with phase("llvm-optimize"):
-                mod = _optimize(text, *tools)
-            try:
-                with phase("llvm-emit"):
-                    obj = _emit_object(tools[1], mod)
-                _dump(key, text, mod, tools)
-            finally:
-                mod.close()         # before the context goes to another compile
-        return obj
+            return _in_worker(_workers.pop() if _workers else
+                              compile_worker.Worker(CPU, FEATURES), key, text)
+        except OSError:             # none can start here: every compile stays here
+            IN_PROCESS = float("inf")
+    with _llvm() as tools:
+        with phase("llvm-optimize"):
+            mod = _optimize(text, *tools)
+        try:
+            with phase("llvm-emit"):
+                obj = _emit_object(tools[1], mod)
+            _dump(key, text, mod, tools)
+        finally:
+            mod.close()         # before the context goes to another compile
+    return obj
+
+
+def _in_worker(worker, key, text):
     try:
-        obj, optimize_s, emit_s = worker.compile(text)
+        obj, optimize_s, emit_s = worker.compile(text, disk_cache_dir() or "", key + ".o")
     except RuntimeError as e:
         _workers.append(worker)
         raise _rejected(e) from e
@@ -382,8 +383,8 @@ def _load(key, text):
             _link(wanted)
             wanted = []
         texts = split.parts(text() if callable(text) else text, max(1, cores() - len(wanted)))
-        jobs = [functools.partial(_compile, f"{key}.{k}" if len(texts) > 1 else key, part)
-                for k, part in enumerate(texts)]
+        jobs = [functools.partial(_object, cache_key(part) if len(texts) > 1 else key, part)
+                for part in texts]
         if wanted:
             jobs.append(functools.partial(_link, wanted))
         blob = _pack(_at_once(lambda job: job(), jobs)[:len(texts)])
@@ -399,6 +400,14 @@ def _load(key, text):
         _dump_here(key, text)
     with _llvm() as tools, phase("load"):
         return Loaded(key, _unpack(blob), tools[0])
+
+
+def _object(key, text):
+    """Object code of module (part) `text`: compiled, or the disk cache's entry `key` a
+    compile worker left when the process it compiled it for ended first."""
+    directory = disk_cache_dir()
+    obj = caches.read(directory, key + ".o") if directory else None
+    return _compile(key, text) if obj is None else obj
 
 
 def _at_once(work, items):
