@@ -34,17 +34,18 @@ def parts(text, most):
     if cut is None:
         return [text]
     items, defines, calls, groups = cut
-    k = min(most, len(groups), int(seconds(sum(len(b) for b in defines.values())) // PART_S))
-    if k < 2:
-        return [text]
     weight = {g: sum(len(defines[n]) for n in _reach(members, calls))
               for g, members in groups.items()}
-    bins = [[0, set()] for _ in range(k)]
-    for g in sorted(groups, key=lambda g: -weight[g]):
-        lightest = min(bins, key=lambda b: b[0])
-        lightest[0] += weight[g]
-        lightest[1] |= groups[g]
-    return [_text(items, _reach(members, calls)) for _, members in bins]
+    for k in range(min(most, len(groups)), 1, -1):
+        bins = [[0, set()] for _ in range(k)]
+        for g in sorted(groups, key=lambda g: -weight[g]):
+            lightest = min(bins, key=lambda b: b[0])
+            lightest[0] += weight[g]
+            lightest[1] |= groups[g]
+        kept = [_reach(members, calls) for _, members in bins]
+        if seconds(min(sum(len(defines[n]) for n in names) for names in kept)) >= PART_S:
+            return [_text(items, names) for names in kept]
+    return [text]
 
 
 def pieces(text):

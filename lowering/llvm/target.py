@@ -30,8 +30,8 @@ exit, which then keeps every other thread out: a daemon thread still inside LLVM
 exit() runs LLVM's static destructors crashes the process in LLVM's code generator. For
 the same reason a daemon thread (jit's background compiles) never runs the optimizer or
 emitter here: it hands the module to a worker process and waits outside the gate.
-A long module is cut into parts (lowering.llvm.split), one per core the missing libraries
-leave, compiled at the same time, one here and the others by worker processes, and
+A long module is cut into parts (lowering.llvm.split), one per idle core the missing
+libraries leave (and one for this thread), compiled at the same time, one here and the others by worker processes, and
 loaded into one engine. A worker whose process ended while it compiled (a background
 compile cut short by the exit) writes the object into the disk cache (under the
 module's key, or a part's own), so the next run does not compile it again.
@@ -59,7 +59,7 @@ import llvmlite.binding as llvm
 
 from ir.errors import CodegenError
 from lowering import forks
-from lowering.host import cores, idle_core
+from lowering.host import idle_core, idle_cores
 from lowering.llvm import caches, compile_worker, mathlib_shared, matmul_shared, split
 from lowering.llvm.cpu import CURRENT, TRIPLE
 from lowering.profile import note, phase
@@ -382,7 +382,8 @@ def _load(key, text):
         if wanted and not idle_core():
             _link(wanted)
             wanted = []
-        texts = split.parts(text() if callable(text) else text, max(1, cores() - len(wanted)))
+        texts = split.parts(text() if callable(text) else text,
+                            max(1, 1 + idle_cores() - len(wanted)))
         jobs = [functools.partial(_object, cache_key(part) if len(texts) > 1 else key, part)
                 for part in texts]
         if wanted:

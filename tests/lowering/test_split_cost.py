@@ -1,9 +1,14 @@
 """When a module is cut: by LLVM's estimated time (lowering.llvm.split.seconds) against
-what a part adds (PART_S), not by a line count a model lands just under: a deep MLP's
-step module of 4,999 lines (~0.7 s of LLVM) compiled on one core of two."""
+what a part adds (PART_S), not by a line count a model lands just under (a deep MLP's
+step module of 4,999 lines, ~0.7 s of LLVM, compiled on one core of two), and only into
+as many parts as the host has idle cores (lowering.host.idle_cores)."""
+import ctypes
 import math
 
-from lowering.llvm import split
+import pytest
+
+from lowering import host
+from lowering.llvm import split, target
 from test_split_modules import module
 
 _LINES = 9      # lines of function bodies an entry of module() adds
@@ -23,3 +28,25 @@ def test_cut_in_two_when_each_half_pays_for_itself():
 def test_not_cut_when_a_part_would_not_pay():
     text = _module_of(2 * split.PART_S * 0.9)
     assert split.parts(text, 2) == [text]
+
+
+@pytest.mark.parametrize("load, cpus, idle", [(0.2, 2, 1), (1.6, 2, 0), (0.1, 1, 0),
+                                              (1.0, 4, 3), (2.9, 4, 1)])
+def test_idle_cores_beside_the_callers_thread(monkeypatch, load, cpus, idle):
+    monkeypatch.setattr(host.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(host.os, "sched_getaffinity", lambda pid: set(range(cpus)),
+                        raising=False)
+    assert host.idle_cores() == idle and host.idle_core() is (idle > 0)
+
+
+@pytest.mark.parametrize("load, parts", [(0.0, 2), (3.0, 1)], ids=["idle", "busy"])
+def test_parts_only_on_idle_cores(monkeypatch, tmp_path, load, parts):
+    """On a busy host a part only takes a share of the caller's cores: no parts."""
+    monkeypatch.setattr(host.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(host.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setenv("TRACER_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TRACER_DISK_CACHE", raising=False)
+    text = module(5400 // _LINES, tag=int(load * 1000) + 9_000_017)     # over the old 5,000
+    loaded = target.load(text)
+    assert loaded.function("e3", ctypes.c_int64)() == 3 + int(load * 1000) + 9_000_017
+    assert len(target._unpack(target.caches.read(str(tmp_path), loaded.key + ".o"))) == parts

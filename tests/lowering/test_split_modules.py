@@ -31,6 +31,7 @@ def entries(text):
 @pytest.fixture
 def short_parts(monkeypatch):
     monkeypatch.setattr(split, "PART_S", 10 * split.LINE_S)     # ten lines pay for a part
+    monkeypatch.setattr(target, "idle_cores", lambda: 3)        # on an idle host
 
 
 def test_each_entry_in_one_part_with_what_it_reaches(short_parts):
