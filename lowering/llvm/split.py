@@ -36,7 +36,8 @@ def parts(text, most):
     items, defines, calls, groups = cut
     weight = {g: sum(len(defines[n]) for n in _reach(members, calls))
               for g, members in groups.items()}
-    for k in range(min(most, len(groups)), 1, -1):
+    total = seconds(sum(len(body) for body in defines.values()))
+    for k in range(min(most, len(groups), int(total // PART_S)), 1, -1):
         bins = [[0, set()] for _ in range(k)]
         for g in sorted(groups, key=lambda g: -weight[g]):
             lightest = min(bins, key=lambda b: b[0])
