@@ -179,17 +179,15 @@ class Worker:
             self._proc.stdin.flush()
             if not self._ready:
                 self._ready = self._proc.stdout.read(HEADER.size) == HEADER.pack(0)
-            if self._ready:
-                head = self._proc.stdout.read(HEADER.size)
-                reply = marshal.loads(self._proc.stdout.read(HEADER.unpack(head)[0]))
+                if not self._ready:
+                    raise EOFError
+            head = self._proc.stdout.read(HEADER.size)
+            reply = marshal.loads(self._proc.stdout.read(HEADER.unpack(head)[0]))
         except (OSError, ValueError, EOFError, struct.error):
             self.close()
-            raise EOFError(f"the LLVM compile process ended (exit status "
-                           f"{self._proc.returncode})") from None
-        if not self._ready:
-            self.close()
-            raise OSError(f"the LLVM compile process did not start (exit status "
-                          f"{self._proc.returncode})")
+            raise (EOFError if self._ready else OSError)(
+                f"the LLVM compile process {'ended' if self._ready else 'did not start'} "
+                f"(exit status {self._proc.returncode})") from None
         self.compiles += 1
         if not reply[0]:
             raise RuntimeError(reply[1])
