@@ -121,3 +121,28 @@ def test_mixed_gradient_programs_llvm_matches_numpy_backend(threads, prog, shape
     want = tracer.jit(loss, backend="numpy")(x, y)
     got = tracer.jit(loss, backend="llvm")(x, y)
     close([got[0], *got[1]], [want[0], *want[1]], 1e-9)
+
+
+@pytest.fixture
+def eager_llvm():
+    """Eager ops (and eager grad) on the llvm backend's one-kernel programs."""
+    old = tracer.get_backend()
+    tracer.set_backend("llvm")
+    yield
+    tracer.set_backend(old)
+
+
+EAGER = sorted(set(SMOOTH) - {"scatter"})   # eager NumPy arrays have no .at
+
+
+@hsettings(max_examples=8, deadline=None, derandomize=True,
+           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(steps(EAGER), st.sampled_from(SHAPES), st.integers(0, 2**16))
+def test_eager_llvm_ops_and_grad_match_the_numpy_backend(eager_llvm, prog, shape, seed):
+    f = build(prog, n_out=1)
+    x, y = inputs(shape, seed)
+    loss = tracer.value_and_grad(lambda x, y: tnp.sum(tnp.sin(f(x, y)[0])), argnums=(0, 1))
+    got = [*f(x, y), *tracer.tree_util.tree_leaves(loss(x, y))]
+    tracer.set_backend("numpy")
+    want = [*f(x, y), *tracer.tree_util.tree_leaves(loss(x, y))]
+    close(got, want, 1e-9)
