@@ -215,7 +215,7 @@ def _logistic(x):
 
 # name: (function, arity, accepted kinds)
 _OPS = {
-    "add": (tnp.add, 2, NUM), "sub": (tnp.subtract, 2, NUM), "mul": (tnp.multiply, 2, NUM),
+    "add": (tnp.add, 2, NUM), "sub": (tnp.subtract, 2, NUM),
     "div": (_div, 2, NUM), "rem": (_rem, 2, NUM),
     "max": (tnp.maximum, 2, ANY), "min": (tnp.minimum, 2, ANY),
     "atan2": (tnp.arctan2, 2, FLOAT), "nextafter": (_nextafter, 2, FLOAT),
@@ -245,10 +245,25 @@ _OPS = {
 }
 
 
+class AccuracyMode(enum.Enum):
+    """jax.lax.AccuracyMode: accepted by the transcendental ops; tracer's CPU kernels have
+    one implementation of each function, so every mode gives the same result."""
+    HIGHEST = 1
+    DEFAULT = 2
+
+
+_ACCURACY_OPS = {"exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos",
+                 "tan", "sqrt", "rsqrt", "cbrt"}
+
+
 def _make(name, fn, arity, kinds):
-    def op(*args):
+    def op(*args, accuracy=None):
         if len(args) != arity:
             raise TypeError(f"lax.{name} takes {arity} operand(s), got {len(args)}")
+        if accuracy is not None and (name not in _ACCURACY_OPS
+                                     or not isinstance(accuracy, AccuracyMode)):
+            raise TypeError(f"lax.{name}: accuracy must be None or a lax.AccuracyMode (taken "
+                            f"by {', '.join(sorted(_ACCURACY_OPS))}), got {accuracy!r}")
         return fn(*operands(name, args, kinds))
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"jax.lax.{name}: operands of one dtype ({_KIND_NAMES[kinds]}), no promotion."
@@ -256,6 +271,15 @@ def _make(name, fn, arity, kinds):
 
 
 globals().update({name: _make(name, *spec) for name, spec in _OPS.items()})
+
+
+def mul(x, y, *, out_dtype=None):
+    """jax.lax.mul: x * y, computed in out_dtype when given (the operands converted first,
+    so int8 operands multiply without wrapping into an int32 out_dtype)."""
+    x, y = operands("mul", [x, y], NUM)
+    if out_dtype is not None:
+        x, y = (tnp.astype(v, np.dtype(out_dtype)) for v in (x, y))
+    return tnp.multiply(x, y)
 
 
 def round(x, rounding_method=0):                 # noqa: A001  (jax.lax name)
@@ -345,6 +369,6 @@ _COMPLEX = {"real": "takes a complex array", "imag": "takes a complex array",
             "conj": "returns a complex array", "complex": "returns a complex array"}
 globals().update({name: _complex_only(name, doc) for name, doc in _COMPLEX.items()})
 
-__all__ = sorted(_OPS) + sorted(_COMPLEX) + ["RoundingMethod", "pow", "round", "integer_pow", "reduce_precision",
-                          "optimization_barrier", "convert_element_type", "select_n", "select",
-                          "clamp"]
+__all__ = sorted(_OPS) + sorted(_COMPLEX) + [
+    "mul", "AccuracyMode", "RoundingMethod", "pow", "round", "integer_pow", "reduce_precision",
+    "optimization_barrier", "convert_element_type", "select_n", "select", "clamp"]
