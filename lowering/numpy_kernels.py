@@ -43,6 +43,14 @@ def _widened(fn, wide=FLOAT32):
     return impl
 
 
+def _matmul(a, b, *, transpose_a=False, transpose_b=False):
+    """np.matmul, reading an operand transposed (its last two axes swapped) when the llvm
+    rewrites (lowering/llvm/rewrites.py) fold a transpose into the node: a loop body they
+    rewrote still runs here when its loop is a Python step of a compiled program."""
+    return np.matmul(np.swapaxes(a, -1, -2) if transpose_a else a,
+                     np.swapaxes(b, -1, -2) if transpose_b else b)
+
+
 def erf(x):
     """NumPy has no erf; math.erf per element is exact to the last ulp (and slow)."""
     return _erf(x).astype(x.dtype) if np.ndim(x) else x.dtype.type(math.erf(x))
@@ -146,7 +154,7 @@ IMPLS = {
     "concatenate": lambda *xs, axis: np.concatenate(xs, axis=axis),
     "take": take,
     "scatter_add": scatter_add,
-    "matmul": _widened(np.matmul),
+    "matmul": _widened(_matmul),
     # G1 (issue 11): rounding, fmod, bitwise and shift kernels
     "atan": np.arctan, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
     "signbit": np.signbit, "not": np.invert, "and": np.bitwise_and, "or": np.bitwise_or,

@@ -12,12 +12,14 @@ tracer.numpy (which now leaves matmul to the backends: NumPy's BLAS does it best
 
 A wider matmul whose operand is a transpose of the last two axes (what the gradient of
 `x @ W` has: x.T @ dy and dy @ W.T) reads the transpose's input instead, the matmul
-node saying so in its attrs (`transpose_a`/`transpose_b`, read only by the llvm impl in
-lowering.llvm.linalg): the packed kernel copies A's row slivers and packs B anyway, and
-now does it from the stored layout, so the transpose is no longer a pass over memory of
-its own, and the node goes when nothing else reads it. A dtype conversion between the
-two (half floats widened to float32 for the product, `tracer.numpy.matmul`) moves ahead
-of the transpose, where it converts the stored layout, so it does not hide the transpose.
+node saying so in its attrs (`transpose_a`/`transpose_b`, read by the llvm impl in
+lowering.llvm.linalg, and by the NumPy kernel in a loop body that runs as a Python step
+beside a NumpyInProgram kernel): the packed kernel copies A's row slivers and packs B
+anyway, and now does it from the stored layout, so the transpose is no longer a pass
+over memory of its own, and the node goes when nothing else reads it. A dtype conversion
+between the two (half floats widened to float32 for the product, `tracer.numpy.matmul`)
+moves ahead of the transpose, where it converts the stored layout, so it does not hide
+the transpose.
 """
 from ir import Graph, Node, Var
 from ir.passes import dce
