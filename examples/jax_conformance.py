@@ -10,8 +10,8 @@ names rewritten to a shim module (``import jax`` -> ``import conform_shim as jax
   ``jax.checkpoint_policies`` and the transforms (jit, grad, vmap, vjp, jvp, ...) are
   tracer's; a name tracer lacks raises AttributeError. Everything else (``jax._src``,
   ``jax.config``, ``jax.scipy``, ``jax.make_jaxpr`` ...) stays JAX's, as do JAX's test
-  utilities, except that ``jtu.check_grads`` and ``JaxTestCase._CompileAndCheck`` use
-  tracer's check_grads and jit (they are the user-facing transforms, called for the test;
+  utilities, except that ``jtu.check_grads`` (also the public ``jax.test_util.check_grads``)
+  and ``JaxTestCase._CompileAndCheck`` use tracer's check_grads and jit (they are the user-facing transforms, called for the test;
   check_grads takes JAX's positional order, modes before atol and rtol).
 
 A test *touches* the project's names if, while it runs under JAX, it reads a routed name
@@ -136,8 +136,10 @@ def pytest_configure(config):
                             atol=atol or tol, rtol=rtol or tol)
     def check_grads(f, args, order, modes=('fwd', 'rev'), atol=None, rtol=None, eps=None):
         tracer.check_grads(f, args, order, atol=atol, rtol=rtol, modes=modes, eps=eps)
+    import jax.test_util
     jtu.JaxTestCase._CompileAndCheck = compile_and_check
     jtu.check_grads = check_grads  # JAX's positional order: modes before atol, rtol
+    jax.test_util.check_grads = check_grads  # the public name (lax_autodiff_test's import)
 
 
 @pytest.hookimpl(hookwrapper=True)
