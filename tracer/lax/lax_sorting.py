@@ -59,10 +59,11 @@ def _extremes(name, x, k, axis, largest):
             tnp.moveaxis(tnp.astype(index, np.int32), -1, axis)]
 
 
-def top_k(operand, k):
-    """jax.lax.top_k: the k largest entries along the last axis, in descending order, and
-    their int32 indices (the first of equal entries first; NaN counts as largest)."""
-    return _extremes("top_k", operand, k, -1, True)
+def top_k(operand, k, *, axis=-1):
+    """jax.lax.top_k: the k largest entries along `axis` (the last by default), in
+    descending order, and their int32 indices (the first of equal entries first; NaN
+    counts as largest)."""
+    return _extremes("top_k", operand, k, axis, True)
 
 
 def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
