@@ -93,7 +93,7 @@ REDUCE = {"reduce_sum": np.sum, "reduce_max": np.max, "reduce_min": np.min,
 
 def _reduction(fn):
     def impl(x, *, axes):
-        x = np.asarray(x)       # a graph literal may be a Python scalar (issue 11)
+        x = np.asarray(x)       # a graph literal may be a Python scalar
         return fn(x, axis=axes) if fn in (np.max, np.min) else fn(x, axis=axes, dtype=x.dtype)
     return impl
 
@@ -155,17 +155,19 @@ IMPLS = {
     "take": take,
     "scatter_add": scatter_add,
     "matmul": _widened(_matmul),
-    # G1 (issue 11): rounding, fmod, bitwise and shift kernels
     "atan": np.arctan, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
     "signbit": np.signbit, "not": np.invert, "and": np.bitwise_and, "or": np.bitwise_or,
     "xor": np.bitwise_xor, "shl": np.left_shift, "shr": np.right_shift,
     "fmod": lambda x, y: _quiet(np.fmod, x, y),
+    "stop_gradient": lambda x: np.array(x),
+    "checkpoint_name": lambda x, *, name: np.array(x),
+    "bitcast": lambda x, *, dtype: np.array(x).view(dtype),
 }
 
 for _name, _impl in IMPLS.items():
     register_kernel(_name, "numpy", _impl)
 
-# ---- G2 (issue 11): scans and sorting (argsort is stable; NaN sorts last, as in NumPy) --
+# ---- scans and sorting (argsort is stable; NaN sorts last, as in NumPy) ----------------
 SCANS = {     # sequential: float16/bfloat16 in float64 (float32 stalls past 2**24 steps)
     "cumsum": _widened(lambda x, *, axis: np.cumsum(x, axis=axis, dtype=x.dtype), FLOAT64),
     "cumprod": _widened(lambda x, *, axis: np.cumprod(x, axis=axis, dtype=x.dtype), FLOAT64),

@@ -21,6 +21,7 @@ afterwards. A part left out is derived from the family where the family allows i
 
 Redeclaring a kernel declares it afresh: a part the new call leaves out is removed.
 """
+import inspect
 import warnings
 
 from ir.errors import ArgumentError, KernelNotFoundError
@@ -60,13 +61,15 @@ def _set(table, key, part):
         table.register(*key, part)
 
 
-def _declare(op, name, shape, family, gradient, batching, differentiable, effects):
+def _declare(op, name, shape, family, gradient, batching, differentiable, effects,
+             form=None, pruner=None):
     """Check every fact, then write them all: a bad part leaves the tables untouched."""
     check_kernel_name(name, op)
     if not callable(shape):
         raise ArgumentError(f"{op}({name!r}): shape must be callable, got "
                             f"{type(shape).__name__}")
-    for what, value in (("gradient", gradient), ("batching", batching)):
+    for what, value in (("gradient", gradient), ("batching", batching), ("form", form),
+                        ("pruner", pruner)):
         _callable_or_none(op, name, what, value)
     if family is not None and family not in families.FAMILIES:
         raise ArgumentError(f"{op}({name!r}): unknown family {family!r}; known "
@@ -78,20 +81,34 @@ def _declare(op, name, shape, family, gradient, batching, differentiable, effect
     for table, part in ((tables.GRADIENTS, gradient), (BATCHING_RULES, batching),
                         (families.FAMILY, family),
                         (families.NOT_DIFFERENTIABLE, not differentiable or None),
-                        (families.EFFECTS, effects or None)):
+                        (families.EFFECTS, effects or None), (families.FORMS, form),
+                        (families.PRUNERS, pruner)):
         _set(table, (name,), part)
-    if batching is None and family not in SHARED_BATCHING:
+    if batching is None and family not in SHARED_BATCHING and _has_operands(shape):
         warnings.warn(f"{op}({name!r}): no batching rule and no family batched by a "
                       f"shared rule ({', '.join(sorted(SHARED_BATCHING))}), so vmap batches "
                       f"it by a loop over the batch; pass family='elementwise' if it is "
                       f"elementwise, or batching=rule", stacklevel=3)
 
 
+def _has_operands(shape):
+    """False for a shape rule taking no positional operand (axis_index): vmap emits such a
+    node as it is, so it needs no batching rule."""
+    try:
+        params = inspect.signature(shape).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.kind is not p.KEYWORD_ONLY and p.kind is not p.VAR_KEYWORD for p in params)
+
+
 def declare_kernel(name, *, shape, family=None, gradient=None, batching=None,
-                   differentiable=True, effects=False):
-    """Declare kernel `name`'s backend-independent facts (see the module doc)."""
+                   differentiable=True, effects=False, form=None, pruner=None):
+    """Declare kernel `name`'s backend-independent facts (see the module doc); `form` is
+    its differentiable form (autodiff emits a differentiated node with `form(attrs)`, which
+    also outputs what the gradient reads), `pruner` how dce drops its dead outputs
+    (registry.register_pruner)."""
     _declare("declare_kernel", name, shape, family, gradient, batching, differentiable,
-             effects)
+             effects, form, pruner)
 
 
 def define_kernel(name, *, shape, numpy, family=None, gradient=None, batching=None,
@@ -125,6 +142,8 @@ class KernelDescription:
         self.gradient = tables.GRADIENTS.entries.get(name)
         self.batching_rule = BATCHING_RULES.entries.get(name)
         self.exporters = {f: fn for (k, f), fn in list(EXPORTERS.entries.items()) if k == name}
+        self.form = families.FORMS.entries.get(name)
+        self.pruner = families.PRUNERS.entries.get(name)
         self.differentiable = families.differentiable(name)
         self.effects = families.has_effects(name)
         self.version = tables.version(name)
@@ -134,6 +153,8 @@ class KernelDescription:
             return _named(self.batching_rule)
         if self.family in SHARED_BATCHING:
             return f"the shared {self.family} rule"
+        if self.shape_rule is not None and not _has_operands(self.shape_rule):
+            return "none needed (no operands: vmap emits the node as it is)"
         return "none (vmap batches it by a loop)"
 
     def _gradient(self):
@@ -148,6 +169,8 @@ class KernelDescription:
                 *((f"impl [{b}]", _named(i)) for b, i in sorted(self.impls.items())),
                 ("family", self.family or "none"), ("gradient", self._gradient()),
                 ("batching", self._batching()),
+                *((part, _named(fn)) for part, fn in (("diff. form", self.form),
+                                                      ("pruner", self.pruner)) if fn),
                 *((f"exporter [{f}]", _named(e)) for f, e in sorted(self.exporters.items())),
                 ("effects", "yes (never folded, reordered or removed)" if self.effects
                  else "no"), ("version", str(self.version))]

@@ -23,6 +23,8 @@ differentiated anyway; declaring such kernels says they need no gradient entry.)
 Two more facts are what ir's graph passes ask of a kernel (ir.passes reads them through
 the hooks registry sets on import, since ir sits below registry): whether its nodes have
 a side effect, and how dce shrinks a node of it whose outputs are partly dead (a pruner).
+And autodiff asks one: the differentiable form its nodes are emitted in when
+differentiated (FORMS).
 """
 from ir.errors import ArgumentError, KernelNotFoundError
 from registry.versioned import VersionedTable, check_kernel_name
@@ -104,6 +106,19 @@ def register_pruner(kernel, prune):
     the inputs its regions then no longer read (a loop's dead ys and the work behind
     them go)."""
     PRUNERS.register(kernel, prune)
+
+
+def _check_form(kernel, form):
+    if not isinstance(kernel, str) or not callable(form):
+        raise ArgumentError(f"register_differentiable_form({kernel!r}, {form!r}): takes a "
+                            f"kernel name and a callable form(attrs) -> attrs")
+
+
+# kernel -> form(attrs): the attrs of a node that computes the same outputs first, then
+# residuals its gradient reads (a custom_call's fwd; a scan that also stacks its
+# carries); autodiff emits a differentiated node in that form
+FORMS = VersionedTable(lambda kernel: KernelNotFoundError(
+    f"kernel {kernel!r} has no differentiable form"), _check_form)
 
 
 def kernels_of(family_name):

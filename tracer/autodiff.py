@@ -23,26 +23,12 @@ import numpy as np
 
 import registry
 from ir import Graph, Var, cse, dce
-from ir.errors import ArgumentError, GradientError, GradientNotFoundError, KernelNotFoundError
+from ir.errors import GradientError, GradientNotFoundError
 from ir.types import dtype_kind
-from registry.families import differentiable, family
-from registry.versioned import VersionedTable
+from registry.families import FORMS, differentiable, family
 from tracer import core
 from tracer import numpy as tnp
 from tracer.core import trace_flat
-
-
-def _check_form(kernel, form):
-    if not isinstance(kernel, str) or not callable(form):
-        raise ArgumentError(f"register_differentiable_form({kernel!r}, {form!r}): takes a "
-                            f"kernel name and a callable form(attrs) -> attrs")
-
-
-# kernel -> form(attrs): the attrs to emit a node with when it is differentiated (see
-# `register_differentiable_form`); versioned, so a jit entry that used a form is rebuilt
-# when it is re-registered
-FORMS = VersionedTable(lambda kernel: KernelNotFoundError(
-    f"kernel {kernel!r} has no differentiable form"), _check_form)
 
 
 def _differentiable(aval):

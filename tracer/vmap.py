@@ -158,20 +158,18 @@ FAMILY_RULES = {"elementwise": elementwise_rule, "along_axis": along_axis_rule,
                 "linalg": leading_rule}
 
 
+_loop_rules = []     # [make(kernel)]: installed by tracer.lax.scan, which sits above vmap
+
+
+def install_loop_rule(make):
+    """Set the fallback: `make(kernel)` is a rule batching `kernel` by a loop."""
+    _loop_rules[:] = [make]
+
+
 def loop_rule(kernel):
-    """The fallback: apply the kernel per example, in one `tracer.lax.map` region."""
-    from tracer.lax.scan import map as lax_map
-
-    def rule(inputs, dims, attrs):
-        batched = [moveaxis(x, d, 0) for x, d in zip(inputs, dims) if d is not None]
-
-        def one(xs):
-            it = iter(xs)
-            return run_kernel(kernel, [x if d is None else next(it)
-                                       for x, d in zip(inputs, dims)], attrs)
-        out = lax_map(one, batched)
-        return out, (0,) * len(out) if isinstance(out, tuple) else 0
-    return rule
+    """The fallback: the kernel applied per example, in one `tracer.lax.map` region (the
+    rule tracer.lax.scan installs)."""
+    return _loop_rules[0](kernel)
 
 
 def _warn_loop(kernel, source):

@@ -186,7 +186,8 @@ RULES = {
         ("neg", "Neg"), ("exp", "Exp"), ("log", "Log"), ("sqrt", "Sqrt"), ("sin", "Sin"),
         ("cos", "Cos"), ("tanh", "Tanh"), ("erf", "Erf"), ("sign", "Sign"), ("sub", "Sub"),
         ("pow", "Pow"), ("eq", "Equal"), ("floor", "Floor"), ("ceil", "Ceil"),
-        ("rint", "Round"), ("stop_gradient", "Identity")]},
+        ("rint", "Round"), ("stop_gradient", "Identity"),
+        ("checkpoint_name", "Identity")]},
     **{k: BoolViaInt32(OnnxOperator(v)) for k, v in [
         ("add", "Add"), ("mul", "Mul"), ("max", "Max"), ("min", "Min"), ("gt", "Greater"),
         ("ge", "GreaterOrEqual"), ("lt", "Less"), ("le", "LessOrEqual")]},

@@ -1,8 +1,9 @@
 """registry.declare_kernel declares a kernel's backend-independent facts in one call, the
 path define_kernel and the built-in declarations (tracer.kernels) share: a redeclaration
-drops what it leaves out, a bad part registers nothing, a kernel vmap would loop over
-warns at the caller's line, and every family with a shared batching rule (linalg too)
-batches with no rule of its own."""
+drops what it leaves out (a differentiable form and a pruner too), a bad part registers
+nothing, a kernel vmap would loop over warns at the caller's line (one with no operands
+does not: vmap never batches it), and every family with a shared batching rule (linalg
+too) batches with no rule of its own."""
 import warnings
 
 import numpy as np
@@ -19,7 +20,8 @@ NAME = "test_declare_twice"
 
 def _forget(name):
     for table in (tables.SHAPE_RULES, tables.GRADIENTS, BATCHING_RULES, families.FAMILY,
-                  families.NOT_DIFFERENTIABLE, families.EFFECTS):
+                  families.NOT_DIFFERENTIABLE, families.EFFECTS, families.FORMS,
+                  families.PRUNERS):
         table.discard(name)
     tables.KERNELS.discard(name, "numpy")
 
@@ -47,9 +49,29 @@ def test_declares_each_fact_and_a_redeclaration_drops_the_rest(forget):
     assert not families.differentiable(NAME)
 
 
+def test_a_form_and_a_pruner_are_declared_and_dropped_by_a_redeclaration(forget):
+    form, prune = (lambda attrs: attrs), (lambda node, used: node)
+    registry.declare_kernel(NAME, shape=lambda x: x, family="control_flow",
+                            batching=lambda inputs, dims, attrs: (inputs[0], dims[0]),
+                            form=form, pruner=prune)
+    assert families.FORMS.get(NAME) is form and families.PRUNERS.get(NAME) is prune
+    described = str(registry.describe(NAME))
+    assert "diff. form" in described and "pruner" in described
+    registry.declare_kernel(NAME, shape=lambda x: x, family="elementwise")
+    assert not families.FORMS.has(NAME) and not families.PRUNERS.has(NAME)
+
+
+def test_a_kernel_with_no_operands_does_not_warn(forget):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        registry.declare_kernel(NAME, shape=lambda **attrs: ShapedArray((), np.int32))
+    assert "none needed" in str(registry.describe(NAME))
+
+
 def test_a_bad_part_names_the_call_and_registers_nothing(forget):
     for bad in (dict(shape=None), dict(shape=lambda x: x, family="elementwize"),
-                dict(shape=lambda x: x, gradient=3),
+                dict(shape=lambda x: x, gradient=3), dict(shape=lambda x: x, form=3),
+                dict(shape=lambda x: x, pruner="dce"),
                 dict(shape=lambda x: x, gradient=_grad, differentiable=False)):
         with pytest.raises(ArgumentError, match=rf"declare_kernel\('{NAME}'\)"):
             registry.declare_kernel(NAME, **bad)

@@ -38,3 +38,34 @@ def test_no_import_circle_and_no_private_names():
     found = imports(tracer.kernels)
     assert_no_circle(found)
     assert not private_names(found)
+
+
+# kernels declared beside their ops in tracer.lax and tracer.numpy.linalg_kernels
+LAX_KERNELS = ("cond", "remat", "scan", "while", "stop_gradient", "dynamic_index",
+               "dynamic_update_index", "bitcast", "checkpoint_name", "solve", "slogdet",
+               "cholesky", "qr", "eigh", "svd")
+COLLECTIVES = ("psum", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
+               "all_to_all", "axis_index")
+
+
+def _facts(kernel):
+    """Every backend-independent part declared for `kernel`."""
+    parts = [registry.get_shape_rule(kernel)]
+    for table in (registry.tables.GRADIENTS, BATCHING_RULES, families.FORMS,
+                  families.PRUNERS):
+        parts.append(table.entries.get(kernel))
+    return [p for p in parts if p is not None]
+
+
+@pytest.mark.parametrize("kernel", LAX_KERNELS + COLLECTIVES)
+def test_a_kernel_declared_beside_its_op_has_its_facts_in_that_one_module(kernel):
+    homes = {_home(p) for p in _facts(kernel)}
+    assert len(homes) == 1 and homes.pop().startswith(("tracer.lax.", "tracer.numpy.")), \
+        (kernel, {_home(p) for p in _facts(kernel)})
+    if kernel in LAX_KERNELS:
+        assert families.differentiable(kernel) == registry.has_gradient(kernel)
+
+
+@pytest.mark.parametrize("kernel", LAX_KERNELS)
+def test_its_numpy_kernel_lives_in_lowering(kernel):
+    assert _home(registry.get_kernel(kernel, "numpy")).startswith("lowering."), kernel

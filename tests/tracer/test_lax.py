@@ -8,7 +8,7 @@ import pytest
 import tracer
 import tracer.numpy as tnp
 from tracer import grad, jit, jvp, lax, make_graph, vjp
-from tracer.lax import while_grad
+from tracer.lax import loops
 
 X = np.array([0.3, 1.2, -0.7])
 W = np.array([[0.5, -0.2, 0.1], [0.3, 0.8, -0.4], [0.0, 0.2, 0.6]])
@@ -223,7 +223,7 @@ def test_dynamic_index_and_update():
 def test_while_reverse_mode_recomputes_segments_beyond_the_checkpoints(monkeypatch):
     """With room for 3 checkpoints a 10-step loop is split into segments of 4 steps,
     each recomputed from its checkpoint: the gradient is still exact."""
-    monkeypatch.setattr(while_grad, "MAX_CHECKPOINTS", 3)
+    monkeypatch.setattr(loops, "MAX_CHECKPOINTS", 3)
 
     def f(x):
         return tnp.sum(lax.while_loop(lambda v: v[1] < 10,

@@ -1,7 +1,8 @@
-"""vmap of the control-flow primitives (tracer.lax.control_flow_batching): each rule against a Python
-loop over the batch, eagerly and under jit on both backends, with batched / unbatched
-predicates, operands and carries; composed with grad (both orders) and jit; and batched
-as one node of its kind, never by the loop fallback (no warning, no extra `scan`)."""
+"""vmap of the control-flow primitives (each rule declared with its kernel in tracer.lax):
+each rule against a Python loop over the batch, eagerly and under jit on both backends,
+with batched / unbatched predicates, operands and carries; composed with grad (both
+orders) and jit; and batched as one node of its kind, never by the loop fallback (no
+warning, no extra `scan`)."""
 import warnings
 from unittest import mock
 

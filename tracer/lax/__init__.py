@@ -30,8 +30,6 @@ from tracer.lax.lax_incomplete import *  # noqa: F401,F403
 from tracer.lax.lax_conv import *  # noqa: F401,F403
 from tracer.lax import (lax_conv, lax_dot, lax_elementwise, lax_gather, lax_incomplete,
                         lax_reductions, lax_shapes, lax_slicing, lax_sorting, lax_special)
-from tracer.lax import while_grad  # noqa: F401  (registers while's gradient)
-from tracer.lax import control_flow_batching  # noqa: F401  (registers the batching rules)
 from tracer.lax import scatters  # noqa: F401  (registers the kernel of x.at[...] updates)
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "stop_gradient",

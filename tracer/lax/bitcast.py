@@ -17,7 +17,6 @@ import registry
 from ir import ShapedArray
 from ir.errors import DTypeError, ShapeError
 from ir.types import check_dtype
-from registry.families import declare_family
 from tracer import numpy as tnp
 from tracer.core import run_kernel
 from tracer.numpy._base import value
@@ -42,9 +41,7 @@ def _rule(x, *, dtype):
     return ShapedArray(x.shape, new)
 
 
-registry.register_shape_rule("bitcast", _rule)
-registry.register_kernel("bitcast", "numpy", lambda x, *, dtype: np.array(x).view(dtype))
-declare_family("bitcast", "elementwise", differentiable=False)
+registry.declare_kernel("bitcast", shape=_rule, family="elementwise", differentiable=False)
 
 
 def _bitcast(x, dtype):

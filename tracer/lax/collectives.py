@@ -340,11 +340,7 @@ def _onnx(kernel):
 
 
 for _k in KERNELS:
-    registry.register_shape_rule(_k, SHAPES[_k])
+    registry.declare_kernel(_k, shape=SHAPES[_k], gradient=GRADIENTS.get(_k), effects=True,
+                            batching=_mapped(_k, MAPPED[_k]) if _k in MAPPED else None)
     registry.register_exporter(_k, "onnx", _onnx(_k))
-    registry.declare_effects(_k)
     NAMED_RULES[_k] = NAMED[_k]
-    if _k in MAPPED:
-        registry.register_batching_rule(_k, _mapped(_k, MAPPED[_k]))
-    if _k in GRADIENTS:
-        registry.register_gradient(_k, GRADIENTS[_k])

@@ -6,6 +6,11 @@
 operands (the user's operand leaves, then the outer values any branch closes over) to
 outputs of one type. The gradient differentiates the taken branch: it is a `cond` over
 the branches' VJPs, so it is itself differentiable, and jvp transposes it.
+
+Batched with an unbatched index it is one cond whose branches are batched. With a
+batched index *every* branch runs on every lane and each lane's result is selected (a
+select per output), as in JAX: a branch's error or NaN in a lane that does not take it
+is computed and discarded, and costs as much as the lanes that do.
 """
 import numpy as np
 
@@ -13,13 +18,14 @@ import registry
 from ir import Graph, Node
 from ir.errors import ArgumentError, DTypeError
 from ir.types import dtype_kind
-from lowering.interpreter import evaluate
 from tracer import core
 from tracer import numpy as tnp
 from tracer.autodiff import backward
 from tracer.lax._regions import (check_same, check_signature, is_float, leaf_avals,
                                  prune_region, read_ids, taking, trace_region, union)
+from tracer.lax.region_batching import at_dim, lanes, probe
 from tracer.pytree import flatten, unflatten
+from tracer.vmap import batch_size, batch_values
 
 
 def switch(index, branches, *operands):
@@ -72,10 +78,6 @@ def _rule(index, *operands, branches):
     return tuple(a.strip_weak() for a in branches[0].out_avals)
 
 
-def _impl(index, *operands, branches):
-    return tuple(evaluate(branches[int(index)], list(operands), "numpy"))
-
-
 def _grad(dy, inputs, outputs, attrs):
     branches = attrs["branches"]
     index, ops = inputs[0], list(inputs[1:])
@@ -111,8 +113,29 @@ def _prune(node, used):
                 [node.outputs[j] for j in keep], {"branches": branches}, node.source)
 
 
-registry.register_shape_rule("cond", _rule)
-registry.declare_family("cond", "control_flow")
-registry.register_kernel("cond", "numpy", _impl)
-registry.register_gradient("cond", _grad)
-registry.register_pruner("cond", _prune)
+def _batched(inputs, dims, attrs):
+    (index, *ops), (di, *dops) = inputs, dims
+    branches, size = attrs["branches"], batch_size(inputs, dims)
+    if di is None:
+        out = [any(p[j] is not None for p in [probe(b, size, dops) for b in branches])
+               for j in range(len(branches[0].outvars))]
+        dst = [0 if b else None for b in out]
+        funs = [lambda *xs, b=b: [at_dim(o, d, t, size) for (o, d), t in zip(
+            batch_values(b, size, list(xs), dops), dst)] for b in branches]
+        return tuple(_cond(index, funs, ops, "switch", None)), tuple(dst)
+    index = at_dim(index, di, 0, size)       # every branch runs; each lane picks its own
+    results = [batch_values(b, size, ops, dops) for b in branches]
+    if len(branches) == 1:
+        return tuple(o for o, _ in results[0]), tuple(d for _, d in results[0])
+    outs = []
+    for j, v in enumerate(branches[0].outvars):
+        vals = [o if d is None else at_dim(o, d, 0, size) for o, d in (r[j] for r in results)]
+        out = vals[0]
+        for k, val in enumerate(vals[1:], 1):
+            out = tnp.where(lanes(tnp.equal(index, k), len(v.aval.shape) + 1), val, out)
+        outs.append(out)
+    return tuple(outs), (0,) * len(outs)
+
+
+registry.declare_kernel("cond", shape=_rule, family="control_flow", gradient=_grad,
+                        batching=_batched, pruner=_prune)

@@ -5,27 +5,53 @@
 cond: (cond_consts..., carry...) -> bool[]; body: (body_consts..., carry...) -> carry.
 With `count=True` (the form autodiff runs) the node also outputs its trip count (i64[]).
 fori_loop with Python-int (static) bounds is a scan of known length (a counted loop a
-compiler can unroll or vectorize); with traced bounds it is a while loop. The gradient of
-`while` (reverse mode, which JAX lacks) is in `tracer.lax.while_grad`.
+compiler can unroll or vectorize); with traced bounds it is a while loop.
+
+The gradient of `while` (reverse mode, which JAX lacks) is by checkpointing. The trip
+count n is not known when the graph is traced, so the loop cannot store one carry per
+iteration in a buffer of static shape. Instead:
+
+1. The forward loop that runs is the differentiable form `while[count=True]`: it also
+   returns n.
+2. The backward picks a stride s = max(1, ceil(n / C)), C static (`checkpoints`: as many
+   carries as fit in CHECKPOINT_BYTES, at most MAX_CHECKPOINTS), and re-runs the loop
+   from its input in ceil(n / s) <= C segments of s steps, storing each segment's first
+   carry in a (C, ...) buffer.
+3. It then walks the segments last to first; within one, for t = m-1 .. 0 it recomputes
+   carry_t from the segment's checkpoint (t body steps) and applies the body's VJP to
+   the running cotangent, accumulating the gradients of the body's constants.
+
+Cost: memory C carries (plus the loop's own); time about 3n body evaluations and n body
+VJPs while n <= C (s = 1: nothing is recomputed), and about n * s / 2 = O(n^2 / C) more
+body evaluations beyond. On the numpy backend each checkpoint store copies the buffer
+(pure kernels), so pass 2 also moves ceil(n/s) * C carries. Everything is written with
+lax loops, so the gradient is itself differentiable (jvp, grad of grad).
+
+Batched with an unbatched predicate it is one loop over the batched body (carries
+batched as for scan). With a batched predicate every carry is batched, the loop runs
+while any lane's predicate holds, and a lane whose predicate is false keeps its carry (a
+select), so each lane ends with the value it would have alone. The body still runs on
+finished lanes (its result discarded): as with jnp.where, a body that makes NaN there
+(e.g. 1/x at x = 0) can make a NaN gradient. Its trip count is per lane.
 """
 import operator
-import weakref
-from collections import Counter
 
 import numpy as np
 
 import registry
-from ir import Graph, ShapedArray
+from ir import ShapedArray
 from ir.errors import ArgumentError, DTypeError
 from ir.types import dtype_kind
-from lowering.interpreter import own, run
 from tracer import core
 from tracer import numpy as tnp
-from tracer.lax.indexing import slot
-from tracer.lax._regions import (check_same, check_signature, closed, leaf_avals,
+from tracer.autodiff import backward
+from tracer.lax._regions import (check_same, check_signature, closed, is_float, leaf_avals,
                                  promote_weak, trace_region)
+from tracer.lax.indexing import dynamic_index, dynamic_update_index
+from tracer.lax.region_batching import at_dim, carry_dims, lanes, probe, split
 from tracer.lax.scan import scan
 from tracer.pytree import flatten, unflatten
+from tracer.vmap import batch_size, batch_values
 
 
 def while_loop(cond_fun, body_fun, init_val):
@@ -107,57 +133,113 @@ def _rule(*avals, cond, body, n_cond, n_body, count=False):
     return tuple([a.strip_weak() for a in carry] + [ShapedArray((), np.int64)] * count)
 
 
-def _impl(*args, cond, body, n_cond, n_body, count=False):
-    cc, bc = list(args[:n_cond]), list(args[n_cond:n_cond + n_body])
-    carry, trips = list(args[n_cond + n_body:]), 0
-    body, slots = _in_place(body, n_body)
-    nk = len(carry)
-    for k in slots:
-        carry[k] = np.array(carry[k])          # the loop's own buffer from now on
-    while run(cond, cc + carry)[0]:
-        outs = run(body, bc + carry)
-        for j, k in enumerate(slots):
-            i, v = outs[nk + 2 * j: nk + 2 * j + 2]
-            buf = outs[k] = carry[k]
-            for m, o in enumerate(outs[:nk]):   # a view of the buffer must not see it change
-                if m != k and isinstance(o, np.ndarray) and np.may_share_memory(o, buf):
-                    outs[m] = o.copy()
-            buf[slot(buf, i)] = v
-        carry = outs[:nk]
-        trips += 1
-    return tuple(own(carry, args) + [np.int64(trips)] * count)
+CHECKPOINT_BYTES = 64 << 20
+MAX_CHECKPOINTS = 4096
 
 
-_in_place_bodies = weakref.WeakKeyDictionary()
+def checkpoints(avals):
+    """C: how many carries of these types the backward keeps at once."""
+    nbytes = sum(int(np.prod(a.shape, dtype=np.int64)) * a.dtype.itemsize for a in avals)
+    return max(1, min(MAX_CHECKPOINTS, CHECKPOINT_BYTES // max(nbytes, 1)))
 
 
-def _in_place(body, n_consts):
-    """(graph, slots): where carry output k is `dynamic_update_index(carry input k, i, v)`
-    (and nothing else reads that node), the graph returns (i, v) as two extra outputs
-    instead, and the loop writes the slot into its own buffer after the iteration's
-    reads: an iteration costs one slot, not a copy of the whole buffer (as a compiled
-    loop-carried buffer would)."""
-    cached = _in_place_bodies.get(body)
-    if cached is not None:
-        return cached
-    uses = Counter([id(x) for n in body.nodes for x in n.inputs] +
-                   [id(v) for v in body.outvars])      # of each dynamic_update_index result
-    producer = {id(o): n for n in body.nodes for o in n.outputs}
-    outs, extra, dropped, slots = list(body.outvars), [], set(), []
-    for k, out in enumerate(body.outvars):
-        node, var = producer.get(id(out)), body.invars[n_consts + k]
-        if (node is not None and node.kernel == "dynamic_update_index" and
-                node.inputs[0] is var and uses[id(out)] == 1):
-            slots.append(k)
-            dropped.add(id(node))
-            outs[k] = var                     # a placeholder: the loop keeps its buffer
-            extra += node.inputs[1:]
-    graph = body if not slots else Graph(body.invars, outs + extra, [
-        n for n in body.nodes if id(n) not in dropped], body.constvars, body.consts)
-    _in_place_bodies[body] = graph, slots
-    return graph, slots
+def _ceil_div(a, b):
+    return core.run_kernel("div", [a + (b - 1), b])     # `div` of integers floors
 
 
-registry.register_shape_rule("while", _rule)
-registry.declare_family("while", "control_flow")
-registry.register_kernel("while", "numpy", _impl)
+def _grad(dy, inputs, outputs, attrs):
+    body, ncc, nbc = attrs["body"], attrs["n_cond"], attrs["n_body"]
+    bc, init = list(inputs[ncc:ncc + nbc]), list(inputs[ncc + nbc:])
+    nk, n = len(init), outputs[-1]
+    dys = list(dy) if isinstance(dy, tuple) else [dy]
+    wrt = [is_float(v.aval) for v in body.invars]
+    fl = [k for k in range(nk) if wrt[nbc + k]]
+    if all(dys[k] is None for k in fl):
+        return [None] * len(inputs)
+    fb = [i for i in range(nbc) if wrt[i]]
+    C = checkpoints([v.aval for v in body.invars[nbc:]])
+    s = tnp.maximum(1, _ceil_div(n, np.int64(C)))
+    nseg = _ceil_div(n, s)
+
+    def run(t, carry):
+        return core.eval_graph(body, bc + list(carry))
+
+    def store(j, state):            # pass 2: segment j's first carry into slot j
+        carry, bufs = state
+        bufs = [dynamic_update_index(b, j, c) for b, c in zip(bufs, carry)]
+        return fori_loop(0, tnp.minimum(s, n - j * s), run, carry), bufs
+    bufs0 = [tnp.zeros((C,) + tuple(x.aval.shape), x.aval.dtype) for x in body.invars[nbc:]]
+    bufs = fori_loop(0, nseg, store, (init, bufs0))[1]
+
+    def segment(jj, state):         # pass 3: segments last to first
+        j = nseg - 1 - jj
+        start = [dynamic_index(b, j) for b in bufs]
+        m = tnp.minimum(s, n - j * s)
+
+        def step(tt, st):
+            acc, ct = st
+            carry = fori_loop(0, m - 1 - tt, run, start)
+            cts = [None] * nk
+            for k, c in zip(fl, ct):
+                cts[k] = c
+            g = iter(backward(body, bc + list(carry), cts, wrt)[1])
+            full = [next(g) if w else None for w in wrt]
+            return [a + full[i] for a, i in zip(acc, fb)], [full[nbc + k] for k in fl]
+        return fori_loop(0, m, step, state)
+    ct0 = [tnp.zeros(init[k].shape, init[k].dtype) if dys[k] is None else dys[k] for k in fl]
+    acc0 = [tnp.zeros(bc[i].shape, bc[i].dtype) for i in fb]
+    acc, ct = fori_loop(0, nseg, segment, (acc0, ct0))
+    grads = [None] * len(inputs)
+    for i, a in zip(fb, acc):
+        grads[ncc + i] = a
+    for k, c in zip(fl, ct):
+        grads[ncc + nbc + k] = c
+    return grads
+
+
+def _batched(inputs, dims, attrs):
+    cond, body, ncc, nbc = attrs["cond"], attrs["body"], attrs["n_cond"], attrs["n_body"]
+    count, size = int(attrs.get("count", False)), batch_size(inputs, dims)
+    cc, bc, init = split(inputs, ncc, nbc)
+    dcc, dbc, dk = split(dims, ncc, nbc)
+    nk = len(init)
+    cd, _ = carry_dims(body, size, dbc, dk, [])
+    if probe(cond, size, dcc + cd)[0] is None:
+        def pred(c):
+            return batch_values(cond, size, cc + c[:nk], dcc + cd)[0][0]
+
+        def step(c):
+            outs = batch_values(body, size, bc + c[:nk], dbc + cd)
+            return [at_dim(o, d, t, size) for (o, d), t in zip(outs, cd)] + [
+                c[nk] + 1 for _ in range(count)]
+        out = while_loop(pred, step, [at_dim(x, d, t, size) for x, d, t in zip(init, dk, cd)]
+                         + [np.int64(0)] * count)
+        return tuple(out), tuple(cd + [None] * count)
+    return _while_batched_pred(cc, bc, dcc, dbc, init, dk, attrs, count, size)
+
+
+def _while_batched_pred(cc, bc, dcc, dbc, init, dk, attrs, count, size):
+    """Run while any lane's predicate holds; a finished lane keeps its carry. The carry
+    is (lane predicates, carries..., [per-lane trip counts])."""
+    cond, body, nk = attrs["cond"], attrs["body"], len(init)
+    cd = [0] * nk
+
+    def lanes_pred(c):
+        (p, d), = batch_values(cond, size, cc + list(c), dcc + cd)
+        return at_dim(p, d, 0, size)
+
+    def step(state):
+        p, c = state[0], state[1:1 + nk]
+        outs = batch_values(body, size, bc + c, dbc + cd)
+        new = [tnp.where(lanes(p, len(x.shape)), at_dim(o, d, 0, size), x)
+               for (o, d), x in zip(outs, c)]
+        counts = [state[-1] + tnp.astype(p, np.int64) for _ in range(count)]
+        return [tnp.logical_and(p, lanes_pred(new))] + new + counts
+    carry = [at_dim(x, d, 0, size) for x, d in zip(init, dk)]
+    out = while_loop(lambda s: tnp.any(s[0]), step, [lanes_pred(carry)] + carry + [
+        tnp.zeros((size,), np.int64) for _ in range(count)])
+    return tuple(out[1:]), (0,) * (nk + count)
+
+
+registry.declare_kernel("while", shape=_rule, family="control_flow", gradient=_grad,
+                        batching=_batched, form=lambda attrs: {**attrs, "count": True})

@@ -18,14 +18,13 @@ import numpy as np
 import registry
 from ir import Graph, Node
 from ir.errors import ArgumentError
-from lowering.interpreter import evaluate
-from lowering.llvm import BUILTIN as LLVM_BUILTIN
 from tracer import core
-from tracer.autodiff import backward, register_differentiable_form
+from tracer.autodiff import backward
 from tracer.lax._regions import (check_signature, is_float, leaf_avals, prune_region,
                                  trace_region)
 from tracer.pytree import flatten, unflatten
 from tracer.signature import static_spec
+from tracer.vmap import batch_size, batch_values
 
 
 def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
@@ -169,14 +168,18 @@ def _prune(node, used):
                 {**a, "body": body}, node.source)
 
 
-registry.register_shape_rule("remat", _rule)
-registry.declare_family("remat", "control_flow")
-registry.register_kernel("remat", "numpy", lambda *args, body, policy=None: tuple(
-    evaluate(body, list(args), "numpy")))
-registry.register_gradient("remat", _grad)
-register_differentiable_form("remat", _form)
-registry.register_pruner("remat", _prune)
-registry.define_kernel(
-    "checkpoint_name", shape=lambda x, *, name: x.strip_weak(),
-    numpy=lambda x, *, name: np.array(x), family="elementwise", onnx="Identity",
-    gradient=lambda dy, inputs, outputs, attrs: (dy,), llvm=LLVM_BUILTIN["checkpoint_name"])
+def _batched(inputs, dims, attrs):
+    """One remat of the batched body, under the same policy."""
+    size, out_dims = batch_size(inputs, dims), []
+
+    def fun(*xs):
+        outs = batch_values(attrs["body"], size, list(xs), dims)
+        out_dims.extend(d for _, d in outs)
+        return [o for o, _ in outs]
+    return tuple(checkpoint(fun, policy=attrs.get("policy"))(*inputs)), tuple(out_dims)
+
+
+registry.declare_kernel("remat", shape=_rule, family="control_flow", gradient=_grad,
+                        batching=_batched, form=_form, pruner=_prune)
+registry.declare_kernel("checkpoint_name", shape=lambda x, *, name: x.strip_weak(),
+                        family="elementwise", gradient=lambda dy, inputs, outputs, attrs: (dy,))

@@ -13,21 +13,23 @@ and the gradient is a scan running the other way over them, each step the body's
 (one more body evaluation per step). The forward scan that runs is the one that
 stores them (autodiff emits the node in that form), and the backward is itself a scan,
 so it differentiates again (to any order) and jvp transposes it.
+
+Batched, it is one scan of the batched body (xs batched on their second axis, the scan
+axis staying first); a carry that a batched value reaches is batched from the start.
 """
 import operator
-
-import numpy as np
 
 import registry
 from ir import Graph, Node, ShapedArray
 from ir.errors import ArgumentError, ShapeError
-from lowering.interpreter import own, run
 from tracer import core
 from tracer import numpy as tnp
-from tracer.autodiff import backward, register_differentiable_form
+from tracer.autodiff import backward
 from tracer.lax._regions import (check_same, check_signature, closed, is_float, leaf_avals,
                                  promote_weak, prune_region, trace_region)
+from tracer.lax.region_batching import at_dim, carry_dims, split
 from tracer.pytree import flatten, unflatten
+from tracer.vmap import batch_size, batch_values, install_loop_rule, moveaxis
 
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
@@ -102,18 +104,6 @@ def _rule(*avals, body, n_consts, n_carry, length, reverse, unroll):
                  [ShapedArray((length,) + a.shape, a.dtype) for a in outs[n_carry:]])
 
 
-def _impl(*args, body, n_consts, n_carry, length, reverse, unroll):
-    consts, carry = list(args[:n_consts]), list(args[n_consts:n_consts + n_carry])
-    xs = args[n_consts + n_carry:]
-    ys = [np.empty((length,) + a.shape, a.dtype) for a in body.out_avals[n_carry:]]
-    for k in (range(length - 1, -1, -1) if reverse else range(length)):
-        outs = run(body, consts + carry + [x[k] for x in xs])
-        carry = outs[:n_carry]
-        for y, o in zip(ys, outs[n_carry:]):
-            y[k] = o
-    return tuple(own(carry, args) + ys)
-
-
 def _saves_carries(attrs):
     """Whether the body's last n_carry outputs are its carry inputs (stacked residuals)."""
     body, nc, nk = attrs["body"], attrs["n_consts"], attrs["n_carry"]
@@ -185,9 +175,39 @@ def _prune(node, used):
                 {**a, "body": body, "n_consts": sum(k < nc for k in kept)}, node.source)
 
 
-registry.register_shape_rule("scan", _rule)
-registry.declare_family("scan", "control_flow")
-registry.register_kernel("scan", "numpy", _impl)
-registry.register_gradient("scan", _grad)
-register_differentiable_form("scan", _form)
-registry.register_pruner("scan", _prune)
+def _batched(inputs, dims, attrs):
+    body, nc, nk = attrs["body"], attrs["n_consts"], attrs["n_carry"]
+    size = batch_size(inputs, dims)
+    consts, init, xs = split(inputs, nc, nk)
+    dc, dk, dx = split(dims, nc, nk)
+    xs = [x if d is None else at_dim(x, d, 1, size) for x, d in zip(xs, dx)]  # scan axis 0
+    sd = [None if d is None else 0 for d in dx]
+    cd, out = carry_dims(body, size, dc, dk, sd)
+    yd = [None if d is None else 0 for d in out[nk:]]
+
+    def step(c, x):
+        outs = batch_values(body, size, consts + list(c) + list(x), dc + cd + sd)
+        placed = [at_dim(o, d, t, size) for (o, d), t in zip(outs, cd + yd)]
+        return placed[:nk], placed[nk:]
+    carry, ys = scan(step, [at_dim(x, d, t, size) for x, d, t in zip(init, dk, cd)], xs,
+                     length=attrs["length"], reverse=attrs["reverse"], unroll=attrs["unroll"])
+    return tuple(carry + ys), tuple(cd + [None if d is None else 1 for d in yd])
+
+
+def _loop_rule(kernel):
+    """vmap's rule for a kernel with none: the kernel applied per example, in one `map`."""
+    def rule(inputs, dims, attrs):
+        batched = [moveaxis(x, d, 0) for x, d in zip(inputs, dims) if d is not None]
+
+        def one(xs):
+            it = iter(xs)
+            return core.run_kernel(kernel, [x if d is None else next(it)
+                                            for x, d in zip(inputs, dims)], attrs)
+        out = map(one, batched)
+        return out, (0,) * len(out) if isinstance(out, tuple) else 0
+    return rule
+
+
+install_loop_rule(_loop_rule)
+registry.declare_kernel("scan", shape=_rule, family="control_flow", gradient=_grad,
+                        batching=_batched, form=_form, pruner=_prune)

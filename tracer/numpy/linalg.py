@@ -14,6 +14,7 @@ import numpy as np
 
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.types import dtype_kind
+from lowering.numpy_linalg import LinAlgError
 from tracer.core import Tracer, run_kernel
 from tracer.numpy import linalg_kernels
 from tracer.numpy._base import broadcast_shapes, convert, dtype_of, shape, value
@@ -23,7 +24,6 @@ from tracer.numpy.products import dot, matmul
 from tracer.numpy.reductions import count_nonzero, max, min, sum
 from tracer.numpy.shape_ops import broadcast_to, expand_dims, reshape, swapaxes
 
-LinAlgError = linalg_kernels.LinAlgError
 SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
 QRResult = namedtuple("QRResult", "Q R")
 EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")

@@ -1,9 +1,9 @@
 """The primitive kernels of tracer.numpy.linalg: solve, slogdet, cholesky, qr, eigh, svd.
 
-Each is declared here (shape rule, gradient, family "linalg") with its NumPy/LAPACK kernel;
-vmap batches them with the family's shared rule (the batch dim to the front), and the llvm
-backend runs them through these NumPy kernels inside the compiled program, on purpose
-(lowering.llvm.linalg). Kernels take float32/float64 matrices with any leading batch dims
+Each is declared here (shape rule, gradient, family "linalg"); vmap batches them with the
+family's shared rule (the batch dim to the front). Their NumPy/LAPACK kernels are
+lowering.numpy_linalg's, which the llvm backend runs inside the compiled program, on
+purpose (lowering.llvm.linalg). Kernels take float32/float64 matrices with any leading batch dims
 (equal across operands: the ops broadcast first).
 
 Gradients follow JAX and are written with traceable ops (so they differentiate again):
@@ -18,8 +18,8 @@ matrix makes the solve/slogdet gradient raise LinAlgError (NumPy raises on the s
 import numpy as np
 
 from ir import ShapedArray
-from ir.errors import DTypeError, GradientError, KernelError, ShapeError
-from registry import declare_kernel, register_kernel
+from ir.errors import DTypeError, GradientError, ShapeError
+from registry import declare_kernel
 from tracer.core import run_kernel
 from tracer.numpy.assembly import tril, triu
 from tracer.numpy.creation import eye
@@ -27,11 +27,6 @@ from tracer.numpy.elementwise import where
 from tracer.numpy.shape_ops import broadcast_to, swapaxes
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-class LinAlgError(KernelError, np.linalg.LinAlgError):
-    """A matrix the kernel cannot factor (singular, not positive definite, no
-    convergence); also a numpy.linalg.LinAlgError, so NumPy-style handlers catch it."""
 
 
 # ---- shape rules --------------------------------------------------------------------------
@@ -82,38 +77,8 @@ def _svd_rule(a, *, full_matrices):
             ShapedArray(batch + (vn, n), a.dtype))
 
 
-# ---- NumPy kernels ------------------------------------------------------------------------
-def _lapack(kernel, fn):
-    def impl(*xs, **attrs):
-        try:
-            return fn(*xs, **attrs)
-        except np.linalg.LinAlgError as e:
-            raise LinAlgError(f"{kernel}: {e} (input shapes {[np.shape(x) for x in xs]}, "
-                              f"dtype {np.asarray(xs[0]).dtype}); check the matrix is "
-                              f"well conditioned / positive definite") from None
-    return impl
-
-
-def _svd(a, *, full_matrices):
-    if 0 in a.shape[-2:]:       # LAPACK rejects empty matrices; NumPy special-cases them
-        m, n = a.shape[-2:]
-        k = min(m, n)
-        um, vn = (m, n) if full_matrices else (k, k)
-        eye = lambda r, c: np.broadcast_to(np.eye(r, c, dtype=a.dtype),   # noqa: E731
-                                           a.shape[:-2] + (r, c)).copy()
-        return eye(m, um), np.zeros(a.shape[:-2] + (k,), a.dtype), eye(vn, n)
-    return tuple(np.linalg.svd(a, full_matrices=full_matrices))
-
-
-KERNELS = {
-    "solve": (_solve_rule, lambda a, b: np.linalg.solve(a, b)),
-    "slogdet": (_slogdet_rule, lambda a: tuple(np.linalg.slogdet(a))),
-    "cholesky": (_cholesky_rule, lambda a: np.linalg.cholesky(a)),
-    "qr": (_qr_rule, lambda a, *, full_matrices: tuple(
-        np.linalg.qr(a, mode="complete" if full_matrices else "reduced"))),
-    "eigh": (_eigh_rule, lambda a, *, lower: tuple(np.linalg.eigh(a, "L" if lower else "U"))),
-    "svd": (_svd_rule, _svd),
-}
+RULES = {"solve": _solve_rule, "slogdet": _slogdet_rule, "cholesky": _cholesky_rule,
+         "qr": _qr_rule, "eigh": _eigh_rule, "svd": _svd_rule}
 
 
 # ---- gradients (traceable) ----------------------------------------------------------------
@@ -209,6 +174,5 @@ GRADIENTS = {"solve": _solve_grad, "slogdet": _slogdet_grad, "cholesky": _choles
              "qr": _qr_grad, "eigh": _eigh_grad, "svd": _svd_grad}
 
 
-for _name, (_rule, _impl) in KERNELS.items():
+for _name, _rule in RULES.items():
     declare_kernel(_name, shape=_rule, family="linalg", gradient=GRADIENTS[_name])
-    register_kernel(_name, "numpy", _lapack(_name, _impl))
