@@ -137,13 +137,16 @@ def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, r
 
 def _transpose_padding(k, s, padding):
     """The (lo, hi) padding that makes a dilated convolution the gradient-shaped transpose
-    of a strided one, as JAX's conv_transpose."""
-    if padding == "SAME":
+    of a strided one with the forward padding `padding` ('SAME', 'VALID' or a (lo, hi)
+    pair), as JAX's conv_transpose."""
+    if isinstance(padding, str) and padding.upper() == "SAME":
         total = k + s - 2
         lo = k - 1 if s > k - 1 else int(np.ceil(total / 2))
-    elif padding == "VALID":
+    elif isinstance(padding, str) and padding.upper() == "VALID":
         total = k + s - 2 + max(k - s, 0)
         lo = k - 1
+    elif not isinstance(padding, str) and len(padding) == 2:
+        lo, total = k - 1 - int(padding[0]), 2 * (k - 1) - int(padding[0]) - int(padding[1])
     else:
         raise ValueError(f"lax.conv_transpose: padding must be 'SAME', 'VALID' or (lo, hi) "
                          f"pairs, got {padding!r}")
@@ -157,18 +160,16 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     layouts by default, as JAX)."""
     lhs, rhs = tnp.asarray(lhs), tnp.asarray(rhs)
     nd = lhs.ndim
-    if use_consistent_padding:
-        raise NotImplementedError("lax.conv_transpose: use_consistent_padding=True is not "
-                                  "supported; pass explicit (lo, hi) padding instead")
     if dimension_numbers is None:
         space = "HWD"[:nd - 2]
         dimension_numbers = ("N" + space + "C", space + "IO", "N" + space + "C")
     dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
     kernel = [rhs.shape[d] for d in dn.rhs_spec[2:]]
     dil = (1,) * (nd - 2) if rhs_dilation is None else tuple(rhs_dilation)
-    if isinstance(padding, str):
-        padding = [_transpose_padding((k - 1) * r + 1, s, padding)
-                   for k, r, s in zip(kernel, dil, strides)]
+    if isinstance(padding, str) or use_consistent_padding:
+        forward = [padding] * len(strides) if isinstance(padding, str) else padding
+        padding = [_transpose_padding((k - 1) * r + 1, s, p)
+                   for k, r, s, p in zip(kernel, dil, strides, forward)]
     if transpose_kernel:                  # flip the spatial axes, swap in and out features
         rhs = tnp.flip(rhs, axis=tuple(dn.rhs_spec[2:]))
         rhs = tnp.swapaxes(rhs, dn.rhs_spec[0], dn.rhs_spec[1])
