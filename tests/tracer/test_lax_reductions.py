@@ -98,3 +98,9 @@ def test_vmap_matches_a_loop():
     got = tracer.vmap(f)(X)
     for k, leaves in enumerate(zip(*[f(x) for x in X])):
         np.testing.assert_allclose(got[k], np.stack(leaves), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_float_index_dtype_is_a_type_error_in_jax_words(name):
+    with pytest.raises(TypeError, match="index_dtype must be an integer type"):
+        getattr(lax, name)(np.arange(3.0), 0, np.float32)

@@ -109,7 +109,7 @@ def _arg(name, pick):
         x = tnp.asarray(operand)
         (axis,) = _axes(name, x, [axis])
         if dtype_kind(np.dtype(index_dtype)) not in "iu":
-            raise TypeError(f"lax.{name}: index_dtype must be an integer dtype, got "
+            raise TypeError(f"lax.{name}: index_dtype must be an integer type, got "
                             f"{index_dtype}")
         return tnp.astype(pick(x, axis=axis), np.dtype(index_dtype))
     fn.__name__ = fn.__qualname__ = name
