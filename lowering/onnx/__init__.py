@@ -11,14 +11,14 @@ dimension (shapes come from attrs via `g.ints` or from `Shape` at run time), whi
 what lets `to_onnx(..., dynamic_batch=True)` work. NOT_EXPORTABLE lists the built-in
 kernels that have none, with the reason.
 """
-from lowering.onnx import bitcast, control, elementwise, nn, reductions, shapes
+from lowering.onnx import bitcast, collectives, control, elementwise, nn, reductions, shapes
 from lowering.onnx.builder import NOT_EXPORTABLE, OnnxBuilder
 from lowering.onnx.model import to_model
 from lowering.onnx.plan import Plan, batch_plan
 from registry.exporters import register_exporter
 
 for _rules in (elementwise.RULES, bitcast.RULES, shapes.RULES, reductions.RULES, nn.RULES,
-               control.RULES):
+               control.RULES, collectives.RULES):
     for _kernel, _rule in _rules.items():
         register_exporter(_kernel, "onnx", _rule)
 

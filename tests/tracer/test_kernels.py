@@ -1,6 +1,8 @@
 """Each built-in kernel's backend-independent facts (shape rule, family, gradient,
-batching rule, differentiability) are declared in one place, a module of tracer.kernels;
-the package imports without a circle and reads no other module's private names."""
+batching rule, differentiability, differentiable form, pruner) are declared in one place:
+a module of tracer.kernels (which imports without a circle and reads no other module's
+private names), or, for the kernels of tracer.lax and tracer.numpy.linalg, the module of
+their ops; their backend parts (NumPy kernels, ONNX rules) live in lowering."""
 import pytest
 
 import registry
@@ -8,6 +10,7 @@ import tracer.kernels
 from module_imports import assert_no_circle, imports, private_names
 from registry import families
 from registry.batching import BATCHING_RULES
+from registry.exporters import OnnxOperator
 from tracer.kernels import BUILTIN_KERNELS
 
 
@@ -66,6 +69,18 @@ def test_a_kernel_declared_beside_its_op_has_its_facts_in_that_one_module(kernel
         assert families.differentiable(kernel) == registry.has_gradient(kernel)
 
 
-@pytest.mark.parametrize("kernel", LAX_KERNELS)
-def test_its_numpy_kernel_lives_in_lowering(kernel):
-    assert _home(registry.get_kernel(kernel, "numpy")).startswith("lowering."), kernel
+def _impl_home(impl):
+    """Where a backend part is defined: a function's module, an impl object's class's (the
+    generic OnnxOperator of registry.exporters counts as its rule table's, lowering)."""
+    if isinstance(impl, OnnxOperator):
+        return "lowering.onnx"
+    return impl.__module__ if callable(impl) and hasattr(impl, "__code__") else \
+        type(impl).__module__
+
+
+@pytest.mark.parametrize("kernel", LAX_KERNELS + COLLECTIVES)
+def test_every_backend_part_lives_in_lowering(kernel):
+    d = registry.describe(kernel)
+    parts = list(d.impls.values()) + list(d.exporters.values())
+    assert parts and all(_impl_home(p).startswith("lowering.") for p in parts), \
+        (kernel, [_impl_home(p) for p in parts])

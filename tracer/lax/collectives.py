@@ -19,7 +19,7 @@ import numpy as np
 
 import registry
 from ir import ShapedArray
-from ir.errors import ArgumentError, GradientError, KernelError, ShapeError
+from ir.errors import ArgumentError, GradientError, ShapeError
 from tracer import core
 from tracer import numpy as tnp
 from tracer.pytree import flatten, unflatten
@@ -330,17 +330,7 @@ GRADIENTS = {
 }
 
 
-def _onnx(kernel):
-    def export(g, inputs, attrs):
-        raise KernelError(f"to_onnx: {kernel} over axis {attrs['axis_name']!r} is a "
-                          f"collective between positions of a named axis, which ONNX cannot "
-                          f"express; export the function outside vmap(axis_name=)/shard_map "
-                          f"or per position")
-    return export
-
-
 for _k in KERNELS:
     registry.declare_kernel(_k, shape=SHAPES[_k], gradient=GRADIENTS.get(_k), effects=True,
                             batching=_mapped(_k, MAPPED[_k]) if _k in MAPPED else None)
-    registry.register_exporter(_k, "onnx", _onnx(_k))
     NAMED_RULES[_k] = NAMED[_k]
