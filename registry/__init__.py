@@ -16,7 +16,7 @@ from registry.families import (PRUNERS, declare_effects, declare_family, family,
 from ir import passes as _passes
 from registry.exporters import (exporters, get_exporter, has_exporter, register_exporter,
                                 unregister_exporter)
-from registry.define import declare_kernel, define_kernel, describe
+from registry.define import declare_kernel, define_kernel, describe, forget_kernel
 
 # what ir's passes ask of a kernel: effects (kept nodes) and pruners (dce)
 _passes.has_effects, _passes.pruner = has_effects, PRUNERS.entries.get
@@ -32,4 +32,5 @@ __all__ = ["register_kernel", "get_kernel", "unregister_kernel", "has_kernel", "
            "exporters", "register_batching_rule", "get_batching_rule", "has_batching_rule",
            "unregister_batching_rule", "batching_rules", "declare_family", "family",
            "declare_effects", "has_effects", "declare_kernel", "define_kernel", "describe",
+           "forget_kernel",
            "register_pruner"]

@@ -130,6 +130,19 @@ def define_kernel(name, *, shape, numpy, family=None, gradient=None, batching=No
     _set(EXPORTERS, (name, "onnx"), exporter)
 
 
+def forget_kernel(name):
+    """Remove everything declared for kernel `name`, in every table and for every backend,
+    so a later declaration of the name starts clean (tests, a reloaded user module); True
+    if anything was declared."""
+    check_kernel_name(name, "forget_kernel")
+    removed = [table.discard(name) for table in (
+        tables.SHAPE_RULES, tables.GRADIENTS, BATCHING_RULES, families.FAMILY,
+        families.NOT_DIFFERENTIABLE, families.EFFECTS, families.FORMS, families.PRUNERS)]
+    for table in (tables.KERNELS, EXPORTERS):
+        removed += [table.discard(*key) for key in list(table.entries) if key[0] == name]
+    return any(removed)
+
+
 class KernelDescription:
     """Everything declared for one kernel; `str()` lists it, one part a line."""
 

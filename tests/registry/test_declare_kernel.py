@@ -11,25 +11,16 @@ import pytest
 
 import registry
 import tracer
-from ir import ArgumentError, ShapedArray
-from registry import families, tables
-from registry.batching import BATCHING_RULES
+from ir import ArgumentError, KernelNotFoundError, ShapedArray
+from registry import families
 
 NAME = "test_declare_twice"
-
-
-def _forget(name):
-    for table in (tables.SHAPE_RULES, tables.GRADIENTS, BATCHING_RULES, families.FAMILY,
-                  families.NOT_DIFFERENTIABLE, families.EFFECTS, families.FORMS,
-                  families.PRUNERS):
-        table.discard(name)
-    tables.KERNELS.discard(name, "numpy")
 
 
 @pytest.fixture
 def forget():
     yield
-    _forget(NAME)
+    registry.forget_kernel(NAME)
 
 
 def _grad(dy, inputs, outputs, attrs):
@@ -98,3 +89,19 @@ def test_a_linalg_kernel_batches_with_the_family_rule_without_a_loop(forget):
     assert [n.kernel for n in g.nodes] == [NAME]
     assert g.nodes[0].inputs[0].aval.shape == (4, 3, 3)
     np.testing.assert_allclose(f(mats), np.linalg.inv(mats))
+
+
+def test_forget_kernel_removes_every_part_for_every_backend():
+    registry.define_kernel(NAME, shape=lambda x: x, numpy=lambda x: x, family="elementwise",
+                           llvm=lambda ctx, x: x, onnx="Identity",
+                           gradient=lambda dy, i, o, a: (dy,))
+    registry.register_exporter(NAME, "other", lambda g, inputs, attrs: None)
+    before = registry.version(NAME)
+    assert registry.forget_kernel(NAME)
+    assert registry.version(NAME) != before            # caches that used it are stale
+    assert not any(k == NAME for k, _ in registry.kernels())
+    assert not registry.has_gradient(NAME) and registry.family(NAME) is None
+    assert not registry.has_exporter(NAME, "onnx") and not registry.has_exporter(NAME, "other")
+    with pytest.raises(KernelNotFoundError, match=NAME):
+        registry.describe(NAME)
+    assert not registry.forget_kernel(NAME)

@@ -12,10 +12,7 @@ import registry
 import tracer
 import tracer.numpy as tnp
 from ir import ArgumentError, KernelNotFoundError
-from registry import families, tables
-from registry.batching import BATCHING_RULES
 from registry.define import SHARED_BATCHING
-from registry.exporters import EXPORTERS
 
 NAME = "test_dk_softplus"
 X = np.array([-2.0, -0.5, 0.0, 1.5, 3.0], np.float32)
@@ -38,22 +35,13 @@ def _define(name=NAME, **overrides):
     registry.define_kernel(name, **parts)
 
 
-def _forget(name):
-    for table, key in ((tables.SHAPE_RULES, (name,)), (tables.KERNELS, (name, "numpy")),
-                       (tables.KERNELS, (name, "llvm")), (EXPORTERS, (name, "onnx")),
-                       (tables.GRADIENTS, (name,)), (BATCHING_RULES, (name,)),
-                       (families.FAMILY, (name,)), (families.NOT_DIFFERENTIABLE, (name,)),
-                       (families.EFFECTS, (name,))):
-        table.discard(*key)
-
-
 @pytest.fixture
 def softplus():
     with warnings.catch_warnings():
         warnings.simplefilter("error")       # no warning at definition
         _define()
     yield lambda x: tracer.run_kernel(NAME, [x])
-    _forget(NAME)
+    registry.forget_kernel(NAME)
 
 
 def _expected(x):
@@ -149,7 +137,7 @@ def test_not_differentiable_gives_zero_gradient_without_error():
         np.testing.assert_allclose(g, np.round(X))     # only the direct x term
         assert "not differentiable" in str(registry.describe("test_dk_round"))
     finally:
-        _forget("test_dk_round")
+        registry.forget_kernel("test_dk_round")
 
 
 def test_effects_and_redefinition_drop_parts_left_out():
@@ -162,14 +150,14 @@ def test_effects_and_redefinition_drop_parts_left_out():
         assert not registry.has_exporter("test_dk_fx", "onnx")
         assert not registry.has_gradient("test_dk_fx")
     finally:
-        _forget("test_dk_fx")
+        registry.forget_kernel("test_dk_fx")
 
 
 def test_warns_when_vmap_would_need_a_loop():
     with pytest.warns(UserWarning, match=r"define_kernel\('test_dk_loop'\): no batching rule "
                                          r"and no family batched by a shared rule"):
         _define(name="test_dk_loop", family=None, onnx=None)
-    _forget("test_dk_loop")
+    registry.forget_kernel("test_dk_loop")
 
 
 def test_bad_declarations_are_argument_errors_and_register_nothing():
@@ -198,4 +186,4 @@ def test_custom_ops_example_softplus_vmaps_to_one_batched_node():
             graph = tracer.make_graph(tracer.vmap(example.softplus))(np.stack([X, -X]))
         assert _top_kernels(graph) == ["softplus"]
     finally:
-        _forget("softplus")
+        registry.forget_kernel("softplus")

@@ -252,6 +252,15 @@ def test_custom_vjp_stays_differentiable_under_vmap():
 
 # ---- registry, families, fallback ---------------------------------------------------------
 
+@pytest.fixture(autouse=True)
+def _forget_user_kernels():
+    """The user kernels below leave the registry as they found it (later tests, such as
+    ONNX coverage, walk every registered kernel)."""
+    yield
+    for name in ("v_cumsum", "v_twice", "v_sq", "v_bad"):
+        registry.forget_kernel(name)
+
+
 def _user_kernel(name):
     registry.register_shape_rule(name, lambda x: x)
     registry.register_kernel(name, "numpy", lambda x: np.cumsum(x, axis=-1))
