@@ -12,7 +12,8 @@ names rewritten to a shim module (``import jax`` -> ``import conform_shim as jax
   ``jax.config``, ``jax.scipy``, ``jax.make_jaxpr`` ...) stays JAX's, as do JAX's test
   utilities, except that ``jtu.check_grads`` (also the public ``jax.test_util.check_grads``)
   and ``JaxTestCase._CompileAndCheck`` use tracer's check_grads and jit (they are the user-facing transforms, called for the test;
-  check_grads takes JAX's positional order, modes before atol and rtol).
+  check_grads takes JAX's positional order, modes before atol and rtol, and its per-dtype
+  tolerance dicts).
 
 A test *touches* the project's names if, while it runs under JAX, it reads a routed name
 from the shim or calls a function taken from it. Per file the report gives those tests,
@@ -126,6 +127,7 @@ RESULTS = {}
 def pytest_configure(config):
     if conform_shim.MODE != 'tracer':
         return
+    import jax
     import tracer
     from jax._src import test_util as jtu
 
@@ -135,6 +137,10 @@ def pytest_configure(config):
         self.assertAllClose(fun(*args), tracer.jit(fun)(*args), check_dtypes=check_dtypes,
                             atol=atol or tol, rtol=rtol or tol)
     def check_grads(f, args, order, modes=('fwd', 'rev'), atol=None, rtol=None, eps=None):
+        import numpy as np
+        dtype = np.result_type(*jax.tree_util.tree_leaves(args))
+        atol, rtol = (jtu.tolerance(dtype, t) if isinstance(t, dict) else t  # per-dtype
+                      for t in (atol, rtol))
         tracer.check_grads(f, args, order, atol=atol, rtol=rtol, modes=modes, eps=eps)
     import jax.test_util
     jtu.JaxTestCase._CompileAndCheck = compile_and_check
