@@ -25,6 +25,7 @@ from tracer.numpy._base import (broadcast, broadcast_shapes, convert, dtype_of, 
 from tracer.numpy.elementwise import multiply, not_equal, subtract
 from tracer.numpy.reductions import computation, sum
 from tracer.numpy.shape_ops import ravel, reshape, stack, transpose
+from tracer.precision import check_precision
 
 
 def _operands(op, a, b):
@@ -36,7 +37,19 @@ def _operands(op, a, b):
     return convert(a, dt, op), convert(b, dt, op)
 
 
-def matmul(a, b):
+def _jax_keywords(op, operands, precision, preferred_element_type):
+    """JAX's keywords of a product: `precision` is checked (every CPU product is at the
+    operands' full precision); `preferred_element_type` converts the operands first, so
+    the product is computed and returned in it (int8 summed as int32 does not wrap)."""
+    check_precision(precision)
+    if preferred_element_type is None:
+        return operands
+    dt = np.dtype(preferred_element_type)
+    return [convert(value(x, op), dt, op) for x in operands]
+
+
+def matmul(a, b, *, precision=None, preferred_element_type=None):
+    a, b = _jax_keywords("matmul", (a, b), precision, preferred_element_type)
     a, b = _operands("matmul", a, b)
     if dtype_kind(dtype_of(a)) == "b":     # NumPy: the OR of ANDs, i.e. a nonzero integer product
         return not_equal(matmul(convert(a, np.int64), convert(b, np.int64)), 0)
@@ -58,10 +71,11 @@ def matmul(a, b):
     return reshape(out, final)
 
 
-def dot(a, b):
+def dot(a, b, *, precision=None, preferred_element_type=None):
     """numpy.dot: inner product of vectors, matmul of matrices, for N-D a sum over the
     last axis of a and the second-to-last of b, and a product when one is 0-d (where,
     unlike in ufuncs, a Python scalar counts as a strong array)."""
+    a, b = _jax_keywords("dot", (a, b), precision, preferred_element_type)
     if len(shape(value(a, "dot"))) == 0 or len(shape(value(b, "dot"))) == 0:
         from tracer.numpy.creation import asarray
         return multiply(asarray(a), asarray(b))
@@ -87,8 +101,9 @@ def _common(op, xs):
     return [convert(x, dt, op) for x in xs], dt
 
 
-def vdot(a, b):
+def vdot(a, b, *, precision=None, preferred_element_type=None):
     """Dot product of the flattened arrays."""
+    a, b = _jax_keywords("vdot", (a, b), precision, preferred_element_type)
     (a, b), _ = _common("vdot", [a, b])
     if math.prod(shape(a)) != math.prod(shape(b)):
         raise ShapeError(f"vdot: operands have {math.prod(shape(a))} and "
@@ -96,8 +111,9 @@ def vdot(a, b):
     return einsum("i,i", ravel(a), ravel(b))
 
 
-def inner(a, b):
+def inner(a, b, *, precision=None, preferred_element_type=None):
     """Sum over the last axes (a product when either is 0-d)."""
+    a, b = _jax_keywords("inner", (a, b), precision, preferred_element_type)
     (a, b), _ = _common("inner", [a, b])
     if not shape(a) or not shape(b):
         return multiply(a, b)
@@ -124,8 +140,9 @@ def _axes_pair(axes, na, nb):
     return [i % na for i in xa], [i % nb for i in xb]
 
 
-def tensordot(a, b, axes=2):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """Sum over axes[0] of a against axes[1] of b, as the einsum that says so."""
+    a, b = _jax_keywords("tensordot", (a, b), precision, preferred_element_type)
     (a, b), _ = _common("tensordot", [a, b])
     sa, sb = shape(a), shape(b)
     xa, xb = _axes_pair(axes, len(sa), len(sb))
@@ -288,13 +305,14 @@ def _from_sublists(args):
 
 
 def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
-           optimize=False):
+           optimize=False, precision=None, preferred_element_type=None):
     """Einstein summation with NumPy's subscripts (explicit '->', implicit output and
     '...'); the contraction is planned onto transpose/reshape/matmul/reduce_sum."""
     if out is not None:
         raise ArgumentError("einsum: out= is not supported; use the returned value")
     if not isinstance(subscripts, str):
         subscripts, operands = _from_sublists((subscripts,) + operands)
+    operands = _jax_keywords("einsum", operands, precision, preferred_element_type)
     xs, dt = _common("einsum", operands)
     if dtype is not None:
         dt = np.dtype(dtype)
