@@ -74,14 +74,15 @@ class Jitted:
     (tracer.tree_util.register_dataclass) when they change between calls."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 backend=None):
+                 backend=None, donate_argnames=()):
         functools.update_wrapper(self, fun)
         self.__name__ = getattr(fun, "__name__", type(fun).__name__)
         self.fun = fun
         where = f"jit({self.__name__})"
         self.static_argnums, self.static_argnames = static_spec(
             fun, where, static_argnums, static_argnames)
-        self.donate_argnums = static_spec(fun, where, donate_argnums, (), "donate")[0]
+        self.donate_argnums, self.donate_argnames = static_spec(
+            fun, where, donate_argnums, donate_argnames, "donate")
         self._plain = not self.static_argnums
         self.backend = registry.check_backend(backend) if backend else None
         self._cache = {}          # key -> _Entry, in the eviction sweep's order
@@ -95,7 +96,7 @@ class Jitted:
         @jit function). A lambda or a local function fails as pickle fails for it."""
         return core.global_name(self, self.fun) or (Jitted, (
             self.fun, self.static_argnums, self.static_argnames, self.donate_argnums,
-            self.backend))
+            self.backend, self.donate_argnames))
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -198,17 +199,22 @@ class Jitted:
         return entry
 
     def _donated(self, call):
-        """The leaf numbers of the arguments in donate_argnums (`call`: as in _trace)."""
-        if not self.donate_argnums:
+        """The leaf numbers of the donated arguments (`call`: as in _trace), in the order
+        Call flattens them: dynamic positional arguments, then keywords by sorted name."""
+        if not (self.donate_argnums or self.donate_argnames):
             return ()
         args, static = (call.args, call.static) if isinstance(call, Call) else (call, ())
-        n, out, at = len(args), [], 0
+        kwargs = call.kwargs if isinstance(call, Call) else {}
+        n = len(args)
         donate = {i % n for i in self.donate_argnums if -n <= i < n}
-        for i, a in enumerate(args):
-            if i not in static:
-                count = len(flatten(a)[0])
-                out.extend(range(at, at + count) if i in donate else ())
-                at += count
+        parts = [(a, i in donate) for i, a in enumerate(args) if i not in static]
+        parts += [(kwargs[k], k in self.donate_argnames) for k in sorted(kwargs)
+                  if k not in self.static_argnames]
+        out, at = [], 0
+        for a, donated in parts:
+            count = len(flatten(a)[0])
+            out.extend(range(at, at + count) if donated else ())
+            at += count
         return tuple(out)
 
     @staticmethod
@@ -273,14 +279,16 @@ class Jitted:
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
-        backend=None):
+        backend=None, donate_argnames=()):
     """Compile `fun`: traced once per input signature, lowered for `backend` (default
-    llvm, whatever backend is active), cached. `donate_argnums`: as in JAX, the llvm
-    backend may write results into these arguments' arrays (one of the same shape and
-    dtype that owns its memory and is passed once), so their contents are undefined
-    after the call; a result never shares memory with any other argument."""
+    llvm, whatever backend is active), cached. `donate_argnums` / `donate_argnames` (each
+    completed from the other, as the static ones are): as in JAX, the llvm backend may
+    write results into these arguments' arrays (one of the same shape and dtype that owns
+    its memory and is passed once), so their contents are undefined after the call; a
+    result never shares memory with any other argument."""
     def make(f):
-        return Jitted(f, static_argnums, static_argnames, donate_argnums, backend)
+        return Jitted(f, static_argnums, static_argnames, donate_argnums, backend,
+                      donate_argnames)
     return make if fun is None else make(fun)
 
 

@@ -113,6 +113,37 @@ def test_a_donated_argument_holds_the_result():
     assert not np.shares_memory(b, y) and not np.shares_memory(a, b)
 
 
+def _step(x, y, *, z):
+    return x * 2.0 + y + z, tnp.sin(y)
+
+
+@pytest.mark.parametrize("options, call", [
+    ({"donate_argnames": "x"}, lambda f, x, y, z: f(x, y, z=z)),
+    ({"donate_argnames": "x"}, lambda f, x, y, z: f(y=y, x=x, z=z)),
+    ({"donate_argnums": 0}, lambda f, x, y, z: f(y=y, x=x, z=z)),   # named, donated by position
+], ids=["positional", "by-keyword", "argnums-by-keyword"])
+def test_a_donated_argument_is_the_one_named_however_it_is_passed(options, call):
+    f = tracer.jit(_step, **options)
+    x, y, z = np.arange(8, dtype=np.float32), np.ones(8, np.float32), np.zeros(8, np.float32)
+    where = x.ctypes.data
+    a, b = call(f, x, y, z)
+    assert a.ctypes.data == where
+    np.testing.assert_allclose(a, np.arange(8) * 2.0 + 1.0)
+    np.testing.assert_allclose(y, 1.0)
+    np.testing.assert_allclose(z, 0.0)
+
+
+def test_a_keyword_only_argument_can_be_donated():
+    f = tracer.jit(_step, donate_argnames="z")
+    x, y, z = np.arange(8, dtype=np.float32), np.ones(8, np.float32), np.zeros(8, np.float32)
+    where = z.ctypes.data
+    a, _ = f(x, y, z=z)
+    assert a.ctypes.data == where
+    np.testing.assert_allclose(x, np.arange(8))          # not donated: unchanged
+    with pytest.raises(ValueError, match="donate_argnames"):
+        tracer.jit(_step, donate_argnames="w")
+
+
 def test_a_donated_parameter_tree_is_updated_in_its_own_buffers():
     step = tracer.jit(lambda p: tracer.tree_util.tree_map(lambda v: v - 0.1 * tnp.tanh(v), p),
                       donate_argnums=0)
