@@ -79,3 +79,29 @@ def test_numpy_functions_without_a_counterpart_are_named():
         tracer.jit(lambda x: np.frexp(x))(X)
     with pytest.raises(ArgumentError, match="numpy.sin.*out="):
         tracer.jit(lambda x: np.sin(x, out=np.empty((4, 6))))(X)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+@pytest.mark.parametrize("traced", [False, True], ids=["static-index", "traced-index"])
+def test_at_apply_applies_once_per_selection(backend, traced):
+    """x.at[i].apply(f), as jax (and ufunc.at): f once each time a position is chosen."""
+    x, idx = np.arange(5.0), np.array([1, 1, 4, -1])
+    if traced:
+        f = tracer.jit(lambda x, i: x.at[i].apply(lambda v: 2 * v + 1), backend=backend)
+        got = f(x, idx)
+    else:
+        got = tracer.jit(lambda x: x.at[idx].apply(lambda v: 2 * v + 1), backend=backend)(x)
+    ref = x.copy()
+    for i in idx:
+        ref[i] = 2 * ref[i] + 1
+    np.testing.assert_allclose(got, ref)
+
+
+def test_at_apply_modes_grad_and_vmap():
+    x = np.arange(4.0)
+    drop = tracer.jit(lambda x: x.at[np.array([5, 1])].apply(tnp.sin, mode="drop"))(x)
+    np.testing.assert_allclose(drop, np.where(np.arange(4) == 1, np.sin(x), x))
+    g = tracer.grad(lambda x, i: tnp.sum(x.at[i].apply(tnp.sin)))(np.ones(2), np.array([0, 0]))
+    np.testing.assert_allclose(g, [np.cos(np.sin(1.0)) * np.cos(1.0), 1.0])
+    v = tracer.vmap(lambda x, i: x.at[i].apply(tnp.sin))(np.ones((2, 2)), np.array([[0, 0], [1, 0]]))
+    np.testing.assert_allclose(v, [[np.sin(np.sin(1.0)), 1.0], [np.sin(1.0), np.sin(1.0)]])

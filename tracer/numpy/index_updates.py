@@ -1,4 +1,4 @@
-"""JAX's functional updates `x.at[idx].set/add/multiply/min/max/get`.
+"""JAX's functional updates `x.at[idx].set/add/multiply/min/max/apply/get`.
 
 An update reads the flat positions its index selects (tracer.numpy.indexing.positions, so
 NumPy's rules for broadcast index arrays, masks and negative indices hold by
@@ -16,8 +16,9 @@ import numpy as np
 from ir.errors import ArgumentError
 from ir.types import dtype_kind
 from tracer.core import Tracer, run_kernel
+from tracer.numpy.creation import zeros
 from tracer.numpy._base import convert, dtype_of, shape, value
-from tracer.numpy.elementwise import less, negative, where
+from tracer.numpy.elementwise import greater, less, negative, where
 from tracer.numpy.indexing import getitem, positions
 from tracer.numpy.shape_ops import broadcast_to, concatenate, reshape
 
@@ -74,7 +75,7 @@ def _padded(flat, ids, size, pad, mode):
 
 class Update:
     """`x.at[key]`: `.set(v)`, `.add(v)`, `.subtract(v)`, `.multiply(v)`, `.min(v)`,
-    `.max(v)` return a new array (x is unchanged); `.get()` is x[key]. Repeated positions
+    `.max(v)`, `.apply(func)` return a new array (x is unchanged); `.get()` is x[key]. Repeated positions
     apply in index order, as NumPy's assignment and `ufunc.at`: the last write wins for
     set, the others combine every update. jax's keywords: `mode` None or
     "promise_in_bounds" (indices are in bounds: checked, OutOfBoundsError otherwise),
@@ -110,6 +111,24 @@ class Update:
         flat, ids = _padded(reshape(x, (-1,)), reshape(ids, (-1,)), size, 0, mode)
         out = scatter(flat, v, ids, how)
         return reshape(out if shape(out)[0] == size else getitem(out, slice(0, size)), shp)
+
+
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x with the elementwise `func` applied at x[key], once each time a position is
+        selected (as jax and NumPy's ufunc.at: a position given twice gets func(func(x)));
+        `func` sees the whole array and only the selected positions keep its result."""
+        x = value(self.x, "at[].apply")
+        counts = Update(zeros(shape(x), np.int32), self.key)._apply(
+            "add", 1, mode, indices_are_sorted, unique_indices)
+        if isinstance(counts, Tracer):      # traced indices: as many rounds as the most
+            from tracer.lax import while_loop   # repeated position needs
+            return while_loop(
+                lambda c: c[0] < counts.max(),
+                lambda c: (c[0] + 1, where(greater(counts, c[0]), func(c[1]), c[1])),
+                (np.int32(0), x))[1]
+        for k in range(int(counts.max(initial=0))):
+            x = where(counts > k, func(x), x)
+        return x
 
 
 _NAMES = {"set": "set", "add": "add", "mul": "multiply", "min": "min", "max": "max"}
