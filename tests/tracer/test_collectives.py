@@ -87,6 +87,20 @@ def test_axis_index_and_constants():
     np.testing.assert_array_equal(got[1], [N] * N)
 
 
+def test_axis_size_is_a_python_int_of_each_axis_and_their_product():
+    sizes = []
+
+    def f(v):
+        sizes.append((lax.axis_size("i"), lax.axis_size("j"), lax.axis_size(("i", "j"))))
+        return v * lax.axis_size("j")
+    Y = RNG.standard_normal((2, 3, 4))
+    got = tracer.jit(tracer.vmap(tracer.vmap(f, axis_name="j"), axis_name="i"))(Y)
+    np.testing.assert_allclose(got, 3 * Y)
+    assert sizes == [(2, 3, 6)] and all(type(n) is int for n in sizes[0])
+    with pytest.raises(NameError, match="unbound axis name: 'k'"):
+        tracer.vmap(lambda v: lax.axis_size("k"), axis_name="i")(X)
+
+
 def test_unbatched_operand_reduces_over_the_axis():
     c = np.arange(4.0)
     got = vmap(lambda v: lax.psum(c, "i") + 0 * v[0, 0], in_axes=0)(X)

@@ -10,8 +10,8 @@ broadcasting beyond scalars and size-1 dimensions.
     tracer.lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,))))
 """
 from tracer.lax.bitcast import bitcast_convert_type
-from tracer.lax.collectives import (all_gather, all_to_all, axis_index, pmax, pmean, pmin,
-                                    ppermute, psum, psum_scatter)
+from tracer.lax.collectives import (all_gather, all_to_all, axis_index, axis_size, pmax,
+                                    pmean, pmin, ppermute, psum, psum_scatter)
 from tracer.lax.cond import cond, switch
 from tracer.lax.conv import conv_general_dilated
 from tracer.lax.indexing import dynamic_index, dynamic_update_index, stop_gradient
@@ -39,4 +39,4 @@ __all__ += [name for m in (lax_elementwise, lax_shapes, lax_slicing, lax_gather,
                            lax_reductions, lax_sorting, lax_special, lax_incomplete, lax_conv)
             for name in m.__all__]
 __all__ += ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
-            "all_to_all", "axis_index"]
+            "all_to_all", "axis_index", "axis_size"]

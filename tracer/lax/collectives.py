@@ -1,5 +1,5 @@
 """Collectives over a named axis, as jax.lax: psum, pmean, pmax, pmin, all_gather,
-psum_scatter, ppermute, all_to_all, axis_index.
+psum_scatter, ppermute, all_to_all, axis_index (and axis_size, read while tracing).
 
 Each is a kernel whose node carries the axis name and size and its hashable parameters
 (never a communicator; inside a shard_map over a mesh of processes also `mesh`, its
@@ -76,9 +76,15 @@ def psum(x, axis_name):
     return _per_leaf(x, axis_name, lambda v: _reduce("psum", v, axis_name))
 
 
+def axis_size(axis_name):
+    """The size of the named axis (a tuple of names: the product of their sizes), a
+    Python int, known while tracing."""
+    return int(np.prod([bound_axis_size(a) for a in _names(axis_name)]))
+
+
 def pmean(x, axis_name):
     """The mean of `x` (a pytree) over the named axis (or tuple of axes)."""
-    n = int(np.prod([bound_axis_size(a) for a in _names(axis_name)]))
+    n = axis_size(axis_name)
     return _per_leaf(x, axis_name, lambda v: _reduce("psum", v, axis_name) / n)
 
 
