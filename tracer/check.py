@@ -6,22 +6,25 @@ Forward mode: jvp(f, x, v) vs (f(x + eps v) - f(x - eps v)) / 2 eps. Reverse mod
 jvp and vjp functions themselves to order n - 1.
 """
 import numpy as np
+from ml_dtypes import bfloat16
 
 from ir.errors import DTypeError, GradientError
 from ir.types import dtype_kind
 from tracer.pytree import flatten, unflatten
 
-# (finite-difference step, default atol, default rtol) per float dtype. The step balances
-# truncation error (~eps^2) against rounding error (~machine eps / eps); a float32
-# anywhere (inputs or outputs) limits the precision of the whole check.
+# (finite-difference step, default atol, default rtol) per float dtype, most precise
+# first. The step balances truncation error (~eps^2) against rounding error (~machine eps
+# / eps); the least precise float anywhere (inputs or outputs) sets the whole check's.
 _TOLERANCES = {np.dtype(np.float64): (1e-6, 1e-5, 1e-5),
-               np.dtype(np.float32): (1e-3, 1e-2, 1e-2)}
+               np.dtype(np.float32): (1e-3, 1e-2, 1e-2),
+               np.dtype(np.float16): (3e-2, 5e-2, 5e-2),
+               np.dtype(bfloat16): (1e-1, 2e-1, 2e-1)}
 
 
 def _settings(leaves, out_leaves):
-    f32 = np.dtype(np.float32)
-    return _TOLERANCES[f32 if any(np.asarray(x).dtype == f32 for x in leaves + out_leaves)
-                       else np.dtype(np.float64)]
+    present = {np.asarray(x).dtype for x in leaves + out_leaves}
+    return _TOLERANCES[max((d for d in _TOLERANCES if d in present),
+                           key=list(_TOLERANCES).index, default=np.dtype(np.float64))]
 
 
 def _vdot(a, b):
@@ -58,7 +61,8 @@ def check_grads(fun, args, order=1, atol=None, rtol=None, modes=("fwd", "rev"), 
     v = _randn_like(rng, leaves)
 
     def at(delta):
-        moved = [x + delta * d for x, d in zip(leaves, v)]
+        # each leaf keeps its dtype (bfloat16 times a Python float is float32)
+        moved = [(x + delta * d).astype(x.dtype) for x, d in zip(leaves, v)]
         return flatten(fun(*unflatten(tree, moved)))[0]
     fd = [(np.asarray(p, np.float64) - np.asarray(m, np.float64)) / (2 * eps)
           for p, m in zip(at(eps), at(-eps))]

@@ -59,6 +59,15 @@ def test_float32_outputs_use_float32_tolerances():
     check_grads(lambda x: tnp.exp(x.astype(np.float32)), (X,), order=2)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+def test_half_precision_arguments_keep_their_dtype_and_get_their_tolerances(dtype):
+    # the order-2 check moves bfloat16 arguments, which a Python float step made float32
+    # (then jvp refused the bfloat16 tangents); a float64 step vanishes in half precision
+    x = (np.arange(1, 5) / 4).astype(dtype)
+    check_grads(lambda x: tnp.sin(x) * x, (x,), order=2)
+    check_grads(lambda x: tnp.broadcast_to(x, (3, 4)), (x,), order=2, eps=1.0)
+
+
 def test_rejects_non_float_arguments():
     with pytest.raises(tracer.DTypeError, match="float"):
         check_grads(lambda x, n: x * n, (X, np.array([1, 2, 3])))
