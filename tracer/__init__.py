@@ -18,6 +18,7 @@ from tracer import kernels  # noqa: F401  (declares the built-in kernels)
 from tracer.jit import jit, make_graph
 from tracer.transforms import float0, grad, jvp, value_and_grad, vjp
 from tracer.custom import custom_grad, custom_vjp
+from tracer.custom_jvp import custom_jvp
 from tracer.vmap import vmap
 from tracer.jacobians import hessian, jacfwd, jacrev, linearize
 from tracer.check import check_grads
@@ -31,8 +32,8 @@ from tracer.sharding import P, make_mesh, shard_map
 
 __all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp", "vmap",
            "jacfwd", "jacrev", "hessian", "linearize", "float0",
-           "custom_vjp", "custom_grad", "checkpoint", "remat", "checkpoint_policies",
-           "checkpoint_name", "run_kernel", "set_backend",
+           "custom_vjp", "custom_jvp", "custom_grad", "checkpoint", "remat",
+           "checkpoint_policies", "checkpoint_name", "run_kernel", "set_backend",
            "get_backend", "check_grads", "Tracer", "numpy", "nn", "lax", "random", "tree_util",
            "TracerError", "ShapeError", "OutOfBoundsError", "DTypeError", "ArgumentError",
            "KernelNotFoundError", "BackendNotFoundError", "ShapeRuleNotFoundError",
