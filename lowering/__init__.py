@@ -2,7 +2,8 @@
 `llvm`: whole-graph compilation to fused native code (lowering.llvm).
 `onnx`: a graph as an ONNX model (lowering.onnx)."""
 from lowering import numpy_kernels  # registers the numpy backend's kernels
-from lowering import numpy_control, numpy_linalg  # noqa: F401  (and its loops, LAPACK)
+# and its loops, LAPACK kernels, convolutions and windows
+from lowering import numpy_control, numpy_linalg, numpy_windows  # noqa: F401
 from lowering.interpreter import evaluate
 from lowering import llvm  # registers the llvm backend's kernels and its eager runner
 from lowering import onnx  # registers the built-in kernels' ONNX exporters

@@ -1,6 +1,6 @@
-"""The `numpy` backend's control-flow kernels: cond, remat, scan and while run their
-regions through the graph interpreter (one interpreted run of a region per branch taken
-or per iteration), returning arrays of their own; and dynamic_index /
+"""The `numpy` backend's control-flow kernels: cond, remat, custom_call, scan and while
+run their regions through the graph interpreter (one interpreted run of a region per
+branch taken or per iteration), returning arrays of their own; and dynamic_index /
 dynamic_update_index, the slot reads and writes of loops (an index clamped into range)."""
 import weakref
 from collections import Counter
@@ -26,7 +26,9 @@ def cond(index, *operands, branches):
     return tuple(evaluate(branches[int(index)], list(operands), "numpy"))
 
 
-def remat(*args, body, policy=None):
+def run_body(*args, body, **attrs):
+    """remat and custom_call: their body region on the operands (a remat's policy and a
+    custom_call's rule matter only to autodiff)."""
     return tuple(evaluate(body, list(args), "numpy"))
 
 
@@ -93,7 +95,8 @@ def _in_place(body, n_consts):
     return graph, slots
 
 
-for _name, _impl in {"cond": cond, "remat": remat, "scan": scan, "while": while_,
+for _name, _impl in {"cond": cond, "remat": run_body, "custom_call": run_body,
+                     "scan": scan, "while": while_,
                      "dynamic_index": lambda x, i: np.array(x[slot(x, i)]),
                      "dynamic_update_index": dynamic_update_index}.items():
     register_kernel(_name, "numpy", _impl)

@@ -135,6 +135,20 @@ def scatter_add(upd, idx, *, axis, size):
     return out
 
 
+def scatter(x, upd, idx, *, how):
+    """x with each update combined into its row of x in index order; "set" keeps the
+    last write of a repeated index."""
+    check_bounds("scatter", idx, 0, x.shape[0])
+    out = np.array(x)
+    if how != "set":
+        BINARY[how].at(out, idx, upd)
+        return out
+    flat = idx.reshape(-1)
+    last = flat.size - 1 - np.unique(flat[::-1], return_index=True)[1]  # each row's last write
+    out[flat[last]] = upd.reshape(flat.shape + x.shape[1:])[last]
+    return out
+
+
 IMPLS = {
     **{k: f for k, f in UNARY.items()},
     **{k: _widened(f) if k in ("max", "min") else f for k, f in BINARY.items()},
@@ -154,6 +168,7 @@ IMPLS = {
     "concatenate": lambda *xs, axis: np.concatenate(xs, axis=axis),
     "take": take,
     "scatter_add": scatter_add,
+    "scatter": scatter,
     "matmul": _widened(_matmul),
     "atan": np.arctan, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
     "signbit": np.signbit, "not": np.invert, "and": np.bitwise_and, "or": np.bitwise_or,

@@ -10,8 +10,8 @@ differentiates it (custom_call's differentiable form), and the registered gradie
 callback runs on traced values, so a backward written with tracer.numpy ops is
 differentiated again by grad(grad(...)) and transposed by jvp like any other gradient:
 one rule serves both modes (jvp is exact when the backward is linear in the cotangent, as
-a true VJP is). The numpy kernel evaluates the body; the llvm lowering and the
-interpreter inline it.
+a true VJP is). The numpy kernel (lowering.numpy_control) evaluates the body; the llvm
+lowering and the interpreter inline it.
 """
 import functools
 import threading
@@ -23,8 +23,7 @@ from ir import Graph, dce
 from ir.errors import GradientError
 from tracer import core
 from tracer import numpy as tnp
-from tracer.autodiff import (backward, check_differentiable, partition,
-                             register_differentiable_form)
+from tracer.autodiff import backward, check_differentiable, partition
 from tracer.concrete import Known
 from tracer.core import eval_graph, run_kernel, trace_flat
 from tracer.lax._regions import taking
@@ -220,12 +219,6 @@ def custom_grad(fun):
     return wrapped
 
 
-def _custom_call_impl(*args, body, rule):
-    """The numpy backend's custom_call: its body, on the numpy backend."""
-    from lowering.interpreter import evaluate
-    return tuple(evaluate(body, list(args), "numpy"))
-
-
 def _custom_call_grad(dy, inputs, outputs, attrs):
     """The rule's backward for the outputs' cotangents. Residuals get cotangents only
     under higher-order differentiation (the backward used them); those flow back by
@@ -266,7 +259,5 @@ def _custom_call_batched(inputs, dims, attrs):
 
 registry.declare_kernel("custom_call", shape=lambda *avals, body, rule: tuple(
     a.strip_weak() for a in body.out_avals), family="control_flow",
-    gradient=_custom_call_grad, batching=_custom_call_batched)
-registry.register_kernel("custom_call", "numpy", _custom_call_impl)
-register_differentiable_form("custom_call", lambda attrs: {**attrs,
-                                                           "body": attrs["rule"].forward})
+    gradient=_custom_call_grad, batching=_custom_call_batched,
+    form=lambda attrs: {**attrs, "body": attrs["rule"].forward})

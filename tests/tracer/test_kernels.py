@@ -1,8 +1,9 @@
 """Each built-in kernel's backend-independent facts (shape rule, family, gradient,
 batching rule, differentiability, differentiable form, pruner) are declared in one place:
 a module of tracer.kernels (which imports without a circle and reads no other module's
-private names), or, for the kernels of tracer.lax and tracer.numpy.linalg, the module of
-their ops; their backend parts (NumPy kernels, ONNX rules) live in lowering."""
+private names), or, for the kernels of tracer.lax, tracer.numpy.linalg and
+tracer.custom, the module of their ops; their backend parts (NumPy kernels, llvm impls,
+ONNX rules) live in lowering."""
 import pytest
 
 import registry
@@ -43,10 +44,12 @@ def test_no_import_circle_and_no_private_names():
     assert not private_names(found)
 
 
-# kernels declared beside their ops in tracer.lax and tracer.numpy.linalg_kernels
+# kernels declared beside their ops in tracer.lax, tracer.numpy.linalg_kernels and
+# tracer.custom
 LAX_KERNELS = ("cond", "remat", "scan", "while", "stop_gradient", "dynamic_index",
                "dynamic_update_index", "bitcast", "checkpoint_name", "solve", "slogdet",
-               "cholesky", "qr", "eigh", "svd")
+               "cholesky", "qr", "eigh", "svd", "conv", "reduce_window", "tile_scatter",
+               "scatter", "custom_call")
 COLLECTIVES = ("psum", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
                "all_to_all", "axis_index")
 
@@ -63,7 +66,8 @@ def _facts(kernel):
 @pytest.mark.parametrize("kernel", LAX_KERNELS + COLLECTIVES)
 def test_a_kernel_declared_beside_its_op_has_its_facts_in_that_one_module(kernel):
     homes = {_home(p) for p in _facts(kernel)}
-    assert len(homes) == 1 and homes.pop().startswith(("tracer.lax.", "tracer.numpy.")), \
+    assert len(homes) == 1 and homes.pop().startswith(
+        ("tracer.lax.", "tracer.numpy.", "tracer.custom")), \
         (kernel, {_home(p) for p in _facts(kernel)})
     if kernel in LAX_KERNELS:
         assert families.differentiable(kernel) == registry.has_gradient(kernel)

@@ -7,16 +7,16 @@ channel runs (im2col rows); the op transposes from other dimension numbers (tran
 index maps, which the llvm backend fuses). Gradients are convolutions again, as in JAX:
 the input gradient convolves dy with the flipped kernel (lhs dilation = the strides), the
 kernel gradient convolves lhs with dy (rhs dilation = the strides), so they differentiate
-to any order. The NumPy kernel is im2col (a strided window view) into one batched matmul
-per feature group (BLAS); the llvm kernel (lowering.llvm.conv) gathers the same rows
+to any order. The NumPy kernel (lowering.numpy_windows) is im2col into one matmul per
+feature group (BLAS); the llvm kernel (lowering.llvm.conv) gathers the same rows
 straight into the packed matmul's register tiles.
 """
 import numpy as np
 
 from ir import ShapedArray, dtype_kind
 from ir.errors import ArgumentError, DTypeError, ShapeError
-from registry import register_gradient, register_kernel, register_shape_rule
-from registry.batching import register_batching_rule
+from lowering.numpy_windows import dilate, window_out_shape
+from registry import declare_kernel
 from tracer import numpy as tnp
 from tracer.lax.lax_dot import _check_precision
 from tracer.core import run_kernel
@@ -86,10 +86,6 @@ def ints(op, name, value, n, default=1):
     return value
 
 
-def dilate(n, d):
-    return 0 if n == 0 else 1 + d * (n - 1)
-
-
 # ---- the op ----------------------------------------------------------------------------------
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
@@ -145,53 +141,8 @@ def _conv_rule(x, w, *, strides, pads, ldil, rdil, groups):
         raise ShapeError(f"{where()}: ranks or attrs do not match")
     if groups < 1 or x.shape[-1] != w.shape[-2] * groups or w.shape[-1] % groups:
         raise ShapeError(f"{where()}: C must be groups * rhs I and O a multiple of groups")
-    sp = []
-    for n, k, s, (lo, hi), a, b in zip(x.shape[1:-1], w.shape[:-2], strides, pads, ldil, rdil):
-        span = dilate(n, a) + lo + hi - dilate(k, b)
-        sp.append(span // s + 1 if span >= 0 else 0)
-    return ShapedArray((x.shape[0],) + tuple(sp) + (w.shape[-1],), x.dtype)
-
-
-# ---- NumPy kernel: im2col + one matmul per group ---------------------------------------------
-def _prepare(x, pads, ldil):
-    """x dilated (zeros between elements) and padded (negative pads crop), spatial axes."""
-    inner = (slice(None),)
-    if any(d > 1 for d in ldil):
-        shape = x.shape[:1] + tuple(dilate(n, d) for n, d in zip(x.shape[1:-1], ldil)) \
-            + x.shape[-1:]
-        out = np.zeros(shape, x.dtype)
-        out[inner + tuple(slice(None, None, d) for d in ldil) + inner] = x
-        x = out
-    grow = [(0, 0)] + [(max(lo, 0), max(hi, 0)) for lo, hi in pads] + [(0, 0)]
-    if any(p != (0, 0) for p in grow):
-        x = np.pad(x, grow)
-    crop = tuple(slice(max(-lo, 0), n - max(-hi, 0))
-                 for n, (lo, hi) in zip(x.shape[1:-1], pads))
-    return x[inner + crop + inner]
-
-
-def conv_numpy(x, w, *, strides, pads, ldil, rdil, groups):
-    out_shape = _conv_rule(x, w, strides=strides, pads=pads, ldil=ldil, rdil=rdil,
-                           groups=groups).shape
-    n, o, osp, ksp, cg = x.shape[0], w.shape[-1], out_shape[1:-1], w.shape[:-2], w.shape[-2]
-    if 0 in out_shape or 0 in w.shape[:-1]:
-        return np.zeros(out_shape, x.dtype)
-    xl = np.ascontiguousarray(_prepare(x, pads, ldil))
-    st = xl.strides
-    view = np.lib.stride_tricks.as_strided(                  # (N, *out, *k, G, Cg)
-        xl, (n,) + osp + ksp + (groups, cg),
-        (st[0],) + tuple(s * k for s, k in zip(st[1:-1], strides))
-        + tuple(s * d for s, d in zip(st[1:-1], rdil)) + (st[-1] * cg, st[-1]),
-        writeable=False)
-    # a copy: a reshaped view of overlapping windows would send matmul off its BLAS path
-    cols = np.ascontiguousarray(np.moveaxis(view, -2, 0))
-    cols = cols.reshape(groups, n * int(np.prod(osp)), -1)
-    wk = np.moveaxis(w.reshape(ksp + (cg, groups, o // groups)), -2, 0)
-    wk = np.ascontiguousarray(wk.reshape(groups, -1, o // groups))
-    y = np.empty((groups, cols.shape[1], o // groups), x.dtype)
-    for g in range(groups):     # 2-d matmuls: NumPy's stacked matmul can miss BLAS (100x)
-        np.matmul(cols[g], wk[g], out=y[g])
-    return np.ascontiguousarray(np.moveaxis(y, 0, 1)).reshape(out_shape)
+    sp = window_out_shape(x.shape[1:-1], w.shape[:-2], strides, pads, ldil, rdil)
+    return ShapedArray((x.shape[0],) + sp + (w.shape[-1],), x.dtype)
 
 
 # ---- gradients (JAX's transpose rules, in the canonical layout) ---------------------------
@@ -248,7 +199,4 @@ def _batch(inputs, dims, attrs):
     return tnp.reshape(y, y.shape[:-1] + (b, o)), y.ndim - 1
 
 
-register_shape_rule("conv", _conv_rule)
-register_kernel("conv", "numpy", conv_numpy)
-register_gradient("conv", _grad)
-register_batching_rule("conv", _batch)
+declare_kernel("conv", shape=_conv_rule, gradient=_grad, batching=_batch)

@@ -8,16 +8,15 @@ end wraps negative ones and applies jax's out-of-bounds modes before the kernel.
 Gradients follow the value: only the winning write of a repeated "set" index gets the
 cotangent; "min"/"max" share it equally among the operand and the updates equal to the
 result (as jax); "mul" uses the product of the other updates at the same row,
-computed without dividing by a zero update. The llvm impl is lowering.llvm.shapes', the
-ONNX exporter lowering.onnx.shapes'.
+computed without dividing by a zero update. The NumPy impl is lowering.numpy_kernels',
+the llvm impl lowering.llvm.shapes', the ONNX exporter lowering.onnx.shapes'.
 """
 import numpy as np
 
 from ir import ShapedArray
 from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.types import dtype_kind
-from lowering.numpy_kernels import check_bounds
-from registry import declare_kernel, register_kernel
+from registry import declare_kernel
 from tracer.core import run_kernel
 from tracer.numpy.creation import arange, astype, ones, zeros
 from tracer.numpy.elementwise import equal, maximum, where
@@ -25,7 +24,6 @@ from tracer.numpy.shape_ops import reshape
 from tracer.vmap import batch_size, flat_index, to_dim
 
 HOWS = ("set", "add", "mul", "min", "max")
-_UFUNCS = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
 
 
 def scatter(x, updates, indices, how):
@@ -43,18 +41,6 @@ def _rule(x, upd, idx, *, how):
     if upd.shape != want.shape or upd.dtype != x.dtype:
         raise ShapeError(f"scatter: indices {idx} into {x} take updates {want}, got {upd}")
     return x.strip_weak()
-
-
-def _numpy(x, upd, idx, *, how):
-    check_bounds("scatter", idx, 0, x.shape[0])
-    out = np.array(x)
-    if how != "set":
-        _UFUNCS[how].at(out, idx, upd)
-        return out
-    flat = idx.reshape(-1)
-    last = flat.size - 1 - np.unique(flat[::-1], return_index=True)[1]  # each row's last write
-    out[flat[last]] = upd.reshape(flat.shape + x.shape[1:])[last]
-    return out
 
 
 def _grad(dy, ins, out, attrs):
@@ -100,4 +86,3 @@ def _batched(inputs, dims, attrs):
 
 
 declare_kernel("scatter", shape=_rule, family="scatter", gradient=_grad, batching=_batched)
-register_kernel("scatter", "numpy", _numpy)

@@ -11,20 +11,19 @@ first extreme of each window, as jax.lax's select_and_scatter_add does. Both are
 with take/scatter_add, so they differentiate again. Windows that tile the operand (the
 usual pooling: strides = window, no padding or dilation) use one `tile_scatter` kernel
 instead, in gather form: each position of dx reads its window, so no index arrays and
-no scatter. The llvm impls of both kernels are lowering.llvm.windows'.
+no scatter. The index map and both kernels' NumPy impls are lowering.numpy_windows',
+their llvm impls lowering.llvm.windows'.
 """
-import functools
-
 import numpy as np
 
 from ir import ShapedArray
 from ir.errors import ArgumentError, ArgumentValueError, DTypeError, ShapeError
-from ir.types import dtype_kind, saturated
-from registry import register_gradient, register_kernel, register_shape_rule
-from registry.batching import register_batching_rule
+from ir.types import dtype_kind
+from lowering.numpy_windows import dilate, window_index, window_out_shape
+from registry import declare_kernel
 from tracer import numpy as tnp
 from tracer.core import run_kernel
-from tracer.lax.conv import dilate, ints, pads_of
+from tracer.lax.conv import ints, pads_of
 from tracer.lax.lax_elementwise import add, max, min  # noqa: A004  (jax.lax's, as computations)
 from tracer.numpy.reductions import computation as computation_dtype
 from tracer.pytree import flatten, unflatten
@@ -32,7 +31,6 @@ from tracer.pytree import flatten, unflatten
 
 _OPS = ((add, "add"), (max, "max"), (min, "min"), (tnp.add, "add"), (tnp.maximum, "max"),
         (tnp.minimum, "min"))
-_UFUNC = {"add": np.add, "max": np.maximum, "min": np.minimum}
 
 
 def reduce_window(operand, init_value, computation, window_dimensions, window_strides=None,
@@ -83,7 +81,7 @@ def _folded(xs, inits, computation, tree, window, strides, pads, bdil, wdil):
     """Each window's elements (init_value where it covers padding or a base-dilation hole)
     folded left to right into init_value by computation, all windows at once."""
     idx = window_index(xs[0].shape, window, strides, pads, bdil, wdil)          # (K, P)
-    shape = _out_shape(xs[0].shape, window, strides, pads, bdil, wdil)
+    shape = window_out_shape(xs[0].shape, window, strides, pads, bdil, wdil)
     inits = [tnp.astype(v, x.dtype) for x, v in zip(xs, inits)]
     windows = [tnp.take(tnp.concatenate([tnp.reshape(x, (-1,)), tnp.reshape(v, (1,))]), idx,
                         axis=0) for x, v in zip(xs, inits)]
@@ -98,59 +96,19 @@ def _folded(xs, inits, computation, tree, window, strides, pads, bdil, wdil):
     return [tnp.reshape(a, shape) for a in acc]
 
 
-def _out_shape(shape, window, strides, pads, bdil, wdil):
-    out = []
-    for n, k, s, (lo, hi), d, wd in zip(shape, window, strides, pads, bdil, wdil):
-        span = dilate(n, d) + lo + hi - dilate(k, wd)
-        out.append(span // s + 1 if span >= 0 else 0)
-    return tuple(out)
-
-
 def _rule(x, *, op, init, window, strides, pads, bdil):
     if dtype_kind(x.dtype) not in "fiu":
         raise DTypeError(f"reduce_window: needs a numeric operand, got {x}")
     if not (len(window) == len(strides) == len(pads) == len(bdil) == x.ndim):
         raise ShapeError(f"reduce_window: window {window}, strides {strides}, padding {pads} "
                          f"and base_dilation {bdil} need one entry per dim of {x}")
-    return ShapedArray(_out_shape(x.shape, window, strides, pads, bdil, (1,) * x.ndim), x.dtype)
-
-
-@functools.lru_cache(maxsize=64)
-def window_index(shape, window, strides, pads, bdil, wdil):
-    """idx (K, P) of flat operand positions (`size` for padding and holes; window element
-    major, so reducing over K combines whole rows); see module doc."""
-    out = _out_shape(shape, window, strides, pads, bdil, wdil)
-    size = int(np.prod(shape))
-    flat = np.zeros(out + window, np.int64)
-    valid = np.ones(out + window, bool)
-    nd = len(shape)
-    for ax, (n, k, s, (lo, _), d, wd) in enumerate(zip(shape, window, strides, pads, bdil,
-                                                        wdil)):
-        pos = np.arange(out[ax])[:, None] * s + np.arange(k)[None, :] * wd - lo  # dilated
-        src, ok = pos // d, (pos % d == 0) & (pos >= 0) & (pos < dilate(n, d))
-        axes = [1] * (2 * nd)
-        axes[ax], axes[nd + ax] = out[ax], k
-        flat = flat * n + np.where(ok, src, 0).reshape(axes)
-        valid = valid & ok.reshape(axes)
-    idx = np.where(valid, flat, size).reshape(int(np.prod(out)), int(np.prod(window)))
-    idx = np.ascontiguousarray(idx.T)
-    idx.setflags(write=False)
-    return idx
+    return ShapedArray(window_out_shape(x.shape, window, strides, pads, bdil, (1,) * x.ndim),
+                       x.dtype)
 
 
 def _index(x, attrs):
     return window_index(tuple(x.shape), *(tuple(attrs[k]) for k in
                                           ("window", "strides", "pads", "bdil")), (1,) * x.ndim)
-
-
-def _numpy(x, *, op, init, window, strides, pads, bdil):
-    idx = _index(x, {"window": window, "strides": strides, "pads": pads, "bdil": bdil})
-    out = _out_shape(x.shape, window, strides, pads, bdil, (1,) * x.ndim)
-    init = saturated(init, x.dtype)
-    ext = np.append(np.ravel(x), init)
-    ufunc = _UFUNC[op]
-    red = ufunc.reduce(ext[idx], axis=0) if idx.shape[0] else np.zeros(idx.shape[1], x.dtype)
-    return ufunc(red, init).reshape(out).astype(x.dtype)
 
 
 # ---- the gradient when windows tile x: one gather-form kernel, no index arrays ------------
@@ -163,27 +121,6 @@ def _tile_rule(x, dy, *, op, window):
     if dy.ndim != x.ndim or any(o != n // k for o, n, k in zip(dy.shape, x.shape, window)):
         raise ShapeError(f"tile_scatter: dy {dy} is not x {x} pooled by window {window}")
     return ShapedArray(x.shape, dy.dtype)
-
-
-def _tile_numpy(x, dy, *, op, window):
-    """dx: dy[i // window] at the first extreme of each window (everywhere for add),
-    0 elsewhere and on the rim the windows do not cover."""
-    nd, osh, k = x.ndim, dy.shape, int(np.prod(window))
-    out = np.zeros(x.shape, dy.dtype)
-    if out.size == 0 or dy.size == 0:
-        return out
-    order = tuple(range(0, 2 * nd, 2)) + tuple(range(1, 2 * nd, 2))
-    inter = tuple(d for o, w in zip(osh, window) for d in (o, w))
-    cover = tuple(slice(0, o * w) for o, w in zip(osh, window))
-    if op == "add":
-        upd = np.broadcast_to(dy[..., None], osh + (k,))
-    else:
-        tiles = x[cover].reshape(inter).transpose(order).reshape(osh + (k,))
-        first = (np.argmax if op == "max" else np.argmin)(tiles, axis=-1)
-        upd = np.where(first[..., None] == np.arange(k), dy[..., None], 0).astype(dy.dtype)
-    out[cover] = upd.reshape(osh + tuple(window)).transpose(np.argsort(order)).reshape(
-        out[cover].shape)
-    return out
 
 
 def _tile_grad(ct, inputs, out, attrs):
@@ -231,11 +168,5 @@ def _batch(inputs, dims, attrs):
     return run_kernel("reduce_window", [x], a), bd
 
 
-register_shape_rule("reduce_window", _rule)
-register_kernel("reduce_window", "numpy", _numpy)
-register_gradient("reduce_window", _grad)
-register_batching_rule("reduce_window", _batch)
-register_shape_rule("tile_scatter", _tile_rule)
-register_kernel("tile_scatter", "numpy", _tile_numpy)
-register_gradient("tile_scatter", _tile_grad)
-register_batching_rule("tile_scatter", _tile_batch)
+declare_kernel("reduce_window", shape=_rule, gradient=_grad, batching=_batch)
+declare_kernel("tile_scatter", shape=_tile_rule, gradient=_tile_grad, batching=_tile_batch)
