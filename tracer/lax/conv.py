@@ -199,4 +199,4 @@ def _batch(inputs, dims, attrs):
     return tnp.reshape(y, y.shape[:-1] + (b, o)), y.ndim - 1
 
 
-declare_kernel("conv", shape=_conv_rule, gradient=_grad, batching=_batch)
+declare_kernel("conv", shape=_conv_rule, family="contraction", gradient=_grad, batching=_batch)
