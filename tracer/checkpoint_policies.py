@@ -33,8 +33,9 @@ def nothing_saveable(*_, **__):
 
 @dataclass(frozen=True)
 class DotsSaveable:
-    """Save the outputs of contractions (matmul); with `only_if_no_batch_dims`, only
-    those of 2-D by 2-D ones (JAX's dot_general without batch dimensions)."""
+    """Save the outputs of contractions (matmul and conv, as JAX saves dot_general's and
+    conv_general_dilated's); with `only_if_no_batch_dims`, only those of 2-D by 2-D
+    matmuls (JAX's dot_general without batch dimensions)."""
     only_if_no_batch_dims: bool
 
     def __call__(self, prim, *avals, **attrs):
