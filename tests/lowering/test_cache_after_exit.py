@@ -7,28 +7,12 @@ import time
 
 import pytest
 
-from fresh import run_script
+from fresh import loops_module, run_script
+
+TEXT = loops_module(80)
 
 MODULE = r"""
-loop = '''
-define void @f{k}(ptr noalias %a, ptr noalias %b, i64 %n) {{
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
-  %pa = getelementptr float, ptr %a, i64 %i
-  %x = load float, ptr %pa
-  %y = fmul float %x, {k}.0
-  %w = call float @llvm.sqrt.f32(float %y)
-  %pb = getelementptr float, ptr %b, i64 %i
-  store float %w, ptr %pb
-  %i1 = add i64 %i, 1
-  %c = icmp ult i64 %i1, %n
-  br i1 %c, label %loop, label %out
-out:
-  ret void
-}}'''
-text = "declare float @llvm.sqrt.f32(float)\n" + "".join(loop.format(k=k) for k in range(80))
+text = sys.argv[2]
 from lowering.llvm import split, target
 split.PART_S = float(sys.argv[1])
 target.idle_cores = lambda: 1       # whatever the host's load: both runs cut alike
@@ -79,7 +63,7 @@ def _alive(pid):
 @pytest.mark.parametrize("part_s", [1e3, 0.01], ids=["one part", "parts"])
 def test_the_next_process_loads_what_a_worker_compiled_after_its_process_ended(
         tmp_path, part_s):
-    key, parts, cached, *workers = run_script(FIRST, part_s, cache=tmp_path).split()
+    key, parts, cached, *workers = run_script(FIRST, part_s, TEXT, cache=tmp_path).split()
     assert cached == "False" and workers, "the compile ended before the process did"
     assert parts == ("1" if part_s > 1 else "2")
     deadline = time.perf_counter() + 60
@@ -87,7 +71,7 @@ def test_the_next_process_loads_what_a_worker_compiled_after_its_process_ended(
         time.sleep(0.05)
     assert not any(map(_alive, workers)), "a worker outlived its compile"
     assert not [f for f in os.listdir(tmp_path) if f.startswith(".tmp-")]     # no partial entry
-    compiles, hits = run_script(SECOND, part_s, cache=tmp_path).split()
+    compiles, hits = run_script(SECOND, part_s, TEXT, cache=tmp_path).split()
     assert compiles == "0", f"the second process compiled again ({key[:12]}, {parts} parts)"
     assert parts != "1" or hits == "1"
 

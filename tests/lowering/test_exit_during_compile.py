@@ -5,31 +5,15 @@ import os
 import subprocess
 import sys
 
+from fresh import loops_module
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SCRIPT = r"""
 import sys, threading, time
 from lowering.llvm import target
 
-loop = '''
-define void @f{k}(ptr noalias %a, ptr noalias %b, i64 %n) {{
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
-  %pa = getelementptr float, ptr %a, i64 %i
-  %x = load float, ptr %pa
-  %y = fmul float %x, {k}.0
-  %w = call float @llvm.sqrt.f32(float %y)
-  %pb = getelementptr float, ptr %b, i64 %i
-  store float %w, ptr %pb
-  %i1 = add i64 %i, 1
-  %c = icmp ult i64 %i1, %n
-  br i1 %c, label %loop, label %out
-out:
-  ret void
-}}'''
-text = "declare float @llvm.sqrt.f32(float)\n" + "".join(loop.format(k=k) for k in range(150))
+text = sys.argv[2]
 threading.Thread(target=target.load, args=(text,), daemon=True).start()
 time.sleep(float(sys.argv[1]))
 """
@@ -38,7 +22,7 @@ time.sleep(float(sys.argv[1]))
 def test_exit_while_a_daemon_thread_compiles_is_clean():
     env = dict(os.environ, PYTHONPATH=ROOT, TRACER_DISK_CACHE="0")
     for delay in ("0.3", "0.9", "1.5"):     # through parsing, optimizing, emitting
-        out = subprocess.run([sys.executable, "-c", SCRIPT, delay], capture_output=True,
+        out = subprocess.run([sys.executable, "-c", SCRIPT, delay, loops_module(150)], capture_output=True,
                              text=True, env=env, timeout=120)
         assert out.returncode == 0 and not out.stderr, (delay, out.returncode, out.stderr[-2000:])
 
