@@ -41,7 +41,8 @@ def _jax_keywords(op, operands, precision, preferred_element_type):
     """JAX's keywords of a product: `precision` is checked (every CPU product is at the
     operands' full precision); `preferred_element_type` converts the operands first, so
     the product is computed and returned in it (int8 summed as int32 does not wrap)."""
-    check_precision(precision)
+    if precision is not None:        # matmul is traced for every `@`: nothing to check
+        check_precision(precision)
     if preferred_element_type is None:
         return operands
     dt = np.dtype(preferred_element_type)
