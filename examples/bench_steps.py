@@ -4,7 +4,7 @@ the micro-benchmark (examples/bench_workloads.py) and steps of the real workload
 (examples/real_workloads.py), each after its compile: median and least of `--reps` calls (ms).
 
 Run:  python examples/bench_steps.py [--only W5,W12,W15,W18,MM] [--reps 30]
-      (MM: single matmuls of W5's step and small ones; TRACER_NUM_THREADS=1 steadies them)
+      (MM: single matmuls of W5's and W18's steps and small ones; TRACER_NUM_THREADS=1 steadies them)
 """
 import argparse
 import os
@@ -34,14 +34,18 @@ def micro(row, reps):
     return times
 
 
-# matmuls of W5's step and small ones: "MM" in --only times each (least of --reps calls)
+# matmuls of W5's and W18's steps and small ones: "MM" in --only times each (least of --reps calls)
 MATMULS = {"256x784@784x512": ((256, 784), (784, 512), lambda a, b: a @ b),
            "256x512@512x10": ((256, 512), (512, 10), lambda a, b: a @ b),
            "256x10@(512x10)T": ((256, 10), (512, 10), lambda a, b: a @ b.T),
            "(256x784)T@256x512": ((256, 784), (256, 512), lambda a, b: a.T @ b),
            "(256x512)T@256x10": ((256, 512), (256, 10), lambda a, b: a.T @ b),
            "64x64@64x64": ((64, 64), (64, 64), lambda a, b: a @ b),
-           "8x33@33x20": ((8, 33), (33, 20), lambda a, b: a @ b)}
+           "8x33@33x20": ((8, 33), (33, 20), lambda a, b: a @ b),
+           # W18's layer: forward, and the two products of its gradient
+           "512x1024@1024x1024": ((512, 1024), (1024, 1024), lambda a, b: a @ b),
+           "512x1024@(1024x1024)T": ((512, 1024), (1024, 1024), lambda a, b: a @ b.T),
+           "(512x1024)T@512x1024": ((512, 1024), (512, 1024), lambda a, b: a.T @ b)}
 
 
 def matmuls(reps):

@@ -242,7 +242,7 @@ def emit_kernel(mb, part, grp, launch, name):
     """A whole-kernel group: its function, and its prepare step's."""
     n = grp.node
     impl = part.impls[id(n)]
-    for fname, emit in [(name, impl.emit)] + [(name + ".prep", impl.prepare)] * launch.prepare:
+    for fname, emit in [(name, impl.emit)] + [(name + ".prep", impl.prepare)] * bool(launch.prepare):
         fn, ctx = group_function(mb, fname, grp, launch.scratch, name)
         values = Values(ctx, part, {id(x): a for x, a in zip(grp.leaves, fn.args)})
         outs = fn.args[len(grp.leaves):len(grp.leaves) + len(grp.roots)]

@@ -105,7 +105,7 @@ def emit_epilogue(mb, part, grp, launch, name):
     `name`.k, inlined) then the loops; `name`.prep runs the kernel's prepare step."""
     kname = name + ".k"
     emit_kernel(mb, part, grp, launch, kname)      # the kernel alone: `name`.k(.prep)
-    for f in [kname + ".prep"] * launch.prepare + [kname]:
+    for f in [kname + ".prep"] * bool(launch.prepare) + [kname]:
         irutil.fold_range_checks(mb.module, f, mb.range_checks.pop(f, ()))
         inline_into_caller(mb.module.globals[f])
     if launch.prepare:

@@ -1,7 +1,7 @@
 """Linear algebra: matmul, a call of the packed-B, register-tiled library kernel of
 lowering.llvm.matmul (compiled once per process, lowering.llvm.matmul_shared) for numeric
-dtypes (B packed once per call into the scratch buffer, then rows of C split across
-threads on whole register tiles), and a plain i-k-j loop for bool (or of ands, as
+dtypes (B packed once per call into the scratch buffer, then rows of C on whole register
+tiles, each split across threads), and a plain i-k-j loop for bool (or of ands, as
 NumPy); the decompositions of tracer.numpy.linalg (LAPACK) run their NumPy kernels inside
 the compiled program, on purpose: LAPACK is what NumPy itself calls."""
 import numpy as np
@@ -34,7 +34,7 @@ def _library(ctx, ins, attrs, pack=False):
     and transposes, declared in the module: the row function, or the pack function."""
     sym = matmul_shared.symbol(ins[0].aval.dtype, **attrs)
     if pack:
-        return irutil.intrinsic(ctx.b.module, sym + "_pack", VOID, [PTR, PTR, I64, I64, I64])
+        return irutil.intrinsic(ctx.b.module, sym + "_pack", VOID, [PTR, PTR] + [I64] * 5)
     return irutil.intrinsic(ctx.b.module, sym, VOID, [PTR, PTR, PTR, I64, I64, I64, I64, I64, I64])
 
 
@@ -42,7 +42,7 @@ def _prepare(ctx, ins, outs, **attrs):
     if _native([x.aval for x in ins], **attrs):
         batch, m, k, n = _dims([x.aval for x in ins], **attrs)
         ctx.b.call(_library(ctx, ins, attrs, pack=True),
-                   [ins[1].ptr, ctx.scratch, i64(batch), i64(k), i64(n)])
+                   [ins[1].ptr, ctx.scratch, i64(batch), i64(k), i64(n), ctx.start, ctx.end])
 
 
 def _matmul(ctx, ins, outs, **attrs):
@@ -82,6 +82,15 @@ def _rows(in_avals, out_avals, **attrs):
     return batch * m
 
 
+def _pack_items(in_avals, out_avals, **attrs):
+    """The pack's work items: split across threads as the rows are (a 1024 x 1024 float32
+    B took ~1 ms to pack on one thread while the other waited)."""
+    batch, m, k, n = _dims(in_avals, **attrs)
+    if not _native(in_avals, **attrs):
+        return 1
+    return mm.pack_items(batch, k, n, in_avals[0].dtype, attrs.get("transpose_b", False))
+
+
 def _work(in_avals, out_avals, **attrs):
     batch, m, k, n = _dims(in_avals, **attrs)
     return 2 * batch * m * n * k / 50.0       # ~50 flop/ns on one core
@@ -98,5 +107,6 @@ def _grain(in_avals, out_avals, **attrs):
 _LAPACK = NumpyInProgram("LAPACK through NumPy")
 KERNELS = {"matmul": KernelEmitter(_matmul, fuse_inputs=False, parallel=_rows,
                                    scratch=_scratch, work=_work, prepare=_prepare,
+                                   prepare_items=_pack_items,
                                    epilogue=True, grain=_grain),
            **dict.fromkeys(("solve", "slogdet", "cholesky", "qr", "eigh", "svd"), _LAPACK)}

@@ -179,12 +179,26 @@ def over_rows(f, lo, hi, sizes, tile):
         i = f.add(i, f.mul(count, size))
 
 
+def pack_rows(k, n, mem_bytes, transpose_b):
+    """Rows of B one pack block copies: PACK_BYTES of B's rows (kept in L1), or all of k
+    when B is stored transposed (its panels then read NR rows of B^T in order)."""
+    return max(k, 1) if transpose_b else max(1, (PACK_BYTES // mem_bytes) // max(n, 1))
+
+
+def pack_items(batch, k, n, dtype, transpose_b=False) -> int:
+    """Work items of the pack function (split across threads like the rows): one per
+    (batch, block of pack_rows rows of B, panel)."""
+    (_, mem), vl, _, nv = tile_geometry(dtype)
+    rows = pack_rows(k, n, BYTES[mem], transpose_b)
+    return max(1, batch * -(-k // rows) * -(-n // (vl * nv)))
+
+
 def _pack(symbol, elems, nr):
-    """Copy B into zero-padded panels (of the compute type): per block of rows of B
-    (PACK_BYTES, kept in L1) panel by panel, so that the writes go in order (row by row
-    of B took 7x longer at 1024 x 1024 on AVX2). B stored transposed (n x k, %trans_b)
-    is not blocked: NR loads per panel row, one from each of its rows of B^T, read in
-    order. Both storages are branches of one function, compiled once."""
+    """Copy B into zero-padded panels (of the compute type), items [start, end) of
+    pack_items: per block of rows of B panel by panel, so that the writes go in order (row
+    by row of B took 7x longer at 1024 x 1024 on AVX2). B stored transposed (n x k,
+    %trans_b) is one block: NR loads per panel row, one from each of its rows of B^T, read
+    in order. Both storages are branches of one function, compiled once."""
     f, (batch, k, n) = Body(*elems), ("%batch", "%k", "%n")
     full, npan, edge = f.div(n, nr), f.div(n, nr, up=True), f(f"urem i64 {n}, {nr}")
     vec = f"<{nr} x {f.elem}>"
@@ -210,15 +224,28 @@ def _pack(symbol, elems, nr):
     def nest(trans_b):
         rows = f.clamp("smax", k, 1) if trans_b else f.clamp(
             "smax", 1, f.div(PACK_BYTES // BYTES[f.mty], f.clamp("smax", n, 1)))
+        blocks = f.div(k, rows, up=True)
 
-        def block(b, k0):
-            k1 = f.clamp("smin", f.add(k0, rows), k)
-            f.loop(0, full, lambda p: f.loop(k0, k1, lambda kk: panel_row(trans_b, b, p, kk, nr)))
-            f.loop(full, npan, lambda p: f.loop(k0, k1, lambda kk: panel_row(trans_b, b, p, kk, edge)))
-        f.loop(0, batch, lambda b: f.loop(0, f.div(k, rows, up=True), lambda j: block(b, f.mul(j, rows))))
+        def block(q):       # items q * npan + [0, npan) of [start, end): (batch, block) q
+            b, k0 = f.div(q, blocks), f.mul(f(f"urem i64 {q}, {blocks}"), rows)
+            k1, first = f.clamp("smin", f.add(k0, rows), k), f.mul(q, npan)
+            lo = f.clamp("smax", f(f"sub nsw i64 {start}, {first}"), 0)
+            hi = f.clamp("smin", f(f"sub nsw i64 {end}, {first}"), npan)
+            f.loop(lo, f.clamp("smin", hi, full),
+                   lambda p: f.loop(k0, k1, lambda kk: panel_row(trans_b, b, p, kk, nr)))
+            f.loop(f.clamp("smax", lo, full), hi,
+                   lambda p: f.loop(k0, k1, lambda kk: panel_row(trans_b, b, p, kk, edge)))
+        items = f.mul(f.mul(batch, blocks), npan)
+        start, end = (f.clamp("smin", f.clamp("smax", x, 0), items) for x in ("%start", "%end"))
+        packing, packed = f.fresh("packing"), f.fresh("packed")
+        f.emit(f"br i1 {f(f'icmp slt i64 {start}, {end}')}, label {packing}, label {packed}")
+        f.label(packing)
+        f.loop(f.div(start, npan), f.div(end, npan, up=True), block)
+        f.emit(f"br label {packed}")
+        f.label(packed)
     _branches(f, "%trans_b", nest)
     return f.text(f"void @\"{symbol}.pack\"(ptr noalias %b, ptr noalias %scratch, i64 %batch, "
-                  "i64 %k, i64 %n, i1 %trans_b)", "noinline")
+                  "i64 %k, i64 %n, i64 %start, i64 %end, i1 %trans_b)", "noinline")
 
 
 def _branches(f, flag, emit):
@@ -301,23 +328,24 @@ def _rows(symbol, elems, vl, nr, sizes, kc_max, lda):
 STORAGES = ("nn", "nt", "tn", "tt")   # A, B stored as themselves (n) or transposed (t)
 _ROW_ARGS = "ptr noalias %a, ptr noalias %scratch, ptr noalias %c, i64 %start, i64 %end, " \
             "i64 %batch, i64 %m, i64 %k, i64 %n"
-_PACK_ARGS = "ptr noalias %b, ptr noalias %scratch, i64 %batch, i64 %k, i64 %n"
+_PACK_ARGS = "ptr noalias %b, ptr noalias %scratch, i64 %batch, i64 %k, i64 %n, i64 %start, i64 %end"
 
 
 def matmul_ir(base: str, dtype) -> str:
     """LLVM IR text defining, for every shape (sizes given at run time) and each storage
     s in STORAGES (A's then B's: n as is, t transposed), two functions:
       define void @<base>.<s>_pack(ptr noalias %b, ptr noalias %scratch, i64 %batch,
-                                   i64 %k, i64 %n)
-          packs B (batch x k x n, row-major contiguous; batch x n x k if B is stored
-          transposed) into scratch (scratch_bytes long);
+                                   i64 %k, i64 %n, i64 %start, i64 %end)
+          packs items [start, end) of pack_items(...) of B (batch x k x n, row-major
+          contiguous; batch x n x k if B is stored transposed) into scratch
+          (scratch_bytes long);
       define void @<base>.<s>(ptr noalias %a, ptr noalias %scratch, ptr noalias %c,
                               i64 %start, i64 %end, i64 %batch, i64 %m, i64 %k, i64 %n)
           computes rows [start, end) of the flattened (batch*m) x n output C = A @ B
           (A: batch x m x k row-major contiguous; batch x k x m if stored transposed),
           reading packed B from scratch.
-    The pack function is called once per call, then the row function once (or once per
-    thread chunk, with disjoint row ranges, possibly concurrently). Out-of-range parts of
+    Per call, the pack function runs on all its items, then the row function on all rows
+    (each split into disjoint ranges, possibly run concurrently). Out-of-range parts of
     [start, end) are clipped to [0, batch*m). They are one-call wrappers of `<base>.pack`
     and `<base>.rows`, which take the storage as an i1 flag, so that one compiled copy of
     the tiles (`<base>.<r>x<c>`) serves all four storages."""

@@ -81,7 +81,8 @@ class KernelEmitter:
     `work` -> estimated nanoseconds per call (decides whether to split across threads);
     `grain` -> split pieces start on multiples of this many items (None: the default).
     `prepare(ctx, ins, outs, **attrs)`, if given, is emitted as its own function that runs
-    once per call before the work items (e.g. packing an operand into the scratch).
+    per call before the work items (e.g. packing an operand into the scratch), on its own
+    `prepare_items` work items (default 1; split across threads as the work items are).
     `epilogue=True` declares that the kernel has one output whose row i (out.reshape(-1,
     C)[i]) is work item i, written only by that item: the elementwise loops after it (bias,
     activation) may then run in its group, on each chunk of rows it has just written
@@ -89,10 +90,11 @@ class KernelEmitter:
     kind = "kernel"
 
     def __init__(self, body, fuse_inputs=True, parallel=None, scratch=None, work=None,
-                 prepare=None, epilogue=False, grain=None):
+                 prepare=None, epilogue=False, grain=None, prepare_items=None):
         self.body, self.fuse_inputs, self.prepare = body, fuse_inputs, prepare
         self.epilogue = epilogue
-        self._hooks = {"parallel": parallel, "scratch": scratch, "work": work, "grain": grain}
+        self._hooks = {"parallel": parallel, "scratch": scratch, "work": work, "grain": grain,
+                       "prepare_items": prepare_items}
 
     def hook(self, name, in_avals, out_avals, attrs, default):
         fn = self._hooks[name]

@@ -59,22 +59,23 @@ class Launch:
     """How a group's function is called: `items` independent work items (a call does the
     slice [start, end)), `ns` its estimated single-thread time (whether splitting the
     items across threads pays), `scratch` bytes of scratch (None: no scratch argument),
-    whether a `prepare` function runs once first, and `grain`: split pieces start on
-    multiples of it (None: of program.GRAIN; a matmul's is its register tile's rows)."""
+    the work items of a `prepare` function that runs first (0: none), and `grain`: split
+    pieces start on multiples of it (None: of program.GRAIN; a matmul's is its register
+    tile's rows)."""
     items: int = 1
     ns: float = 0.0
     scratch: int = None
-    prepare: bool = False
+    prepare: int = 0
     grain: int = None
 
     def functions(self, name):
         """[(function name, work items)] of one call of group function `name`."""
-        return [(name + ".prep", 1)] * self.prepare + [(name, self.items)]
+        return [(name + ".prep", self.prepare)] * bool(self.prepare) + [(name, self.items)]
 
     def __str__(self):
         return (f"items {self.items}, ~{self.ns:.0f} ns" +
                 (f", scratch {self.scratch} B" if self.scratch is not None else "") +
-                ", prepare" * self.prepare + (f", grain {self.grain}" if self.grain else ""))
+                (f", prepare {self.prepare}" if self.prepare else "") + (f", grain {self.grain}" if self.grain else ""))
 
 
 def _cost(part, nodes, default):
@@ -97,7 +98,8 @@ def launch(part, grp):
     default_ns = estimate_ns(ins[0].size if ins else 0, _cost(part, grp.nodes, 0))
     facts = Launch(int(impl.hook("parallel", ins, outs, n.attrs, 1)),
                    float(impl.hook("work", ins, outs, n.attrs, default_ns)),
-                   impl.hook("scratch", ins, outs, n.attrs, None), impl.prepare is not None,
+                   impl.hook("scratch", ins, outs, n.attrs, None),
+                   int(impl.hook("prepare_items", ins, outs, n.attrs, 1)) if impl.prepare else 0,
                    impl.hook("grain", ins, outs, n.attrs, None))
     if grp.kind == "epilogue":      # and its loops, over the kernel's output
         loops = [m for g in grp.members for m in g.nodes]
@@ -181,7 +183,7 @@ class Parallel:
     def program_step(self):
         c = self.calls[0]
         fns = c.launch.functions(c.name)
-        grains = [None] * (len(fns) - 1) + [c.launch.grain]      # a prepare step's: default
+        grains = [1] * (len(fns) - 1) + [c.launch.grain]      # a prepare step's: any item
         return ("parallel", tuple((f, c.buffers, items, grain)
                                   for (f, items), grain in zip(fns, grains)), self.threads)
 

@@ -20,7 +20,7 @@ from lowering.settings import settings as tracer_settings  # noqa: E402
 DTYPES = [np.float32, np.float64, np.int32, np.int64]
 _ROWS = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                          *[ctypes.c_int64] * 6)
-_PACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_int64] * 3)
+_PACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_int64] * 5)
 
 
 class _Jit:
@@ -59,11 +59,17 @@ class _Jit:
 
     def build_many(self, shapes, dtype, **transposed):
         """[(pack, rows)] per (batch, m, k, n): the kernel with that shape bound,
-        pack(b, scratch) and rows(a, scratch, c, start, end)."""
+        pack(b, scratch) (its items packed in three pieces, the middle one ending past the
+        last item, as split calls do) and rows(a, scratch, c, start, end)."""
         pack, rows = self._kernel(dtype, **transposed)
 
+        def packed(b, s, batch, k, n):
+            items = matmul.pack_items(batch, k, n, dtype, transposed.get("transpose_b", False))
+            for lo, hi in ((items // 2, items + 5), (0, items // 3), (items // 3, items // 2)):
+                pack(b, s, batch, k, n, lo, hi)
+
         def bound(batch, m, k, n):
-            return (lambda b, s: pack(b, s, batch, k, n),
+            return (lambda b, s: packed(b, s, batch, k, n),
                     lambda a, s, c, lo, hi: rows(a, s, c, lo, hi, batch, m, k, n))
         return [bound(*shape) for shape in shapes]
 

@@ -23,8 +23,8 @@ def test_pieces_start_on_the_grain_and_are_near_equal(n, threads, grain):
         assert np.abs(sizes - n / len(sizes)).max() <= grain
 
 
-def _launch(a, b):
-    g = program.optimize(tracer.make_graph(lambda a, b: a @ b)(a, b))
+def _launch(a, b, fn=lambda a, b: a @ b):
+    g = program.optimize(tracer.make_graph(fn)(a, b))
     sched = schedule.Schedule(schedule.partition(g), 2, 0, tracer_settings.segment_size)
     step, = sched.steps
     return step
@@ -37,10 +37,23 @@ def test_matmul_rows_split_on_whole_register_tiles(monkeypatch, vector_bytes):
     assert matmul.tile_rows(np.float32) == mr
     step = _launch(np.ones((256, 64), np.float32), np.ones((64, 32), np.float32))
     assert step.kind == "parallel" and step.calls[0].launch.grain == mr
-    assert step.program_step()[1] == (("g0.prep", step.calls[0].buffers, 1, None),
+    packs = matmul.pack_items(1, 64, 32, np.float32)
+    assert step.program_step()[1] == (("g0.prep", step.calls[0].buffers, packs, 1),
                                       ("g0", step.calls[0].buffers, 256, mr))
     # a batch whose rows do not line up with the tiles keeps the default grain
     odd = _launch(np.ones((4, mr + 1, 8), np.float32), np.ones((4, 8, 8), np.float32))
     assert odd.calls[0].launch.grain is None
     whole = _launch(np.ones((4, 2 * mr, 8), np.float32), np.ones((4, 8, 8), np.float32))
     assert whole.calls[0].launch.grain == mr
+
+
+def test_a_big_matmul_packs_b_on_every_thread():
+    """B's pack is a phase of its own, split across the threads as the rows are: a 1024 x
+    1024 float32 B took ~1 ms to pack on one thread while the other waited."""
+    a = np.ones((512, 1024), np.float32)
+    for transposed in (False, True):
+        step = _launch(a, a, lambda a, b: a @ b.T) if transposed else _launch(a, a.T.copy())
+        assert step.calls[0].group.node.attrs.get("transpose_b", False) == transposed
+        (prep, _, items, grain), rows = step.program_step()[1]
+        assert prep == "g0.prep" and grain == 1 and items >= 2 * step.threads
+        assert len(program._pieces(items, step.threads, grain)) - 1 >= step.threads

@@ -10,7 +10,7 @@ import numpy as np
 
 import tracer
 import tracer.numpy as tnp
-from lowering.llvm import artifact, codegen, compile_graph, graph_cache, program, schedule
+from lowering.llvm import artifact, codegen, compile_graph, graph_cache, matmul, program, schedule
 from lowering.settings import settings
 
 X = np.linspace(-1, 1, 8, dtype=np.float32)
@@ -60,7 +60,9 @@ def test_launch_facts_of_a_kernel_with_a_prepare_step():
     seg, = schedule_of(lambda a, b: a @ b, a, a).steps
     call, = seg.calls
     assert call.launch.items == 64 and call.launch.prepare and call.launch.scratch > 0
-    assert [(f, items) for f, _, items in seg.entries()] == [("g0.prep", 1), ("g0", 64)]
+    packs = matmul.pack_items(1, 64, 64, np.float32)
+    assert call.launch.prepare == packs
+    assert [(f, items) for f, _, items in seg.entries()] == [("g0.prep", packs), ("g0", 64)]
     assert "+ scratch b" in str(seg.lines())
 
 
