@@ -29,6 +29,7 @@ words on cache lines of their own). A step descriptor (`Step`) is int64 words: p
 buffers, helpers, pieces, then per phase its entry, argv offset, bounds array, first
 piece, pieces.
 """
+import contextlib
 import ctypes
 import functools
 import os
@@ -309,8 +310,29 @@ join:
 """
 
 
-@functools.lru_cache(maxsize=None)
+_loading = threading.Lock()
+
+
+def warm():
+    """Start loading the pool's module on a daemon thread if it is not loaded yet: a
+    program with parallel steps calls this before loading its own module, so that the
+    pool's compile (~60-110 ms on an empty disk cache) is not left for its first call."""
+    if not _made.cache_info().currsize:
+        threading.Thread(target=_quietly, daemon=True, name="tracer-compile-pool").start()
+
+
+def _quietly():
+    with contextlib.suppress(Exception):    # the first step loads it again, and raises
+        _library()
+
+
 def _library():
+    with _loading:          # one load, whichever thread asks first
+        return _made()
+
+
+@functools.lru_cache(maxsize=None)
+def _made():
     """The pool's native functions (compiled once per process: the job slot is their
     module's global, never freed, so workers parked at interpreter exit read valid
     memory), and the spin count that lasts about SPIN_NS."""

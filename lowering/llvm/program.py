@@ -110,6 +110,8 @@ class Program:
     def __init__(self, art, donated=()):
         self.graph = graph = art.graph
         self._text, self._errors = art.text, art.errors
+        if any(s[0] == "parallel" for s in art.steps):
+            pool.warm()
         self.loaded = target.load(self._text)
         self._in = [(v.aval.shape, v.aval.dtype) for v in graph.invars]
         self._consts = [np.require(c, v.aval.dtype, ["C", "A"])
