@@ -16,6 +16,7 @@ from tracer.core import Tracer, get_backend, run_kernel, set_backend
 from tracer import methods  # noqa: F401  (operators on Tracer)
 from tracer import kernels  # noqa: F401  (declares the built-in kernels)
 from tracer.jit import jit, make_graph
+from tracer.aot import ShapeDtypeStruct, block_until_ready, eval_shape
 from tracer.transforms import float0, grad, jvp, value_and_grad, vjp
 from tracer.custom import custom_grad, custom_vjp
 from tracer.custom_jvp import custom_jvp
@@ -42,3 +43,4 @@ __all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp"
            "ArgumentValueError", "GradientTypeError", "TracerBoolConversionError",
            "TracerIntegerConversionError"]
 __all__ += ["distributed", "sharding", "P", "make_mesh", "shard_map"]
+__all__ += ["ShapeDtypeStruct", "block_until_ready", "eval_shape"]

@@ -27,7 +27,7 @@ from lowering import forks
 from lowering.heap import building
 from lowering.profile import phase, recording
 from lowering.settings import settings
-from tracer import compile_log, core
+from tracer import aot, compile_log, core
 from tracer.core import eval_graph, trace_flat
 from tracer.background_compile import Compiling, InterpretedProgram, start
 from tracer.pytree import LEAF, flatten, is_pytree, unflatten
@@ -60,7 +60,7 @@ class _Entry:
     """`traced` is the graph as traced; `lowered` its program (made on first run);
     `calls`: cache hits so far, `swept`: their number at the last eviction sweep."""
     __slots__ = ("traced", "out_tree", "single", "captured", "versions", "epoch", "run",
-                 "lowered", "calls", "swept")
+                 "lowered", "calls", "swept", "aot")
 
 
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses size maxsize")
@@ -74,7 +74,7 @@ class Jitted:
     (tracer.tree_util.register_dataclass) when they change between calls."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 backend=None, donate_argnames=()):
+                 backend=None, donate_argnames=(), compiler_options=None):
         functools.update_wrapper(self, fun)
         self.__name__ = getattr(fun, "__name__", type(fun).__name__)
         self.fun = fun
@@ -85,6 +85,7 @@ class Jitted:
             fun, where, donate_argnums, donate_argnames, "donate")
         self._plain = not self.static_argnums
         self.backend = registry.check_backend(backend) if backend else None
+        self.compiler_options = aot.check_compiler_options(compiler_options, where)
         self._cache = {}          # key -> _Entry, in the eviction sweep's order
         self.cache_size = CACHE_SIZE
         self._misses = self._evicted_hits = 0
@@ -96,7 +97,7 @@ class Jitted:
         @jit function). A lambda or a local function fails as pickle fails for it."""
         return core.global_name(self, self.fun) or (Jitted, (
             self.fun, self.static_argnums, self.static_argnames, self.donate_argnums,
-            self.backend, self.donate_argnames))
+            self.backend, self.donate_argnames, self.compiler_options))
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -228,6 +229,7 @@ class Jitted:
         entry.lowered = None
         entry.calls = entry.swept = 0
         entry.captured = captured
+        entry.aot = None
         return entry
 
     def _insert(self, key, entry):
@@ -270,25 +272,39 @@ class Jitted:
         return entry.lowered
 
     def lower(self, *args, **kwargs):
-        """The lowered program for these arguments: `.graph`, `.as_text()`."""
+        """The program for these arguments' signature, as JAX's ahead-of-time stage
+        (tracer.aot.Lowered: `.graph`, `.as_text()`, `.compile()`); one per cache entry."""
         leaves, key, call = self._signature(args, kwargs)
-        return self._lower(self._entry(key, call or args, leaves))
+        entry = self._entry(key, call or args, leaves)
+        if entry.aot is None:
+            entry.aot = aot.Lowered(self, args, kwargs, entry)
+        return entry.aot
+
+    def trace(self, *args, **kwargs):
+        """The traced graph of these arguments' signature (tracer.aot.Traced: `.jaxpr`,
+        `.out_info`, `.lower()`), as JAX's `jit(f).trace`."""
+        return aot.Traced(self, args, kwargs)
+
+    def eval_shape(self, *args, **kwargs):
+        """The result's shapes and dtypes (a pytree of tracer.ShapeDtypeStruct)."""
+        return self.trace(*args, **kwargs).out_info
 
     def __repr__(self):
         return f"<jit({getattr(self.fun, '__name__', self.fun)})>"
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
-        backend=None, donate_argnames=()):
+        backend=None, donate_argnames=(), compiler_options=None):
     """Compile `fun`: traced once per input signature, lowered for `backend` (default
     llvm, whatever backend is active), cached. `donate_argnums` / `donate_argnames` (each
     completed from the other, as the static ones are): as in JAX, the llvm backend may
     write results into these arguments' arrays (one of the same shape and dtype that owns
     its memory and is passed once), so their contents are undefined after the call; a
-    result never shares memory with any other argument."""
+    result never shares memory with any other argument. `compiler_options`: JAX's (XLA's)
+    options, checked and ignored (tracer.aot.check_compiler_options)."""
     def make(f):
         return Jitted(f, static_argnums, static_argnames, donate_argnums, backend,
-                      donate_argnames)
+                      donate_argnames, compiler_options)
     return make if fun is None else make(fun)
 
 
@@ -299,8 +315,5 @@ def make_graph(fun, *, static_argnums=(), static_argnames=()):
 
     @functools.wraps(fun)
     def graph_of(*args, **kwargs):
-        leaves, _, call = j._signature(args, kwargs)
-        graph, out_tree, captured, _ = j._trace(call or args, leaves)
-        graph.out_tree = out_tree
-        return graph
+        return j.trace(*args, **kwargs).graph
     return graph_of

@@ -91,6 +91,10 @@ def leaf_aval(x, where):
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
         scalar_array(x, where)        # an int beyond int64 cannot be an argument
         return aval_of(x)
+    if not isinstance(x, np.generic) and hasattr(x, "shape") and hasattr(x, "dtype"):
+        # an abstract argument (tracer.ShapeDtypeStruct) or another library's array
+        return ShapedArray(x.shape, check_dtype(np.dtype(x.dtype), where),
+                           getattr(x, "weak_type", False))
     try:
         return ShapedArray(np.shape(x), as_array(x, where).dtype)
     except ArgumentError as e:

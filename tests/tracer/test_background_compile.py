@@ -45,7 +45,7 @@ def test_first_calls_interpret_while_compiling_then_the_entry_runs_native_code(h
     for _ in range(3):                                   # compile still held back
         np.testing.assert_allclose(f(X), want(X), rtol=1e-12)
     held["release"].set()
-    assert isinstance(f.lower(X), Sevens)               # lower() waits for the compile
+    assert isinstance(f.lower(X).program, Sevens)               # lower() waits for the compile
     np.testing.assert_array_equal(f(X), 7.0)
     np.testing.assert_array_equal(f(X), 7.0)            # the hot path, switched for good
 
@@ -85,7 +85,7 @@ def test_a_failed_background_compile_is_not_kept(held):
     assert len({len(list(traceback.walk_tb(e.__traceback__))) for e in errors}) == 1
     held["error"] = None
     np.testing.assert_array_equal(f(X), 7.0)
-    assert isinstance(f.lower(X), Sevens)
+    assert isinstance(f.lower(X).program, Sevens)
 
 
 def test_llvm_results_before_and_after_the_switch(monkeypatch):

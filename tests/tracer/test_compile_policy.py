@@ -57,7 +57,7 @@ def test_prepare_runs_in_the_caller_and_only_the_rest_on_the_compile_thread(spli
     f = tracer.jit(chain, backend="split")
     np.testing.assert_allclose(f(X), np.asarray(chain(X)), rtol=1e-12)    # interpreted
     split["release"].set()
-    assert isinstance(f.lower(X), Sevens)
+    assert isinstance(f.lower(X).program, Sevens)
     np.testing.assert_array_equal(f(X), 7.0)
     (_, prep), (_, fin) = split["threads"]
     assert prep is threading.main_thread() and fin is not threading.main_thread()
