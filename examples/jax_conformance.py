@@ -7,8 +7,10 @@ names rewritten to a shim module (``import jax`` -> ``import conform_shim as jax
 
 - ``jax`` mode: the shim hands out JAX's own objects (the baseline);
 - ``tracer`` mode: ``jax.numpy``, ``jax.lax``, ``jax.random``, ``jax.tree_util``,
-  ``jax.checkpoint_policies`` and the transforms (jit, grad, vmap, vjp, jvp, ...) are
-  tracer's; a name tracer lacks raises AttributeError. Everything else (``jax._src``,
+  ``jax.checkpoint_policies``, ``jax.nn``, ``jax.eval_shape``, ``jax.ShapeDtypeStruct``,
+  ``jax.block_until_ready`` and the transforms (jit, grad, vmap, vjp, jvp, linearize, ...)
+  are tracer's, also as ``jax._src.api.<name>`` (api_test calls them there); a name tracer
+  lacks raises AttributeError. Everything else (``jax._src``,
   ``jax.config``, ``jax.scipy``, ``jax.make_jaxpr`` ...) stays JAX's, as do JAX's test
   utilities, except that ``jtu.check_grads`` (also the public ``jax.test_util.check_grads``)
   and ``JaxTestCase._CompileAndCheck`` use tracer's check_grads and jit (they are the user-facing transforms, called for the test;
@@ -47,7 +49,8 @@ MODE = os.environ.get('CONFORM_MODE', 'jax')
 TOUCHED = [False]
 ROUTED = {'jit', 'grad', 'value_and_grad', 'vjp', 'jvp', 'vmap', 'jacfwd', 'jacrev',
           'hessian', 'linearize', 'checkpoint', 'remat', 'custom_vjp', 'custom_jvp',
-          'checkpoint_policies', 'tree_util', 'numpy', 'lax', 'random'}
+          'checkpoint_policies', 'tree_util', 'numpy', 'lax', 'random', 'nn', 'float0',
+          'eval_shape', 'ShapeDtypeStruct', 'block_until_ready'}
 
 
 def _target(name):
@@ -95,6 +98,17 @@ def _recording(fun):
 
 
 _CACHE = {}
+
+
+class Internal:
+    """JAX's internal module that the public names come from (jax._src.api): the test
+    files call `api.jit`, `api.linearize` ... as `jax.jit`, so routed names are routed."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        return __getattr__(name) if name in ROUTED else getattr(self._module, name)
 
 
 def __getattr__(name):
@@ -176,6 +190,9 @@ IMPORTS = [
     (re.compile(r'^(\s*)import jax\.(numpy|lax|random) as (\w+)', re.M),
      r'\1from conform_shim import \2 as \3'),
     (re.compile(r'^(\s*)from jax import ', re.M), r'\1from conform_shim import '),
+    # jax._src.api is the module jax's public transforms are defined in
+    (re.compile(r'^(\s*)(from jax\._src import api\b.*)$', re.M),
+     r'\1\2\n\1from conform_shim import Internal as _Internal; api = _Internal(api)'),
     # `import jax.x` binds the real jax: keep the submodule import, not the binding.
     (re.compile(r'^(\s*)import (jax\.[\w.]+)\s*$', re.M), r'\1import \2 as _jax_submodule'),
 ]
