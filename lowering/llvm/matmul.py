@@ -161,7 +161,7 @@ def call_tiles(f, stem, abuf, panels, k, c, n, nr, kc, add, ldc=None, lda=0, ldk
         fn = f'@"{stem}xe{nr // vl}"'
         for v in range(nr // vl - 1, 0, -1):
             fn = f(f'select i1 {f(f"icmp ule i64 {edge}, {v * vl}")}, ptr @"{stem}xe{v}", ptr {fn}')
-        parts = [(f'@"{stem}x{nr}"', nr, full, 0),
+        parts = [(f'@"{stem}xe{nr // vl}"', nr, full, 0),
                  (fn, edge, f(f"zext i1 {f(f'icmp ne i64 {edge}, 0')} to i64"), full)]
     for fn, cols, count, p in parts:
         if cols and count:
@@ -354,7 +354,7 @@ def matmul_ir(base: str, dtype) -> str:
     sizes = sorted({mr, 4, 1}, reverse=True)
     kc = KC_BYTES // size
     lda = kc + 64 // size  # +1 cache line: A rows 4 KB apart share L1 sets
-    widths = [(nr, nr, None)] + [(f"e{v}", "%cols", v) for v in range(1, nv + 1)]
+    widths = [(f"e{v}", "%cols", v) for v in range(1, nv + 1)]
     tiles = [tile_function(f"{base}.{r}{mode}x{w}", elem, vl, nr, r, cols, *strides, vectors=v,
                            kept=True)
              for r in sizes for w, cols, v in widths

@@ -33,8 +33,18 @@ def test_tiles_of_several_rows_keep_their_k_loop(dtype):
     _, vl, mr, nv = matmul.tile_geometry(dtype)
     bodies = _optimized_bodies(dtype)
     for rows in (mr, 4):
-        for width, vectors in [(str(vl * nv), nv)] + [(f"e{v}", v) for v in range(1, nv + 1)]:
+        for width, vectors in [(f"e{v}", v) for v in range(1, nv + 1)]:
             for mode in ("", "i"):
                 # one block of the k loop: one multiply-add per accumulator, not copies
                 assert _fmas_per_block(bodies[f"{rows}{mode}x{width}"]) == {rows * vectors}, \
                     f"{rows}{mode}x{width}"
+
+
+def test_full_panels_and_the_last_share_their_tiles():
+    """A full panel runs the tile of NV vectors with its width given at run time (NR), the
+    one the last, narrower panel of NV vectors runs: a fixed-width copy of each tile made
+    the float32 library 1.4x longer (4,377 against 3,094 lines of IR)."""
+    _, vl, mr, nv = matmul.tile_geometry(np.float32)
+    names = set(_optimized_bodies(np.float32))
+    assert not {n for n in names if re.fullmatch(rf"\d+i?x{vl * nv}", n)}
+    assert {f"{mr}x" + f"e{nv}", f"{mr}ix" + f"e{nv}"} <= names
