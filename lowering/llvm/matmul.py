@@ -151,9 +151,10 @@ def tile_function(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1, vectors=Non
 def call_tiles(f, stem, abuf, panels, k, c, n, nr, kc, add, ldc=None, lda=0, ldk=0, vl=None):
     """Call the register tiles on n columns of C (row stride ldc, default n): `stem`x{nr}
     on the full nr-wide panels (B packed as k x nr panels from `panels`), then on the
-    remainder `stem`x{n % nr}; if n is given at run time, `stem`xe{v}, the remainder's
-    width given at run time too, v the vectors of VL = `vl` lanes it spans (computing
-    both of NV = 2 on a remainder of at most VL cost 1.4x on a 256x512 @ 512x10)."""
+    remainder `stem`x{n % nr}; if n is given at run time, `stem`xe{v}, the width given
+    at run time too, v the vectors of VL = `vl` lanes it spans: all NV on a full panel,
+    as few as cover the remainder on the last (computing both of NV = 2 on a remainder
+    of at most VL cost 1.4x on a 256x512 @ 512x10)."""
     if isinstance(n, int):
         parts = [(f'@"{stem}x{nr}"', nr, n // nr, 0), (f'@"{stem}x{n % nr}"', n % nr, 1, n // nr)]
     else:
