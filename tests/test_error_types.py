@@ -127,9 +127,10 @@ def test_raises_the_builtin_jax_raises(call, builtin, words):
         assert w in str(info.value), (w, str(info.value))
 
 
-@pytest.mark.parametrize("transform", [tracer.jit, tracer.grad, tracer.vmap])
+@pytest.mark.parametrize("transform", [tracer.grad, tracer.vmap])
 def test_a_non_callable_is_a_type_error_when_called(transform):
-    """JAX raises when the transform is made; here Python's own TypeError comes at the call."""
+    """JAX raises when the transform is made; here Python's own TypeError comes at the call
+    (jit raises when made, as JAX: tests/tracer/test_jit_argument_checks.py)."""
     with pytest.raises(TypeError, match="'int' object is not callable"):
         transform(3)(F3)
 

@@ -35,6 +35,11 @@ class ShapeDtypeStruct:
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
     def __eq__(self, other):
         return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape and
                 self.dtype == other.dtype and self.weak_type == other.weak_type)
@@ -239,7 +244,7 @@ class Compiled:
             if got.shape != want.shape or got.dtype != want.dtype and not (
                     got.weak_type and np.result_type(want.dtype, x) == want.dtype):
                 mismatches.append(f"Argument {self._lowered._names[i]!r} compiled with "
-                                  f"{want} and called with {got}")
+                                  f"{_typename(want)} and called with {_typename(got)}")
         if mismatches:
             raise ArgumentError(f"{where}: Argument types differ from the types for which "
                                 f"this computation was compiled. The mismatches are:\n"
@@ -259,6 +264,11 @@ class Compiled:
 
     def __repr__(self):
         return f"<Compiled {self.fun_name}: {self.program!r}>"
+
+
+def _typename(aval):
+    """float32[2,3], as JAX names a type in its messages."""
+    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
 def _leaf_names(fun, args, static, dyn_kw):

@@ -31,7 +31,7 @@ from tracer import aot, compile_log, core
 from tracer.core import eval_graph, trace_flat
 from tracer.background_compile import Compiling, InterpretedProgram, start
 from tracer.pytree import LEAF, flatten, is_pytree, unflatten
-from tracer.signature import Call, leaf_aval, static_spec
+from tracer.signature import Call, check_disjoint, check_function, leaf_aval, static_spec
 from tracer.vmap import NAMED_RULES, named_axes
 
 DEFAULT_BACKEND = "llvm"
@@ -79,10 +79,13 @@ class Jitted:
         self.__name__ = getattr(fun, "__name__", type(fun).__name__)
         self.fun = fun
         where = f"jit({self.__name__})"
+        check_function(fun, where)
         self.static_argnums, self.static_argnames = static_spec(
             fun, where, static_argnums, static_argnames)
         self.donate_argnums, self.donate_argnames = static_spec(
             fun, where, donate_argnums, donate_argnames, "donate")
+        check_disjoint(where, (self.static_argnums, self.static_argnames),
+                       (self.donate_argnums, self.donate_argnames))
         self._plain = not self.static_argnums
         self.backend = registry.check_backend(backend) if backend else None
         self.compiler_options = aot.check_compiler_options(compiler_options, where)

@@ -31,6 +31,31 @@ def _entries(value, kind, where, what):
     return entries
 
 
+def check_function(fun, where):
+    """`fun` is something a transformation can trace: a callable, not a staticmethod
+    object (`@jit` above `@staticmethod`: put it below) nor a generator function, whose
+    calls return a generator, not arrays; else a TypeError, as JAX's."""
+    if isinstance(fun, staticmethod):
+        raise ArgumentError(f"{where}: staticmethod arguments are not supported, got "
+                            f"{fun}; apply @staticmethod above the transformation")
+    if not callable(fun):
+        raise ArgumentError(f"{where}: Expected a callable value, got {fun!r}")
+    if inspect.isgeneratorfunction(fun):
+        raise ArgumentError(f"{where}: Expected a function, got a generator function: "
+                            f"{fun}; a traced function must return its results")
+
+
+def check_disjoint(where, static, donated):
+    """No argument is both static and donated ((nums, names) pairs), as in JAX."""
+    both = [f"position {i}" for i in sorted(set(static[0]) & set(donated[0]))]
+    both += [repr(n) for n in sorted(static[1] & donated[1])]
+    if both:
+        raise ArgumentValueError(
+            f"{where}: static_argnames and donate_argnames cannot intersect (nor "
+            f"static_argnums and donate_argnums): {', '.join(both)} are in both; a static "
+            f"argument is a compile-time constant, which has no buffer to donate")
+
+
 def static_spec(fun, where, static_argnums, static_argnames, what="static"):
     """(positions, names) of fun's static (or, by `what`, donated...) parameters, each
     completed from the other through fun's signature where it has one. As in JAX, a
@@ -41,6 +66,10 @@ def static_spec(fun, where, static_argnums, static_argnames, what="static"):
     try:
         sig = inspect.signature(fun)
     except (TypeError, ValueError):
+        if names and what == "donate":      # a keyword's position is unknown: as JAX
+            raise ArgumentValueError(f"{where}: Getting the signature of function {fun!r} "
+                                     f"failed. Pass donate_argnums instead of "
+                                     f"donate_argnames.") from None
         return tuple(sorted(set(nums))), frozenset(names)
     P = inspect.Parameter
     kinds = {p.name: p.kind for p in sig.parameters.values()}
@@ -85,6 +114,10 @@ def leaf_aval(x, where):
     """The type of one dynamic leaf (an array, a Python or NumPy scalar, a tracer)."""
     if isinstance(x, Tracer):
         return x.aval
+    if isinstance(x, np.ma.MaskedArray):      # its mask would be silently dropped
+        raise ArgumentValueError(f"{where}: numpy masked arrays are not supported as "
+                                 f"arguments; pass arr.filled(value) (or the data and the "
+                                 f"mask as two arrays)")
     if isinstance(x, np.ndarray):      # big-endian data is converted where it is used
         dt = x.dtype if x.dtype.isnative else x.dtype.newbyteorder("=")
         return ShapedArray(x.shape, check_dtype(dt, where))

@@ -63,11 +63,11 @@ def test_compiled_checks_its_arguments():
     with pytest.raises(TypeError, match=r"compiled for PyTreeDef\(\(\(\*,\), \{\}\)\), called with "
                                         r"PyTreeDef\(\(\(\[\*\],\), \{\}\)\)"):
         compiled([X])
-    with pytest.raises(TypeError, match=r"Argument 'x' compiled with f32\[2,3\] and "
-                                        r"called with i32\[2,3\]"):
+    with pytest.raises(TypeError, match=r"Argument 'x' compiled with float32\[2,3\] and "
+                                        r"called with int32\[2,3\]"):
         compiled(X.astype(np.int32))
-    with pytest.raises(TypeError, match="compiled with f32\\[2,3\\] and called with "
-                                        "f32\\[3\\]"):
+    with pytest.raises(TypeError, match="compiled with float32\\[2,3\\] and called with "
+                                        "float32\\[3\\]"):
         compiled(X[0])
     with pytest.raises(TypeError, match="Cannot apply transformations"):
         tracer.vmap(compiled)(np.stack([X, X]))
@@ -141,3 +141,12 @@ def test_compiler_options_are_checked():
 def test_block_until_ready_returns_its_argument():
     tree = {"a": X, "b": [np.float32(1)]}
     assert tracer.block_until_ready(tree) is tree
+
+
+def test_shape_dtype_struct_is_sized_like_an_array():
+    s = ShapeDtypeStruct((4, 2), np.float32)
+    assert len(s) == 4 and s.ndim == 2 and s.size == 8
+    assert repr(s) == "ShapeDtypeStruct(shape=(4, 2), dtype=float32)"
+    assert hash(s) == hash(ShapeDtypeStruct([4, 2], "float32")) and s != ShapeDtypeStruct((4,), np.float32)
+    with pytest.raises(TypeError, match="len\\(\\) of unsized object"):
+        len(ShapeDtypeStruct((), np.float32))

@@ -1,0 +1,55 @@
+"""Errors jit raises where JAX does: what it is given to trace, arguments both static and
+donated, donate_argnames without a signature, masked arrays."""
+import numpy as np
+import pytest
+
+import tracer
+
+
+def test_only_functions_are_traced():
+    with pytest.raises(TypeError, match=r"jit\(int\): Expected a callable value, got 3"):
+        tracer.jit(3)
+
+    def gen(x):
+        yield x
+    with pytest.raises(TypeError, match="Expected a function, got a generator function"):
+        tracer.jit(gen)
+    with pytest.raises(TypeError, match="staticmethod arguments are not supported"):
+        class A:
+            @tracer.jit
+            @staticmethod
+            def f(x):
+                return x
+    with pytest.raises(TypeError, match="Expected a callable value"):
+        tracer.make_graph(3)
+
+
+@pytest.mark.parametrize("spec", [dict(static_argnames="x", donate_argnames="x"),
+                                  dict(static_argnums=0, donate_argnums=0),
+                                  dict(static_argnums=0, donate_argnames="x")])
+def test_an_argument_is_not_both_static_and_donated(spec):
+    with pytest.raises(ValueError, match=r"static_argnames and donate_argnames cannot "
+                                         r"intersect.*position 0, 'x' are in both"):
+        tracer.jit(lambda x, y: x, **spec)
+
+
+def test_donate_argnames_needs_a_signature():
+    class NoSignature:
+        @property
+        def __signature__(self):
+            raise TypeError("no signature")
+
+        def __call__(self, *args):
+            return args[0]
+    with pytest.raises(ValueError, match="Getting the signature of function .* failed. "
+                                         "Pass donate_argnums instead of donate_argnames"):
+        tracer.jit(NoSignature(), donate_argnames="a")
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(tracer.jit(NoSignature(), donate_argnums=0)(x), x)
+
+
+def test_masked_arrays_are_refused_not_unmasked():
+    x = np.ma.array([1.0, 2.0, 3.0], mask=[True, False, True])
+    with pytest.raises(ValueError, match="masked arrays are not supported.*filled"):
+        tracer.jit(lambda x: x * 2)(x)
+    np.testing.assert_array_equal(tracer.jit(lambda x: x * 2)(x.filled(0.0)), [0, 4, 0])
