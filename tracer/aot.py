@@ -140,6 +140,7 @@ class _Stage:
 
     def _out(self, graph, out_td):
         self._out_td, self.out_tree = out_td, PyTreeDef(out_td)
+        self._out_avals = graph.out_avals
         self.out_info = unflatten(out_td, [ShapeDtypeStruct.of(a) for a in graph.out_avals])
 
 
@@ -258,12 +259,21 @@ class Compiled:
     def cost_analysis(self):
         return self._lowered.cost_analysis()
 
+    def memory_analysis(self):
+        """{'argument_size_in_bytes', 'output_size_in_bytes'} of one call."""
+        return {"argument_size_in_bytes": _nbytes(self._lowered._avals),
+                "output_size_in_bytes": _nbytes(self._lowered._out_avals)}
+
     def runtime_executable(self):
         """The backend's program (its `run(leaves)` runs it)."""
         return self.program
 
     def __repr__(self):
         return f"<Compiled {self.fun_name}: {self.program!r}>"
+
+
+def _nbytes(avals):
+    return sum(a.size * a.dtype.itemsize for a in avals)
 
 
 def _typename(aval):

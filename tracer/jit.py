@@ -21,6 +21,7 @@ import functools
 import numpy as np
 
 import registry
+from ir.errors import ArgumentError
 from ir.passes import inline_calls
 from registry.tables import EPOCH, backend_compiler, snapshot
 from lowering import forks
@@ -297,14 +298,21 @@ class Jitted:
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
-        backend=None, donate_argnames=(), compiler_options=None):
+        backend=None, donate_argnames=(), compiler_options=None, inline=False,
+        keep_unused=False):
     """Compile `fun`: traced once per input signature, lowered for `backend` (default
     llvm, whatever backend is active), cached. `donate_argnums` / `donate_argnames` (each
     completed from the other, as the static ones are): as in JAX, the llvm backend may
     write results into these arguments' arrays (one of the same shape and dtype that owns
     its memory and is passed once), so their contents are undefined after the call; a
     result never shares memory with any other argument. `compiler_options`: JAX's (XLA's)
-    options, checked and ignored (tracer.aot.check_compiler_options)."""
+    options, checked and ignored (tracer.aot.check_compiler_options). `inline` and
+    `keep_unused` are JAX's and what jit always does here: a jitted function called while
+    another is traced is inlined into its graph, and no argument is pruned."""
+    for name, flag in (("inline", inline), ("keep_unused", keep_unused)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ArgumentError(f"jit: {name} must be a bool, got {flag!r}")
+
     def make(f):
         return Jitted(f, static_argnums, static_argnames, donate_argnums, backend,
                       donate_argnames, compiler_options)

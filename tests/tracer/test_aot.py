@@ -150,3 +150,9 @@ def test_shape_dtype_struct_is_sized_like_an_array():
     assert hash(s) == hash(ShapeDtypeStruct([4, 2], "float32")) and s != ShapeDtypeStruct((4,), np.float32)
     with pytest.raises(TypeError, match="len\\(\\) of unsized object"):
         len(ShapeDtypeStruct((), np.float32))
+
+
+def test_memory_analysis_sizes_the_arguments_and_results():
+    stats = tracer.jit(f).lower(*ARGS).compile().memory_analysis()
+    assert stats == {"argument_size_in_bytes": (6 + 6 + 12) * 4,
+                     "output_size_in_bytes": (1 + 8) * 4}

@@ -53,3 +53,13 @@ def test_masked_arrays_are_refused_not_unmasked():
     with pytest.raises(ValueError, match="masked arrays are not supported.*filled"):
         tracer.jit(lambda x: x * 2)(x)
     np.testing.assert_array_equal(tracer.jit(lambda x: x * 2)(x.filled(0.0)), [0, 4, 0])
+
+
+def test_inline_and_keep_unused_are_what_jit_does():
+    g = tracer.jit(lambda x: x * 2, inline=True)
+    h = tracer.jit(lambda x, unused: g(x) + 1, keep_unused=True)
+    assert "mul" in str(tracer.make_graph(h)(1.0, 2.0))       # g's graph inlined
+    assert len(h.lower(1.0, 2.0).graph.invars) == 2            # the unused argument kept
+    assert h(1.0, 2.0) == 3.0
+    with pytest.raises(TypeError, match="inline must be a bool"):
+        tracer.jit(lambda x: x, inline="yes")
