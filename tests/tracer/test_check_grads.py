@@ -71,3 +71,14 @@ def test_half_precision_arguments_keep_their_dtype_and_get_their_tolerances(dtyp
 def test_rejects_non_float_arguments():
     with pytest.raises(tracer.DTypeError, match="float"):
         check_grads(lambda x, n: x * n, (X, np.array([1, 2, 3])))
+
+
+def test_outputs_infinite_on_both_sides_have_zero_finite_difference():
+    # a max pool whose second window lies wholly in the padding is -inf there whatever x
+    # is: its derivative is 0 (inf - inf is taken as 0, as in JAX's check_grads)
+    pool = lambda x: tracer.lax.reduce_window(x, -np.inf, tracer.lax.max, (2,), (2,),
+                                              [(0, 2)])
+    x = np.array([0.3, -1.2])
+    assert np.isneginf(pool(x)[1])
+    check_grads(pool, (x,), order=2)
+    check_grads(lambda x: tnp.concatenate([x, tnp.full((1,), np.inf)]), (x,), order=1)
