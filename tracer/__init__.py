@@ -15,8 +15,8 @@ from ir.errors import (ArgumentValueError, GradientTypeError, IndexingError,
 from tracer.core import Tracer, get_backend, run_kernel, set_backend
 from tracer import methods  # noqa: F401  (operators on Tracer)
 from tracer import kernels  # noqa: F401  (declares the built-in kernels)
-from tracer.jit import jit, make_graph
-from tracer.aot import ShapeDtypeStruct, block_until_ready, eval_shape
+from tracer.jit import eval_shape, jit, make_graph
+from tracer.aot import ShapeDtypeStruct, block_until_ready
 from tracer.transforms import float0, grad, jvp, value_and_grad, vjp
 from tracer.custom import custom_grad, custom_vjp
 from tracer.custom_jvp import custom_jvp

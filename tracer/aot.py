@@ -70,13 +70,6 @@ class ArgInfo:
         return f"ArgInfo({self._aval}, donated={self.donated})"
 
 
-def eval_shape(fun, *args, **kwargs):
-    """The shapes and dtypes of `fun(*args, **kwargs)`, as a pytree of ShapeDtypeStruct,
-    found by tracing alone (nothing runs), as `jax.eval_shape`."""
-    from tracer.jit import Jitted
-    return Jitted(fun).trace(*args, **kwargs).out_info
-
-
 def block_until_ready(x):
     """`x` itself, as `jax.block_until_ready`: every result is finished when it is
     returned here (NumPy arrays, which cannot gain JAX's `.block_until_ready()` method)."""

@@ -319,6 +319,12 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
     return make if fun is None else make(fun)
 
 
+def eval_shape(fun, *args, **kwargs):
+    """The shapes and dtypes of `fun(*args, **kwargs)`, as a pytree of
+    tracer.ShapeDtypeStruct, found by tracing alone (nothing runs), as `jax.eval_shape`."""
+    return Jitted(fun).eval_shape(*args, **kwargs)
+
+
 def make_graph(fun, *, static_argnums=(), static_argnames=()):
     """`make_graph(f)(*args, **kwargs)` is the traced ir.Graph of f (like
     jax.make_jaxpr)."""
