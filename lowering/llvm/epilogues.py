@@ -27,11 +27,40 @@ from lowering.settings import settings
 
 def merge_epilogues(part, groups):
     """`groups` with each kernel that takes epilogues merged with the loops after it."""
+    groups = _hoist_updates(part, groups)
+
     def merged_at(k):
         run = _run(part, groups, k)
         return run and (1 + len(run),
                         _epilogue_group(part, groups[k], run, groups[k + 1 + len(run):]))
     return merge_runs(groups, merged_at)
+
+
+def _hoist_updates(part, groups):
+    """`groups` with each loop whose results are all graph outputs and that could be a
+    kernel's epilogue moved right after that kernel, once its other inputs are made by
+    then: an optimizer's update `w - lr * dw` of every layer but the last to be
+    differentiated ran as a pass of its own at the end, reading back each `dw` and `w`.
+    Moving a loop earlier keeps every dependence (it reads only what is made by then;
+    nothing between read what it makes), and a graph output is live to the end anyway."""
+    outs = {id(v) for v in part.graph.outvars if isinstance(v, Var)}
+    made_by = {id(v): j for j, g in enumerate(groups) for v in g.roots}
+    groups = list(groups)
+    for k in range(len(groups)):
+        shape = _output_shape(part, groups[k])
+        if shape is None or _run(part, groups, k):
+            continue
+        produced = {id(o) for o in groups[k].roots}
+        for j in range(k + 2, len(groups)):
+            g = groups[j]
+            if g.kind == "loop" and all(id(v) in outs for v in g.roots) \
+                    and math.prod(g.shape) == math.prod(shape) \
+                    and all(made_by.get(id(x), -1) <= k for x in g.leaves) \
+                    and _reads_own_element(part, g, produced):
+                groups.insert(k + 1, groups.pop(j))
+                made_by = {id(v): i for i, grp in enumerate(groups) for v in grp.roots}
+                break
+    return groups
 
 
 def _output_shape(part, g):

@@ -176,3 +176,26 @@ def test_epilogue_inside_a_loop_body(threads):
     check(f, x, w, b)
     prog = tracer.jit(f).lower(x, w, b)
     assert "python" not in prog.steps
+
+
+def test_every_layers_update_is_its_weight_gradients_epilogue(threads):
+    """An SGD step of a 3-layer MLP: each `w - lr * dw` becomes the epilogue of the matmul
+    making `dw`, not only the last layer differentiated (the others' updates came after
+    the whole backward pass, each a pass of its own reading `dw` and `w` back)."""
+    x, y, *params = data([(6, 20), (6, 20), (20, 20), (20,), (20, 20), (20,), (20, 20), (20,)],
+                         np.float32)
+
+    def loss(params):
+        h = x
+        for w, b in zip(params[::2], params[1::2]):
+            h = dense_bias_tanh(h, w, b)
+        return tnp.mean((h - y) ** 2)
+
+    def step(params):
+        grads = tracer.grad(loss)(params)
+        return [p - 0.1 * g for p, g in zip(params, grads)]
+    check(step, params)
+    graph = tracer.jit(step).lower(params).graph
+    maker = {id(o): n for n in graph.nodes for o in n.outputs}
+    weights = [maker[id(v)] for v in graph.outvars[::2]]
+    assert all(n.kernel == "fusion" and n.attrs["kind"] == "matmul" for n in weights)
