@@ -8,7 +8,7 @@ Arguments may be arrays, scalars or anything with `.shape` and `.dtype`
 (`ShapeDtypeStruct`). `jit(f).lower` is the jit cache's own entry, so it is compiled once
 with the function's calls. Static arguments are fixed by `trace`/`lower`: a Compiled takes
 only the dynamic ones (as in JAX), checks their pytree, shapes and dtypes against those it
-was compiled for, and raises a TypeError naming the first mismatch.
+was compiled for, and raises a TypeError naming each mismatch.
 """
 import inspect
 
@@ -189,7 +189,8 @@ class Lowered(_Stage):
         return irs[dialect]
 
     def as_text(self, dialect=None, *, debug_info=False):
-        """The program's code (LLVM IR on llvm), or a graph's text: see compiler_ir."""
+        """The program's code (LLVM IR on llvm), or a graph's text: see compiler_ir.
+        `debug_info` is JAX's; the text here has no source locations to add."""
         ir = self.compiler_ir(dialect)
         return ir.as_text() if ir is self.program else str(ir)
 

@@ -147,7 +147,8 @@ def test_shape_dtype_struct_is_sized_like_an_array():
     s = ShapeDtypeStruct((4, 2), np.float32)
     assert len(s) == 4 and s.ndim == 2 and s.size == 8
     assert repr(s) == "ShapeDtypeStruct(shape=(4, 2), dtype=float32)"
-    assert hash(s) == hash(ShapeDtypeStruct([4, 2], "float32")) and s != ShapeDtypeStruct((4,), np.float32)
+    assert hash(s) == hash(ShapeDtypeStruct([4, 2], "float32"))
+    assert s != ShapeDtypeStruct((4,), np.float32)
     with pytest.raises(TypeError, match="len\\(\\) of unsized object"):
         len(ShapeDtypeStruct((), np.float32))
 
