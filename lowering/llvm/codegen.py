@@ -63,7 +63,8 @@ class ModuleBuilder:
 
 def emit_program(sched):
     """The module of schedule `sched`: each step's group functions, and each segment's
-    entry (its groups have no other caller: LLVM inlines them there)."""
+    entry (LLVM inlines its groups there, but for those that share another call's body:
+    lowering.llvm.sharing)."""
     mb = ModuleBuilder()
     declared = 0
     for step in sched.steps:
@@ -78,7 +79,7 @@ def emit_program(sched):
             for f, _ in call.launch.functions(call.name):
                 argv_entry(mb.module, mb.module.globals[f])
         declared = _prefetch(mb, declared)
-    share_duplicates(mb, [c for s in sched.steps if s.kind == "parallel" for c in s.calls])
+    share_duplicates(mb, sched.steps)
     return mb
 
 
