@@ -37,30 +37,38 @@ def merge_epilogues(part, groups):
 
 
 def _hoist_updates(part, groups):
-    """`groups` with each loop whose results are all graph outputs and that could be a
-    kernel's epilogue moved right after that kernel, once its other inputs are made by
-    then: an optimizer's update `w - lr * dw` of every layer but the last to be
-    differentiated ran as a pass of its own at the end, reading back each `dw` and `w`.
-    Moving a loop earlier keeps every dependence (it reads only what is made by then;
-    nothing between read what it makes), and a graph output is live to the end anyway."""
+    """`groups` with loops that could be a kernel's epilogue but come later moved right
+    after that kernel, once their other inputs are made by then and no more memory is
+    held meanwhile: the bytes of what the loop makes that is not a graph output (outputs
+    are allocated for the whole call) are at most those of what it reads of the kernel's
+    and nobody between reads (which then dies sooner). An optimizer's update `w - lr * dw`
+    of every layer but the last one differentiated ran as a pass of its own after the
+    backward pass, and a layer's `(1 - h**2) * dx` came after the next matmul, each
+    reading its inputs back. Moving a loop earlier keeps every dependence: it reads only
+    what is made by then, and nothing between reads what it makes."""
     outs = {id(v) for v in part.graph.outvars if isinstance(v, Var)}
-    made_by = {id(v): j for j, g in enumerate(groups) for v in g.roots}
     groups = list(groups)
     for k in range(len(groups)):
         shape = _output_shape(part, groups[k])
         if shape is None or _run(part, groups, k):
             continue
-        produced = {id(o) for o in groups[k].roots}
-        for j in range(k + 2, len(groups)):
+        made_by = {id(v): i for i, grp in enumerate(groups) for v in grp.roots}
+        produced, read_between = {id(o) for o in groups[k].roots}, set()
+        for j in range(k + 1, len(groups)):
             g = groups[j]
-            if g.kind == "loop" and all(id(v) in outs for v in g.roots) \
-                    and math.prod(g.shape) == math.prod(shape) \
+            if j > k + 1 and g.kind == "loop" and math.prod(g.shape) == math.prod(shape) \
                     and all(made_by.get(id(x), -1) <= k for x in g.leaves) \
+                    and _bytes(v for v in g.roots if id(v) not in outs) <= _bytes(
+                        x for x in g.leaves if id(x) in produced and id(x) not in read_between) \
                     and _reads_own_element(part, g, produced):
                 groups.insert(k + 1, groups.pop(j))
-                made_by = {id(v): i for i, grp in enumerate(groups) for v in grp.roots}
                 break
+            read_between.update(id(x) for x in g.leaves)
     return groups
+
+
+def _bytes(values):
+    return sum(v.aval.size * v.aval.dtype.itemsize for v in values)
 
 
 def _output_shape(part, g):

@@ -181,7 +181,9 @@ def test_epilogue_inside_a_loop_body(threads):
 def test_every_layers_update_is_its_weight_gradients_epilogue(threads):
     """An SGD step of a 3-layer MLP: each `w - lr * dw` becomes the epilogue of the matmul
     making `dw`, not only the last layer differentiated (the others' updates came after
-    the whole backward pass, each a pass of its own reading `dw` and `w` back)."""
+    the whole backward pass, each a pass of its own reading `dw` and `w` back), and each
+    `(1 - h**2) * dx` the epilogue of the matmul making `dx` (it came after the next
+    matmul): all 8 matmuls take an epilogue."""
     x, y, *params = data([(6, 20), (6, 20), (20, 20), (20,), (20, 20), (20,), (20, 20), (20,)],
                          np.float32)
 
@@ -199,3 +201,5 @@ def test_every_layers_update_is_its_weight_gradients_epilogue(threads):
     maker = {id(o): n for n in graph.nodes for o in n.outputs}
     weights = [maker[id(v)] for v in graph.outvars[::2]]
     assert all(n.kernel == "fusion" and n.attrs["kind"] == "matmul" for n in weights)
+    assert [n.attrs.get("kind") for n in graph.nodes if n.kernel == "fusion"].count("matmul") == 8
+    assert "matmul" not in [n.kernel for n in graph.nodes]
