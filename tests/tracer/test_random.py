@@ -80,11 +80,21 @@ def test_keys_equal_jax(jr, seed):
     np.testing.assert_array_equal(tr.PRNGKey(seed), np.asarray(jr.PRNGKey(seed)))
 
 
-def test_64_bit_seeds_as_jax_x64():
-    np.testing.assert_array_equal(tr.PRNGKey(2 ** 40 + 3), [256, 3])
-    np.testing.assert_array_equal(tr.key(-1), [2 ** 32 - 1, 2 ** 32 - 1])
-    np.testing.assert_array_equal(tracer.jit(tr.PRNGKey)(np.int64(-7)), tr.PRNGKey(-7))
-    np.testing.assert_array_equal(tracer.jit(tr.PRNGKey)(np.int32(-5)), [0, 2 ** 32 - 5])
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_seeds_give_jax_default_keys(backend):
+    """JAX without x64 (its default): (0, seed mod 2**32) for every integer type."""
+    cases = [(2 ** 40 + 3, 3), (-1, 2 ** 32 - 1), (-2 ** 31 - 100, 2 ** 31 - 100),
+             (2 ** 63 - 1, 2 ** 32 - 1), (np.int64(-7), 2 ** 32 - 7),
+             (np.int32(-5), 2 ** 32 - 5), (np.uint64(2 ** 64 - 1), 2 ** 32 - 1),
+             (np.array(2 ** 40, np.int64), 0), (np.int8(-1), 2 ** 32 - 1)]
+    jitted = tracer.jit(tr.PRNGKey, backend=backend)
+    for seed, low in cases:
+        np.testing.assert_array_equal(tr.PRNGKey(seed), [0, low])
+        np.testing.assert_array_equal(tr.key(seed), [0, low])
+        if not isinstance(seed, int):
+            np.testing.assert_array_equal(jitted(seed), [0, low])
+    with pytest.raises(OverflowError, match="int64"):
+        tr.PRNGKey(2 ** 63)
 
 
 # ---- statistics (fixed seeds) ----------------------------------------------------------

@@ -14,5 +14,5 @@ def test_key_dtype_is_the_dtype_of_keys(impl):
 
 
 def test_key_dtype_of_an_unknown_impl_names_the_op():
-    with pytest.raises(ArgumentError, match="key_dtype: only impl='threefry2x32'"):
+    with pytest.raises(ArgumentError, match="key_dtype: PRNG implementation 'rbg' is not available"):
         trandom.key_dtype("rbg")

@@ -1,8 +1,9 @@
 """tracer.random: JAX's counter-based PRNG (core.py) and JAX's distributions, with JAX's
 samplers' algorithms (continuous.py, gamma.py, discrete.py), all as tracer.numpy ops."""
-from tracer.random.core import (PRNGKey, bernoulli, bits, categorical, fold_in, key,  # noqa: F401
-                                key_data, key_dtype, normal, permutation, randint, shuffle,
-                                split, uniform, wrap_key_data)
+from tracer.random.core import (PRNGKey, bernoulli, bits, categorical, clone,  # noqa: F401
+                                fold_in, key, key_data, key_dtype, key_impl, normal,
+                                permutation, randint, shuffle, split, uniform,
+                                wrap_key_data)
 from tracer.random.continuous import (cauchy, double_sided_maxwell, exponential,  # noqa: F401
                                       gumbel, laplace, logistic, lognormal, maxwell,
                                       multivariate_normal, orthogonal, pareto, rademacher,

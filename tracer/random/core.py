@@ -13,7 +13,8 @@ their concatenation. So `PRNGKey`, `split`, `fold_in`, `uniform`, `bernoulli`, `
 (32-bit dtypes) and `permutation` give JAX's exact values; `normal` (sqrt(2) * erfinv of
 a uniform, with XLA's erfinv polynomials) and `categorical` (Gumbel-max) agree with JAX
 to rounding.
-64-bit seeds are split into two words as JAX does with x64 enabled. Every sampler is
+A seed's key is (0, seed mod 2**32) whatever its integer type, as JAX's default (x64
+disabled) gives. Every sampler is
 made of ops that all backends compute alike (integer ops, bit casts, IEEE + - * / sqrt:
 normal's log1p and categorical's log are written with them), so it gives the same bits
 eagerly, under jit and on every backend.
@@ -26,7 +27,7 @@ import numpy as np
 
 import tracer.numpy as tnp
 from ir import dtype_kind
-from ir.errors import ArgumentError, DTypeError, ShapeError
+from ir.errors import ArgumentError, ArgumentValueError, DTypeError, ShapeError
 from tracer import exact_math
 from tracer.core import Tracer
 from tracer.numpy._base import (broadcast_shapes, dtype_of, is_weak, normalize_axis,
@@ -39,38 +40,66 @@ _KEY_HELP = "make keys with tracer.random.PRNGKey(seed) or split(key); vmap over
 
 
 # ---- keys ------------------------------------------------------------------------------
-def PRNGKey(seed):
-    """The key of an integer seed: its bits as (high word, low word), as JAX with x64
-    enabled (Python ints are 64-bit; a 32-bit integer's high word is 0)."""
+def PRNGKey(seed, *, impl=None):
+    """The key of an integer seed: (0, seed mod 2**32), as JAX with x64 disabled (its
+    default) for every integer type; Python ints must fit in int64, as in JAX."""
+    _check_impl(impl, None, "PRNGKey")
     if isinstance(seed, Tracer):
         return _traced_seed(seed)
+    if np.ndim(seed) != 0:
+        raise ArgumentError(f"PRNGKey accepts a scalar seed, but was given an array of "
+                            f"shape {np.shape(seed)}; split a key, or vmap over seeds")
     if isinstance(seed, (bool, np.bool_)) or not (
-            isinstance(seed, (int, np.integer)) or isinstance(seed, np.ndarray) and
-            seed.shape == () and seed.dtype.kind in "iu"):
-        raise ArgumentError(f"PRNGKey: seed must be an integer scalar, got {seed!r}")
-    width = 32 if isinstance(seed, (np.integer, np.ndarray)) and seed.dtype.itemsize <= 4 \
-        else 64
-    if not -2 ** 63 <= int(seed) < 2 ** 64:
-        raise ArgumentError(f"PRNGKey: seed {seed} does not fit in 64 bits")
-    seed = int(seed) % 2 ** width
-    return np.array([seed >> 32, seed & 0xFFFFFFFF], U32)
+            isinstance(seed, (int, np.integer)) or
+            isinstance(seed, np.ndarray) and seed.dtype.kind in "iu"):
+        raise ArgumentError(f"PRNGKey: PRNG key seed must be an integer; got {seed!r}")
+    if isinstance(seed, int) and not -2 ** 63 <= seed < 2 ** 63:
+        raise OverflowError(f"PRNGKey: seed {seed} does not fit in int64; reduce it "
+                            f"(only its low 32 bits are used)")
+    return np.array([0, int(seed) % 2 ** 32], U32)
 
 
-def key(seed, *, impl=None):
+def key(seed, *, impl=None, dtype=None):
     """`PRNGKey(seed)`: keys here are JAX's raw uint32 keys (threefry2x32 only)."""
-    _check_impl(impl, "key")
+    _check_impl(impl, dtype, "key")
     return PRNGKey(seed)
 
 
 def key_dtype(impl=None):
     """The dtype of the keys `key(seed, impl=impl)` makes: uint32, as keys here are raw."""
-    _check_impl(impl, "key_dtype")
+    _check_impl(impl, None, "key_dtype")
     return U32
 
 
-def _check_impl(impl, op):
-    if impl not in (None, "threefry2x32"):
-        raise ArgumentError(f"{op}: only impl='threefry2x32' is available, got {impl!r}")
+def key_impl(keys):
+    """The name of the keys' PRNG implementation: "threefry2x32", the only one here."""
+    _raw_keys(keys, "key_impl")
+    return "threefry2x32"
+
+
+_JAX_IMPLS = ("threefry2x32", "threefry4x32", "philox2x32", "philox4x32", "rbg",
+              "unsafe_rbg")
+
+
+def _check_impl(impl, dtype, op):
+    """Accepts JAX's ways of naming threefry2x32 keys: impl= its name, dtype= its name
+    or key_dtype()'s uint32; JAX's errors for both or for an unknown name or type."""
+    if impl is not None and dtype is not None:
+        raise ArgumentValueError(f"{op}: Cannot specify both `impl` and `dtype`")
+    spec = dtype if impl is None else impl
+    if spec is None or isinstance(spec, str) and spec == "threefry2x32":
+        return
+    if isinstance(spec, str):
+        if spec in _JAX_IMPLS:
+            raise ArgumentValueError(f"{op}: PRNG implementation {spec!r} is not available; "
+                                     f"keys here are raw threefry2x32 keys (impl=None or "
+                                     f"'threefry2x32')")
+        raise ArgumentValueError(f"{op}: unrecognized PRNG implementation {spec!r}; the "
+                                 f"only one here is 'threefry2x32'")
+    if impl is None and isinstance(spec, (np.dtype, type)) and np.dtype(spec) == U32:
+        return
+    raise ArgumentError(f"{op}: unrecognized type {type(spec).__name__} for specifying a "
+                        f"PRNG implementation; give 'threefry2x32'")
 
 
 def key_data(keys):
@@ -78,10 +107,15 @@ def key_data(keys):
     return _raw_keys(keys, "key_data")
 
 
-def wrap_key_data(key_bits_array, *, impl=None):
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
     """Keys from uint32 words of shape (..., 2), as JAX's raw keys: checked, returned."""
-    _check_impl(impl, "wrap_key_data")
+    _check_impl(impl, dtype, "wrap_key_data")
     return _raw_keys(key_bits_array, "wrap_key_data")
+
+
+def clone(key):
+    """The key itself (JAX's clone only matters to its key-reuse checker)."""
+    return _raw_keys(key, "clone")
 
 
 def _raw_keys(keys, op):
@@ -96,8 +130,7 @@ def _traced_seed(seed):
     if seed.shape != () or dtype_kind(seed.dtype) not in "iu":
         raise ArgumentError(f"PRNGKey: seed must be an integer scalar, got a traced "
                             f"{seed.dtype}{list(seed.shape)}")
-    high = tnp.right_shift(seed, 32) if seed.dtype.itemsize == 8 else tnp.zeros((), U32)
-    return tnp.stack([tnp.astype(high, U32), tnp.astype(seed, U32)])
+    return tnp.stack([tnp.zeros((), U32), tnp.astype(seed, U32)])
 
 
 def _words(key, op):
@@ -196,8 +229,8 @@ def bits(key, shape=(), dtype=None):
     shape = _shape(shape, "bits")
     dt = np.dtype(np.uint32 if dtype is None else dtype)
     if dt.kind != "u":
-        raise DTypeError(f"bits: dtype must be an unsigned integer dtype (uint8, uint16, "
-                         f"uint32, uint64), got {dt}")
+        raise ArgumentValueError(f"bits: dtype argument to `bits` must be an unsigned int "
+                                 f"dtype (uint8, uint16, uint32, uint64), got {dt}")
     w1, w2 = _hash(key, shape, "bits")
     if dt.itemsize == 8:
         return tnp.bitwise_or(tnp.left_shift(tnp.astype(w1, dt), np.uint64(32)),
@@ -237,14 +270,14 @@ def uniform(key, shape=(), dtype=np.float32, minval=0.0, maxval=1.0):
 
 
 def _fma(a, b, c):
-    """a * b + c rounded once, as XLA's fused multiply-add gives (JAX's values): narrower
-    floats are computed in float64, where the product is exact. float64's is rounded
-    twice, as NumPy and the llvm backend do (JAX's may differ in the last bit)."""
-    dt = dtype_of(a)
-    if dt == np.float64:
+    """a * b + c as XLA's CPU backend computes it (JAX's values): float32's rounded once,
+    as a fused multiply-add (computed in float64, where the product is exact); float16's
+    and bfloat16's rounded after each op; float64's rounded twice, as NumPy and the llvm
+    backend do (JAX's may differ in the last bit)."""
+    if dtype_of(a) != np.float32:
         return a * b + c
     a, b, c = (tnp.astype(v, np.float64) for v in (a, b, c))
-    return tnp.astype(a * b + c, dt)
+    return tnp.astype(a * b + c, np.float32)
 
 
 def normal(key, shape=(), dtype=np.float32):

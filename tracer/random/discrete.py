@@ -12,7 +12,8 @@ from tracer import lax
 from tracer.numpy._base import dtype_of, is_weak, normalize_axis, shape as shape_of, value
 from tracer.random import exact
 from tracer.random.continuous import gumbel, params
-from tracer.random.core import _shape, permutation, randint, split, uniform
+from tracer.random.core import (_float_dtype, _shape, permutation, randint, split,
+                                uniform)
 
 
 def _int_dtype(dtype, op):
@@ -20,6 +21,13 @@ def _int_dtype(dtype, op):
     if dt.kind not in "iu":
         raise DTypeError(f"{op}: dtype must be an integer dtype, got {dt}")
     return dt
+
+
+def _draw_dtype(p, op):
+    """The dtype a probability p is drawn in: its own float dtype, or float32 for a
+    Python scalar or an integer array (JAX's weak types without x64)."""
+    p = value(p, op)
+    return dtype_of(p) if dtype_of(p).kind == "f" and not is_weak(p) else np.dtype(np.float32)
 
 
 def _poisson_knuth(key, lam, shape):
@@ -76,9 +84,7 @@ def poisson(key, lam, shape=None, dtype=None):
 def geometric(key, p, shape=None, dtype=None):
     """Trials up to the first success (>= 1): floor(log u / log1p(-p)) + 1."""
     dt = _int_dtype(dtype, "geometric")
-    p = value(p, "geometric")
-    pdt = dtype_of(p) if dtype_of(p).kind == "f" and not is_weak(p) else np.float32
-    shape, pdt, (p,) = params("geometric", shape, pdt, p)
+    shape, pdt, (p,) = params("geometric", shape, _draw_dtype(p, "geometric"), p)
     u = uniform(key, shape, pdt)
     u = tnp.where(u == np.array(0, pdt), np.array(1, pdt), u)
     return tnp.astype(tnp.floor(exact.log(u) / exact.log1p(-p)) + np.array(1, pdt), dt)
@@ -117,7 +123,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
         if shape_of(p) != (n,):
             raise ShapeError(f"choice: p must be None or of shape ({n},) (a's length along "
                              f"axis), got {shape_of(p)}")
-        pdt = dtype_of(p) if dtype_of(p).kind == "f" and not is_weak(p) else np.float32
+        pdt = _draw_dtype(p, "choice")
         p = tnp.astype(p, pdt)
         if replace:
             cum = tnp.cumsum(p)
@@ -202,8 +208,16 @@ def _btrs(key, count, q, shape):
 
 def binomial(key, n, p, shape=None, dtype=None):
     """Binomial(n, p) counts as floats, JAX's: inversion where n min(p, 1 - p) <= 10,
-    BTRS beyond; NaN for a negative or NaN n or an invalid p, inf for an infinite n."""
-    shape, dt, (n, p) = params("binomial", shape, dtype, n, p)
+    BTRS beyond; NaN for a negative or NaN n or an invalid p, inf for an infinite n.
+    Drawn in p's float dtype (float32 for a Python or integer p), as JAX; `dtype` is only
+    the result's."""
+    dt = _float_dtype(np.float32 if dtype is None else dtype, "binomial")
+    shape, _, (n, p) = params("binomial", shape, _draw_dtype(p, "binomial"), n, p)
+    return tnp.astype(_binomial(key, n, p, shape), dt)
+
+
+def _binomial(key, n, p, shape):
+    dt = dtype_of(p)
     n, p = tnp.broadcast_to(n, shape), tnp.broadcast_to(p, shape)
     low = p < np.array(0.5, dt)
     q = tnp.where(low, p, np.array(1, dt) - p)
