@@ -9,6 +9,8 @@ import numpy as np
 
 from tracer import numpy as tnp
 from tracer.lax.conv import conv_general_dilated
+from tracer.lax.lax_dot import dot_general
+from tracer.precision import DotAlgorithm, DotAlgorithmPreset, check_precision
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -199,7 +201,40 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
                                 preferred_element_type=preferred_element_type)
 
 
+def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
+                               lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
+                               precision=None):
+    """jax.lax.conv_general_dilated_local: a convolution with its own kernel at each output
+    position (a locally connected layer), as JAX: every position's patch
+    (conv_general_dilated_patches) contracted with that position's kernel by dot_general.
+    rhs is laid out as rhs_spec, with `I` the patch (channel-major, then the window in the
+    rhs spec's order) and the spatial axes the output's positions."""
+    check_precision(precision)
+    if isinstance(precision, (str, DotAlgorithm, DotAlgorithmPreset)):
+        raise ValueError(f"lax.conv_general_dilated_local: unsupported precision {precision!r} "
+                         f"(give None, a Precision or a pair of them)")
+    pair = isinstance(precision, (tuple, list))
+    lhs, rhs = tnp.asarray(lhs), tnp.asarray(rhs)
+    patches = conv_general_dilated_patches(
+        lhs, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,
+        dimension_numbers, precision=precision[0] if pair else precision)
+    dn = conv_dimension_numbers(lhs.shape, (1, 1) + tuple(filter_shape), dimension_numbers)
+    want = tuple(patches.shape[d] for d in dn.out_spec[2:])
+    got = tuple(rhs.shape[d] for d in dn.rhs_spec[2:])
+    if rhs.shape[dn.rhs_spec[1]] != patches.shape[dn.out_spec[1]] or got != want:
+        raise ValueError(f"lax.conv_general_dilated_local: rhs of shape {rhs.shape} needs "
+                         f"{patches.shape[dn.out_spec[1]]} input features (channels times "
+                         f"filter_shape {tuple(filter_shape)}) and spatial sizes {want} (the "
+                         f"output's), got {rhs.shape[dn.rhs_spec[1]]} and {got}")
+    order = sorted(range(lhs.ndim - 2), key=lambda k: dn.out_spec[2 + k])
+    batch = ([dn.out_spec[2 + k] for k in order], [dn.rhs_spec[2 + k] for k in order])
+    out = dot_general(patches, rhs, (([dn.out_spec[1]], [dn.rhs_spec[1]]), batch),
+                      precision=precision)
+    return tnp.moveaxis(out, (-2, -1), dn.out_spec[:2])
+
+
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv", "conv_general_dilated_patches",
+           "conv_general_dilated_local",
            "conv_with_general_padding", "conv_transpose", "conv_general_permutations",
            "padtype_to_pads", "conv_shape_tuple", "conv_general_shape_tuple",
            "conv_transpose_shape_tuple", "reduce_window_shape_tuple", "platform_dependent"]
