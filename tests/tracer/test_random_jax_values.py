@@ -63,6 +63,35 @@ def test_binomial_draws_in_p_dtype_not_the_result_dtype():
         np.testing.assert_array_equal(np.asarray(got, np.float32), want)
 
 
+LOGITS = np.array([[0.1, 0.5, -1.0, 2.0, 0.3], [1.0, 1.0, 1.0, -3.0, 0.2]], np.float32)
+ROWS = np.arange(12).reshape(3, 4)
+
+
+def test_permutation_independent():
+    """Each row shuffled on its own: JAX's sorts of x itself by fresh bits per element."""
+    for got in everywhere(lambda k: tr.permutation(k, ROWS, 1, independent=True),
+                          tr.PRNGKey(5)):
+        np.testing.assert_array_equal(got, [[0, 2, 1, 3], [4, 5, 7, 6], [10, 9, 8, 11]])
+    want = [[[0, 5, 10, 7], [8, 9, 6, 3], [4, 1, 2, 11]],
+            [[4, 5, 10, 3], [8, 9, 2, 7], [0, 1, 6, 11]]]
+    for got in vmapped(lambda k: tr.permutation(k, ROWS, independent=True),
+                       tr.split(tr.PRNGKey(5), 2)):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_categorical_without_replacement():
+    """The leading shape's draws are distinct: the top-k of one Gumbel perturbation."""
+    for got in everywhere(lambda k: tr.categorical(k, LOGITS, 1, (3, 2), replace=False),
+                          tr.PRNGKey(5)):
+        np.testing.assert_array_equal(got, [[1, 0], [4, 4], [3, 2]])
+    want = [[[1, 0, 1, 0, 0], [0, 1, 0, 1, 1]], [[1, 1, 1, 0, 0], [0, 0, 0, 1, 1]]]
+    for got in vmapped(lambda k: tr.categorical(k, LOGITS, 0, (2, 5), replace=False),
+                       tr.split(tr.PRNGKey(5), 2)):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match=r"without replacement \(3\) cannot exceed .* \(2\)"):
+        tr.categorical(tr.PRNGKey(0), LOGITS, 0, (3, 5), replace=False)
+
+
 # ---- naming the implementation ---------------------------------------------------------
 @pytest.mark.parametrize("spec", [dict(impl="threefry2x32"), dict(dtype="threefry2x32"),
                                   dict(dtype=np.uint32)])

@@ -28,7 +28,7 @@ import numpy as np
 import tracer.numpy as tnp
 from ir import dtype_kind
 from ir.errors import ArgumentError, ArgumentValueError, DTypeError, ShapeError
-from tracer import exact_math
+from tracer import exact_math, lax
 from tracer.core import Tracer
 from tracer.numpy._base import (broadcast_shapes, dtype_of, is_weak, normalize_axis,
                                 shape as shape_of, value)
@@ -343,8 +343,11 @@ def randint(key, shape, minval, maxval, dtype=np.int32):
     return tnp.add(lo, tnp.astype(offset, dt))
 
 
-def categorical(key, logits, axis=-1, shape=None):
-    """Indices drawn with probabilities softmax(logits, axis) (the Gumbel-max trick)."""
+def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
+    """Indices drawn with probabilities softmax(logits, axis) (the Gumbel-max trick; the
+    top-k of one perturbation of logits for replace=False), as JAX."""
+    if mode not in (None, "low"):
+        raise ArgumentError(f"categorical: only mode=None or 'low' is available, got {mode!r}")
     logits = value(logits, "categorical")
     dt = dtype_of(logits)
     if dtype_kind(dt) != "f":
@@ -360,17 +363,35 @@ def categorical(key, logits, axis=-1, shape=None):
         raise ShapeError(f"categorical: shape {shape} is not broadcast-compatible with the "
                          f"batch shape {batch} of logits {shape_of(logits)}")
     lead = shape[:len(shape) - len(batch)]
+    if not replace:
+        return _categorical_without_replacement(key, logits, axis, shape, lead)
     full = lead + shape[len(lead):][:axis] + shape_of(logits)[axis:axis + 1] + \
         shape[len(lead) + axis:]
-    u = uniform(key, full, dt, float(ml_dtypes.finfo(dt).tiny), 1.0)
-    gumbel = -exact_math.log(-exact_math.log(u))
     logits = tnp.reshape(logits, (1,) * len(lead) + shape_of(logits))
-    return tnp.argmax(gumbel + logits, axis=len(lead) + axis)
+    return tnp.argmax(_gumbel(key, full, dt) + logits, axis=len(lead) + axis)
 
 
-def permutation(key, x, axis=0):
-    """A random permutation of range(x) (x an int) or of x's slices along `axis`: JAX's
-    shuffle, stable sorts by fresh 32-bit samples (one round up to 1625 elements)."""
+def _gumbel(key, shape, dt):
+    u = uniform(key, shape, dt, float(ml_dtypes.finfo(dt).tiny), 1.0)
+    return -exact_math.log(-exact_math.log(u))
+
+
+def _categorical_without_replacement(key, logits, axis, shape, lead):
+    """The top prod(lead) categories of one Gumbel perturbation of logits, leading."""
+    k, n = math.prod(lead), shape_of(logits)[axis]
+    if k > n:
+        raise ArgumentValueError(f"categorical: Number of samples without replacement ({k}) "
+                                 f"cannot exceed number of categories ({n}) (logits "
+                                 f"{shape_of(logits)}, shape {shape})")
+    perturbed = tnp.moveaxis(_gumbel(key, shape_of(logits), dtype_of(logits)) + logits, axis, -1)
+    _, index = lax.top_k(perturbed, k)
+    return tnp.reshape(tnp.moveaxis(index, -1, 0), shape)
+
+
+def permutation(key, x, axis=0, independent=False):
+    """A random permutation of range(x) (x an int) or of x's slices along `axis` (or of
+    each 1-D slice along it on its own, independent=True): JAX's shuffle, stable sorts
+    by fresh 32-bit samples (one round up to 1625 elements)."""
     if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
         if x < 0:
             raise ArgumentError(f"permutation: x must be >= 0, got {x}")
@@ -379,13 +400,15 @@ def permutation(key, x, axis=0):
     if shape_of(x) == ():
         raise ShapeError("permutation: x must be an int or an array of rank >= 1")
     axis = normalize_axis("permutation", axis, len(shape_of(x)))
-    n = shape_of(x)[axis]
-    index = tnp.arange(n)
-    rounds = math.ceil(3 * math.log(max(1, n)) / math.log(2 ** 32 - 1))
+    # the slices' order as JAX shuffles it: the index vector, or x itself if independent
+    order, along = (x, axis) if independent else (tnp.arange(shape_of(x)[axis]), 0)
+    rounds = math.ceil(3 * math.log(max(1, math.prod(shape_of(order)))) /
+                       math.log(2 ** 32 - 1))
     for _ in range(rounds):
         key, sub = split(key)
-        index = tnp.take(index, tnp.argsort(bits(sub, (n,)), stable=True))
-    return tnp.take(x, index, axis=axis)
+        sort = tnp.argsort(bits(sub, shape_of(order)), axis=along, stable=True)
+        order = tnp.take_along_axis(order, sort, axis=along)
+    return order if independent else tnp.take(x, order, axis=axis)
 
 
 def shuffle(key, x, axis=0):
