@@ -14,7 +14,7 @@ straight into the packed matmul's register tiles.
 import numpy as np
 
 from ir import ShapedArray, dtype_kind
-from ir.errors import ArgumentError, DTypeError, ShapeError
+from ir.errors import ArgumentError, ArgumentValueError, DTypeError, ShapeError
 from lowering.numpy_windows import dilate, window_out_shape
 from registry import declare_kernel
 from tracer import numpy as tnp
@@ -54,24 +54,27 @@ def _perms(dimension_numbers, ndim):
     return (lb, *ls, lf), (*rs, ri, ro), (ob, *os_, of)
 
 
-def _same_pads(sizes, windows, strides):
-    """JAX's 'SAME': out = ceil(in / stride), the padding split with the extra one after."""
+def padtype_pads(op, padding, sizes, windows, strides):
+    """jax.lax's padding types as (lo, hi) pairs: 'VALID' none; 'SAME' (out = ceil(in /
+    stride)) splits the padding with the extra one after, 'SAME_LOWER' before."""
+    mode = str(getattr(padding, "name", padding)).upper()
+    if mode == "VALID":
+        return ((0, 0),) * len(sizes)
+    if mode not in ("SAME", "SAME_LOWER"):
+        raise ArgumentValueError(f"{op}: padding must be 'SAME', 'SAME_LOWER', 'VALID' or "
+                                 f"(lo, hi) pairs, got {padding!r}")
     pads = []
     for n, k, s in zip(sizes, windows, strides):
         total = max((-(-n // s) - 1) * s + k - n, 0)
-        pads.append((total // 2, total - total // 2))
+        small, large = total // 2, total - total // 2
+        pads.append((small, large) if mode == "SAME" else (large, small))
     return tuple(pads)
 
 
 def pads_of(op, padding, sizes, windows, strides):
-    """Explicit (lo, hi) pairs from 'SAME' / 'VALID' / pairs (lo and hi may be negative)."""
-    if isinstance(padding, str):
-        if padding.upper() == "VALID":
-            return ((0, 0),) * len(sizes)
-        if padding.upper() == "SAME":
-            return _same_pads(sizes, windows, strides)
-        raise ArgumentError(f"{op}: padding must be 'SAME', 'VALID' or (lo, hi) pairs, got "
-                            f"{padding!r}")
+    """Explicit (lo, hi) pairs from a padding type or pairs (lo and hi may be negative)."""
+    if isinstance(padding, str) or hasattr(padding, "name"):
+        return padtype_pads(op, padding, sizes, windows, strides)
     pads = tuple((int(lo), int(hi)) for lo, hi in padding)
     if len(pads) != len(sizes):
         raise ArgumentError(f"{op}: padding needs one (lo, hi) pair per spatial dim "

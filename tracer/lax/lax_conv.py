@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tracer import numpy as tnp
-from tracer.lax.conv import conv_general_dilated
+from tracer.lax.conv import conv_general_dilated, padtype_pads
 from tracer.lax.lax_dot import dot_general
 from tracer.precision import DotAlgorithm, DotAlgorithmPreset, check_precision
 
@@ -46,18 +46,8 @@ def conv_general_permutations(dimension_numbers):
 
 def padtype_to_pads(in_shape, window_shape, window_strides, padding):
     """jax.lax.padtype_to_pads: explicit (lo, hi) pairs for 'SAME', 'SAME_LOWER', 'VALID'."""
-    mode = str(getattr(padding, "name", padding)).upper()
-    if mode == "VALID":
-        return [(0, 0)] * len(in_shape)
-    if mode not in ("SAME", "SAME_LOWER"):
-        raise ValueError(f"lax.padtype_to_pads: unknown padding {padding!r} (use 'SAME', "
-                         f"'SAME_LOWER' or 'VALID')")
-    pads = []
-    for n, k, s in zip(in_shape, window_shape, window_strides):
-        total = max((-(-n // s) - 1) * s + k - n, 0)
-        small, large = total // 2, total - total // 2
-        pads.append((small, large) if mode == "SAME" else (large, small))
-    return pads
+    return list(padtype_pads("lax.padtype_to_pads", padding, in_shape, window_shape,
+                             window_strides))
 
 
 def _strided(sizes, windows, strides):
