@@ -105,6 +105,18 @@ def test_key_and_wrap_key_data_take_jax_specs(spec):
         np.testing.assert_array_equal(got, data)
 
 
+class ArrayLike:
+    """A 0-d array of another library (a jax.Array seed): it has only __array__."""
+    def __array__(self, dtype=None, copy=None):
+        return np.array(-3, np.int32)
+
+
+def test_seeds_of_other_array_types_and_the_uint32_dtype_as_impl():
+    np.testing.assert_array_equal(tr.PRNGKey(ArrayLike()), [0, 2 ** 32 - 3])
+    assert tr.key_dtype(np.dtype(np.uint32)) == tr.key_dtype(np.uint32) == np.uint32
+    np.testing.assert_array_equal(tr.key(3, impl=tr.key_dtype()), [0, 3])
+
+
 def test_key_impl_and_clone():
     keys = tr.split(tr.PRNGKey(0), 5)
     assert tr.key_impl(keys) == tr.key_impl(keys[0]) == "threefry2x32"

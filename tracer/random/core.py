@@ -46,17 +46,18 @@ def PRNGKey(seed, *, impl=None):
     _check_impl(impl, None, "PRNGKey")
     if isinstance(seed, Tracer):
         return _traced_seed(seed)
-    if np.ndim(seed) != 0:
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        if not -2 ** 63 <= seed < 2 ** 63:
+            raise OverflowError(f"PRNGKey: seed {seed} does not fit in int64; reduce it "
+                                f"(only its low 32 bits are used)")
+        return np.array([0, seed % 2 ** 32], U32)
+    array = np.asarray(seed)
+    if array.ndim != 0:
         raise ArgumentError(f"PRNGKey accepts a scalar seed, but was given an array of "
-                            f"shape {np.shape(seed)}; split a key, or vmap over seeds")
-    if isinstance(seed, (bool, np.bool_)) or not (
-            isinstance(seed, (int, np.integer)) or
-            isinstance(seed, np.ndarray) and seed.dtype.kind in "iu"):
+                            f"shape {array.shape}; split a key, or vmap over seeds")
+    if array.dtype.kind not in "iu":
         raise ArgumentError(f"PRNGKey: PRNG key seed must be an integer; got {seed!r}")
-    if isinstance(seed, int) and not -2 ** 63 <= seed < 2 ** 63:
-        raise OverflowError(f"PRNGKey: seed {seed} does not fit in int64; reduce it "
-                            f"(only its low 32 bits are used)")
-    return np.array([0, int(seed) % 2 ** 32], U32)
+    return np.array([0, int(array) % 2 ** 32], U32)
 
 
 def key(seed, *, impl=None, dtype=None):
@@ -96,7 +97,7 @@ def _check_impl(impl, dtype, op):
                                      f"'threefry2x32')")
         raise ArgumentValueError(f"{op}: unrecognized PRNG implementation {spec!r}; the "
                                  f"only one here is 'threefry2x32'")
-    if impl is None and isinstance(spec, (np.dtype, type)) and np.dtype(spec) == U32:
+    if isinstance(spec, (np.dtype, type)) and np.dtype(spec) == U32:
         return
     raise ArgumentError(f"{op}: unrecognized type {type(spec).__name__} for specifying a "
                         f"PRNG implementation; give 'threefry2x32'")
