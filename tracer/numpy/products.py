@@ -1,6 +1,8 @@
 """Products: matmul dot outer vdot inner tensordot einsum kron cross. matmul and dot are
 built on one batched `matmul` kernel ((..., m, k) @ (..., k, n), equal batch dims: vectors
-are reshaped, batch dims broadcast); vdot, inner and tensordot are einsums.
+are reshaped, batch dims broadcast; a stack of matrices times one matrix is one product of
+the stack's rows, so neither the matrix is copied per batch nor its gradient summed over
+copies); vdot, inner and tensordot are einsums.
 
 einsum plans its contraction (no loop over elements): repeated letters in one operand
 take a diagonal (a strided slice of the flattened axis pair), letters no longer needed
@@ -63,6 +65,10 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     if shape(a2)[-1] != shape(b2)[-2]:
         raise ShapeMismatchError(f"matmul: shapes {sa} and {sb} are not aligned: {shape(a2)[-1]} "
                          f"(dim -1 of a) != {shape(b2)[-2]} (dim -2 of b)")
+    if len(shape(a2)) > 2 and len(shape(b2)) == 2:     # (..., m, k) @ (k, n): one matrix
+        rows = math.prod(shape(a2)[:-1])
+        out = run_kernel("matmul", [reshape(a2, (rows, shape(a2)[-1])), b2])
+        return reshape(out, shape(a2)[:-1] + shape(b2)[-1:] if len(sb) > 1 else shape(a2)[:-1])
     batch = broadcast_shapes("matmul", shape(a2)[:-2], shape(b2)[:-2])
     trace = innermost_trace([a2, b2])
     a2 = broadcast(a2, batch + shape(a2)[-2:], trace)
