@@ -5,7 +5,7 @@ import builtins
 
 import numpy as np
 
-from ir.errors import ShapeError
+from ir.errors import ShapeError, ShapeMismatchError
 from tracer import numpy as tnp
 from tracer.core import run_kernel
 from tracer.lax.lax_elementwise import same_dtype
@@ -43,19 +43,41 @@ def reshape(operand, new_sizes, dimensions=None):
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
-    """jax.lax.broadcast_in_dim: operand dim i becomes output dim broadcast_dimensions[i]."""
+    """jax.lax.broadcast_in_dim: operand dim i becomes output dim broadcast_dimensions[i]
+    (in any order, as JAX: the operand is transposed to the output's order first)."""
     x = tnp.asarray(operand)
     shape = tuple(int(d) for d in shape)
     dims = tuple(int(d) for d in broadcast_dimensions)
-    if (len(dims) != x.ndim or any(not 0 <= d < len(shape) for d in dims)
-            or list(dims) != sorted(set(dims))
-            or any(x.shape[i] not in (1, shape[d]) for i, d in enumerate(dims))):
-        raise ShapeError(f"lax.broadcast_in_dim: operand {x.shape} cannot go to {shape} along "
-                         f"strictly increasing dimensions {dims} (each size 1 or equal)")
+    _check_broadcast_in_dim(x.shape, shape, dims)
     lifted = [1] * len(shape)
     for i, d in enumerate(dims):
         lifted[d] = x.shape[i]
+    x = tnp.transpose(x, sorted(range(x.ndim), key=dims.__getitem__))
     return tnp.broadcast_to(tnp.reshape(x, tuple(lifted)), shape)
+
+
+def _check_broadcast_in_dim(operand, shape, dims):
+    """JAX's checks, in its order and words (TypeErrors there, ShapeMismatchError here)."""
+    if len(dims) != len(operand):
+        problem = (f"broadcast_dimensions must have length equal to operand ndim; got "
+                   f"broadcast_dimensions {dims} for operand ndim {len(operand)}")
+    elif len(shape) < len(operand):
+        problem = (f"target broadcast shape must have equal or higher rank to the operand "
+                   f"shape; got operand ndim {len(operand)} and target broadcast ndim "
+                   f"{len(shape)}")
+    elif not set(dims) <= set(range(len(shape))):
+        problem = (f"broadcast_dimensions must be a subset of output dimensions, got {dims} "
+                   f"for operand ndim {len(operand)} and shape {shape}")
+    elif any(n not in (1, shape[d]) for n, d in zip(operand, dims)):
+        problem = (f"operand dimension sizes must either be 1, or be equal to their "
+                   f"corresponding dimensions in the target broadcast shape; got operand of "
+                   f"shape {operand}, target broadcast shape {shape}, broadcast_dimensions "
+                   f"{dims}")
+    elif len(set(dims)) != len(dims):
+        problem = f"broadcast_dimensions must not contain duplicates, got {dims}"
+    else:
+        return
+    raise ShapeMismatchError(f"lax.broadcast_in_dim {problem}")
 
 
 def broadcast(operand, sizes):
