@@ -310,7 +310,7 @@ join:
 """
 
 
-_loading = threading.Lock()
+_loading = forks.lock()      # a child forked mid-load loads again
 
 
 def warm():
