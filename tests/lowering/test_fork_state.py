@@ -167,6 +167,15 @@ def buffers_lock():
     return code
 
 
+def pool_loading():
+    settings.parallel_ns, os.environ["TRACER_NUM_THREADS"] = 0, "2"
+    stop = held(pool._loading)      # as pool.warm's thread holds it while the module loads
+    x = np.linspace(0, 1, 4096)
+    code = fork(lambda: np.allclose(tracer.jit(lambda x: tnp.exp(x) * 5.0)(x), np.exp(x) * 5.0))
+    stop.set()
+    return code
+
+
 def thread_pool():
     settings.parallel_ns, os.environ["TRACER_NUM_THREADS"] = 0, "2"
     f = tracer.jit(lambda x: tnp.exp(x) * 3.0)
@@ -206,7 +215,7 @@ for piece in sys.argv[1:]:         # each in a process of its own, forked after 
     print(piece, "ok" if code == 0 else f"child: {code}", flush=True)
 """
 PIECES = ["heap_threshold", "compile_thread", "compile_done", "compile_llvm", "jit_cache_lock",
-          "buffers_lock", "thread_pool", "table_locks"]
+          "buffers_lock", "pool_loading", "thread_pool", "table_locks"]
 
 
 @pytest.fixture(scope="module")
