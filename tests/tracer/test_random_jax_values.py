@@ -79,6 +79,11 @@ def test_permutation_independent():
         np.testing.assert_array_equal(got, want)
 
 
+def test_permutation_of_a_0d_integer_array_is_of_its_range():
+    np.testing.assert_array_equal(tr.permutation(tr.PRNGKey(5), np.array(7, np.int32)),
+                                  tr.permutation(tr.PRNGKey(5), 7))
+
+
 def test_categorical_without_replacement():
     """The leading shape's draws are distinct: the top-k of one Gumbel perturbation."""
     for got in everywhere(lambda k: tr.categorical(k, LOGITS, 1, (3, 2), replace=False),
@@ -90,6 +95,42 @@ def test_categorical_without_replacement():
         np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError, match=r"without replacement \(3\) cannot exceed .* \(2\)"):
         tr.categorical(tr.PRNGKey(0), LOGITS, 0, (3, 5), replace=False)
+
+
+def test_bernoulli_high_mode():
+    """mode='high': u2 2**-nmant < p - u1, so p far below float32's spacing near 1 works."""
+    p = np.array([1e-7, 0.5, 0.9], np.float32)
+    for got in everywhere(lambda k: tr.bernoulli(k, p, (4, 3), mode="high"), tr.PRNGKey(9)):
+        np.testing.assert_array_equal(got, [[0, 0, 1], [0, 1, 1], [0, 1, 1], [0, 0, 1]])
+    hits = [49, 66, 175, 194, 331, 586, 604, 727, 757, 829, 1186, 1251, 1560, 1868, 1964]
+    got = tr.bernoulli(tr.PRNGKey(9), np.float32(1e-2), (2000,), mode="high")
+    np.testing.assert_array_equal(np.flatnonzero(got), hits)
+    for got in vmapped(lambda k: tr.bernoulli(k, 0.5, (6,), mode="high"),
+                       tr.split(tr.PRNGKey(9), 2)):
+        np.testing.assert_array_equal(got, [[0, 0, 0, 1, 0, 1], [1, 1, 0, 1, 0, 0]])
+
+
+GUMBEL = {"high": [3.178866386413574, -1.2321016788482666, 0.6079394817352295,
+                   2.2291259765625, 1.3729112148284912, -0.5559096336364746],
+          "highest": [3.1788668632507324, -1.2321021556854248, 0.6079390048980713,
+                      2.2291259765625, 1.3729113340377808, -0.5559098720550537]}
+
+
+@pytest.mark.parametrize("mode", sorted(GUMBEL))
+def test_gumbel_and_categorical_high_modes(mode):
+    """JAX's values to float32 rounding (XLA's log is another polynomial), the same bits
+    on every backend; categorical's indices exactly."""
+    runs = everywhere(lambda k: tr.gumbel(k, (6,), mode=mode), tr.PRNGKey(9))
+    for got in runs:
+        np.testing.assert_allclose(got, GUMBEL[mode], rtol=1e-6)
+        np.testing.assert_array_equal(got, runs[0])
+    for got in everywhere(lambda k: tr.categorical(k, LOGITS, shape=(6, 2), mode=mode),
+                          tr.PRNGKey(9)):
+        np.testing.assert_array_equal(got, [[3, 2], [3, 0], [4, 2], [0, 0], [3, 4], [3, 2]])
+    want = [[[3, 0], [3, 1], [3, 4], [3, 3]], [[3, 1], [3, 4], [1, 1], [3, 0]]]
+    for got in vmapped(lambda k: tr.categorical(k, LOGITS, shape=(4, 2), mode=mode),
+                       tr.split(tr.PRNGKey(9), 2)):
+        np.testing.assert_array_equal(got, want)
 
 
 # ---- naming the implementation ---------------------------------------------------------
@@ -141,6 +182,10 @@ def test_key_impl_and_clone():
     (lambda: tr.PRNGKey(3.5), TypeError, "PRNG key seed must be an integer"),
     (lambda: tr.PRNGKey(np.arange(4)), TypeError, "PRNGKey accepts a scalar seed"),
     (lambda: tr.PRNGKey(tr.PRNGKey(0)), TypeError, "PRNGKey accepts a scalar seed"),
+    (lambda: tr.permutation(tr.PRNGKey(0), 10.0), TypeError,
+     "x must be an integer or at least 1-dimensional"),
+    (lambda: tr.gumbel(tr.PRNGKey(0), mode="higher"), ValueError, "gumbel: mode must be"),
+    (lambda: tr.bernoulli(tr.PRNGKey(0), mode="highest"), ValueError, "bernoulli: mode must"),
     (lambda: tr.bits(tr.PRNGKey(0), (2,), np.float16), ValueError,
      "dtype argument to `bits` must be an unsigned int dtype"),
 ])

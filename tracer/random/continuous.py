@@ -9,11 +9,13 @@ import ml_dtypes
 import numpy as np
 
 import tracer.numpy as tnp
-from ir.errors import ArgumentError, ShapeError
+from ir import dtype_kind
+from ir.errors import ArgumentError, ArgumentValueError, DTypeError, ShapeError
+from tracer import lax
 from tracer.lax import stop_gradient
-from tracer.numpy._base import broadcast_shapes, shape as shape_of, value
+from tracer.numpy._base import broadcast_shapes, dtype_of, shape as shape_of, value
 from tracer.random import exact
-from tracer.random.core import (_check_broadcast, _float_dtype, _shape, normal, split,
+from tracer.random.core import (_check_broadcast, _float_dtype, _shape, bits, normal, split,
                                 uniform)
 
 
@@ -69,12 +71,86 @@ def cauchy(key, shape=(), dtype=None):
 
 
 def gumbel(key, shape=(), dtype=None, mode=None):
-    """Standard Gumbel draws: -log(-log(u)) (JAX's default mode)."""
-    if mode not in (None, "low"):
-        raise ArgumentError(f"gumbel: only mode=None or 'low' is available, got {mode!r}")
+    """Standard Gumbel draws, JAX's modes: -log(-log(u)) (None, "low"); "high" refines u
+    below 1/2 by a second uniform and takes -log(-log1p(-u)); "highest" (float32; "high"
+    for the others) builds u from 64 random bits with as many significant bits as
+    float32 holds at every scale."""
+    if mode not in (None, "low", "high", "highest"):
+        raise ArgumentValueError(f"gumbel: mode must be None, 'low', 'high' or 'highest', "
+                                 f"got {mode!r}")
     shape, dt, _ = params("gumbel", shape, dtype)
-    return -exact.log(-exact.log(_open_uniform(key, shape, dt,
-                                               float(ml_dtypes.finfo(dt).tiny))))
+    info = ml_dtypes.finfo(dt)
+    if mode in (None, "low"):
+        return -exact.log(-exact.log(_open_uniform(key, shape, dt, float(info.tiny))))
+    if mode == "highest" and dt == np.float32:
+        words = bits(key, (2,) + shape)
+        flip = words[0] < np.uint32(2 ** 31)
+        neg = tnp.bitwise_not(words)     # 1 - u in 64-bit fixed point, for u >= 1/2
+        neg = tnp.stack([neg[0] + tnp.astype(neg[1] == np.uint32(2 ** 32 - 1), np.uint32),
+                         neg[1] + np.uint32(1)])
+        x = _unit_of_64_bits(tnp.where(flip, words, neg))
+        return tnp.where(flip, -exact.log(-exact.log1p(-x)), -exact.log(-exact.log(x)))
+    high, low = uniform(key, (2,) + shape, dt)
+    x = tnp.where(high >= np.array(0.5, dt), high,
+                  high + np.array(2.0 ** -info.nmant, dt) * low + np.array(info.tiny, dt))
+    return -exact.log(-exact.log1p(-x))
+
+
+def _unit_of_64_bits(words):
+    """The float32 in (0, 1) nearest below the 64-bit fraction (hi, lo) (JAX's
+    _safe_int_to_float: the leading one found by clz; every shift kept under 32)."""
+    hi, lo = words[0], words[1]
+    hiclz, loclz = lax.clz(hi), lax.clz(lo)
+    u32 = np.uint32
+    top = tnp.left_shift(hi, tnp.minimum(hiclz, u32(31)))
+    rest = tnp.where(hiclz == u32(32), tnp.left_shift(lo, tnp.minimum(loclz, u32(31))),
+                     tnp.where(hiclz == u32(0), u32(0),
+                               tnp.right_shift(lo, u32(32) - tnp.maximum(hiclz, u32(1)))))
+    mantissa = tnp.bitwise_and(tnp.right_shift(tnp.bitwise_or(top, rest), u32(8)),
+                               u32(2 ** 23 - 1))
+    exponent = tnp.left_shift(u32(126) - tnp.where(hiclz == u32(32), u32(32) + loclz, hiclz),
+                              u32(23))
+    exponent = tnp.bitwise_and(exponent, u32(2 ** 30 - 2 ** 22))
+    return lax.bitcast_convert_type(tnp.bitwise_or(exponent, mantissa), np.float32)
+
+
+def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
+    """Indices drawn with probabilities softmax(logits, axis) (the Gumbel-max trick; the
+    top-k of one perturbation of logits for replace=False), as JAX."""
+    logits = value(logits, "categorical")
+    dt = dtype_of(logits)
+    if dtype_kind(dt) != "f":
+        raise DTypeError(f"categorical: logits must be floats, got {dt}")
+    ndim = len(shape_of(logits))
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"categorical: axis {axis} is out of bounds for logits of shape "
+                         f"{shape_of(logits)}")
+    axis %= ndim
+    batch = shape_of(logits)[:axis] + shape_of(logits)[axis + 1:]
+    shape = batch if shape is None else _shape(shape, "categorical")
+    if broadcast_shapes("categorical", shape, batch) != shape:
+        raise ShapeError(f"categorical: shape {shape} is not broadcast-compatible with the "
+                         f"batch shape {batch} of logits {shape_of(logits)}")
+    lead = shape[:len(shape) - len(batch)]
+    if not replace:
+        return _categorical_without_replacement(key, logits, axis, shape, lead, mode)
+    full = lead + shape[len(lead):][:axis] + shape_of(logits)[axis:axis + 1] + \
+        shape[len(lead) + axis:]
+    logits = tnp.reshape(logits, (1,) * len(lead) + shape_of(logits))
+    return tnp.argmax(gumbel(key, full, dt, mode) + logits, axis=len(lead) + axis)
+
+
+def _categorical_without_replacement(key, logits, axis, shape, lead, mode):
+    """The top prod(lead) categories of one Gumbel perturbation of logits, leading."""
+    k, n = math.prod(lead), shape_of(logits)[axis]
+    if k > n:
+        raise ArgumentValueError(f"categorical: Number of samples without replacement ({k}) "
+                                 f"cannot exceed number of categories ({n}) (logits "
+                                 f"{shape_of(logits)}, shape {shape})")
+    perturbed = tnp.moveaxis(gumbel(key, shape_of(logits), dtype_of(logits), mode) + logits,
+                             axis, -1)
+    _, index = lax.top_k(perturbed, k)
+    return tnp.reshape(tnp.moveaxis(index, -1, 0), shape)
 
 
 def pareto(key, b, shape=None, dtype=None):

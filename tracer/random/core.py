@@ -28,7 +28,7 @@ import numpy as np
 import tracer.numpy as tnp
 from ir import dtype_kind
 from ir.errors import ArgumentError, ArgumentValueError, DTypeError, ShapeError
-from tracer import exact_math, lax
+from tracer import exact_math
 from tracer.core import Tracer
 from tracer.numpy._base import (broadcast_shapes, dtype_of, is_weak, normalize_axis,
                                 shape as shape_of, value)
@@ -297,15 +297,22 @@ def normal_of_words(w1, w2, dt):
     return tnp.multiply(tnp.astype(e, dt), math.sqrt(2))
 
 
-def bernoulli(key, p=0.5, shape=None):
+def bernoulli(key, p=0.5, shape=None, mode="low"):
     """Booleans, True with probability p (uniform < p, in p's float dtype; float32 for a
-    weakly typed p, a Python scalar, as JAX without x64)."""
+    weakly typed p, a Python scalar, as JAX without x64). mode="high", JAX's, resolves
+    small p finely: u2 2**-nmant < p - u1, two uniforms."""
+    if mode not in ("low", "high"):
+        raise ArgumentValueError(f"bernoulli: mode must be 'low' or 'high', got {mode!r}")
     p = value(p, "bernoulli")
     dt = dtype_of(p) if dtype_kind(dtype_of(p)) == "f" and not is_weak(p) \
         else np.dtype(np.float32)
     shape = shape_of(p) if shape is None else _shape(shape, "bernoulli")
     _check_broadcast("bernoulli", shape, p)
-    return tnp.less(uniform(key, shape, dt), tnp.astype(p, dt))
+    p = tnp.astype(p, dt)
+    if mode == "high":
+        u1, u2 = uniform(key, (2,) + shape, dt)
+        return tnp.less(u2 * np.array(2.0 ** -ml_dtypes.finfo(dt).nmant, dt), p - u1)
+    return tnp.less(uniform(key, shape, dt), p)
 
 
 def randint(key, shape, minval, maxval, dtype=np.int32):
@@ -344,57 +351,15 @@ def randint(key, shape, minval, maxval, dtype=np.int32):
     return tnp.add(lo, tnp.astype(offset, dt))
 
 
-def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
-    """Indices drawn with probabilities softmax(logits, axis) (the Gumbel-max trick; the
-    top-k of one perturbation of logits for replace=False), as JAX."""
-    if mode not in (None, "low"):
-        raise ArgumentError(f"categorical: only mode=None or 'low' is available, got {mode!r}")
-    logits = value(logits, "categorical")
-    dt = dtype_of(logits)
-    if dtype_kind(dt) != "f":
-        raise DTypeError(f"categorical: logits must be floats, got {dt}")
-    ndim = len(shape_of(logits))
-    if not -ndim <= axis < ndim:
-        raise ShapeError(f"categorical: axis {axis} is out of bounds for logits of shape "
-                         f"{shape_of(logits)}")
-    axis %= ndim
-    batch = shape_of(logits)[:axis] + shape_of(logits)[axis + 1:]
-    shape = batch if shape is None else _shape(shape, "categorical")
-    if broadcast_shapes("categorical", shape, batch) != shape:
-        raise ShapeError(f"categorical: shape {shape} is not broadcast-compatible with the "
-                         f"batch shape {batch} of logits {shape_of(logits)}")
-    lead = shape[:len(shape) - len(batch)]
-    if not replace:
-        return _categorical_without_replacement(key, logits, axis, shape, lead)
-    full = lead + shape[len(lead):][:axis] + shape_of(logits)[axis:axis + 1] + \
-        shape[len(lead) + axis:]
-    logits = tnp.reshape(logits, (1,) * len(lead) + shape_of(logits))
-    return tnp.argmax(_gumbel(key, full, dt) + logits, axis=len(lead) + axis)
-
-
-def _gumbel(key, shape, dt):
-    u = uniform(key, shape, dt, float(ml_dtypes.finfo(dt).tiny), 1.0)
-    return -exact_math.log(-exact_math.log(u))
-
-
-def _categorical_without_replacement(key, logits, axis, shape, lead):
-    """The top prod(lead) categories of one Gumbel perturbation of logits, leading."""
-    k, n = math.prod(lead), shape_of(logits)[axis]
-    if k > n:
-        raise ArgumentValueError(f"categorical: Number of samples without replacement ({k}) "
-                                 f"cannot exceed number of categories ({n}) (logits "
-                                 f"{shape_of(logits)}, shape {shape})")
-    perturbed = tnp.moveaxis(_gumbel(key, shape_of(logits), dtype_of(logits)) + logits, axis, -1)
-    _, index = lax.top_k(perturbed, k)
-    return tnp.reshape(tnp.moveaxis(index, -1, 0), shape)
-
-
 def permutation(key, x, axis=0, independent=False):
     """A random permutation of range(x) (x an int) or of x's slices along `axis` (or of
     each 1-D slice along it on its own, independent=True): JAX's shuffle, stable sorts
     by fresh 32-bit samples (one round up to 1625 elements)."""
-    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
-        if x < 0:
+    if not isinstance(x, Tracer) and np.ndim(x) == 0:
+        if isinstance(x, bool) or np.asarray(x).dtype.kind not in "iu":
+            raise ArgumentError(f"permutation: x must be an integer or at least "
+                                f"1-dimensional, got {x!r}")
+        if int(x) < 0:
             raise ArgumentError(f"permutation: x must be >= 0, got {x}")
         x = tnp.arange(int(x))
     x = value(x, "permutation")
