@@ -10,15 +10,13 @@ with the function's calls. Static arguments are fixed by `trace`/`lower`: a Comp
 only the dynamic ones (as in JAX), checks their pytree, shapes and dtypes against those it
 was compiled for, and raises a TypeError naming each mismatch.
 """
-import inspect
-
 import numpy as np
 
 from ir.errors import ArgumentError, ArgumentValueError
 from tracer.core import Tracer
 from tracer.pytree import LEAF, flatten, unflatten
 from tracer.tree_util import PyTreeDef
-from tracer.signature import Call, leaf_aval
+from tracer.signature import Call, leaf_aval, leaf_names
 
 
 class ShapeDtypeStruct:
@@ -110,13 +108,13 @@ class _Stage:
     `out_info` (a pytree of ShapeDtypeStruct) and `fun_name`."""
 
     def __init__(self, jitted, args, kwargs):
-        call = Call(f"jit({jitted.__name__})", args, kwargs, jitted.static_argnums,
-                    jitted.static_argnames)
+        call = Call(f"jit({jitted.__name__})", jitted.fun, args, kwargs,
+                    jitted.static_argnums, jitted.static_argnames)
         self._avals = [leaf_aval(x, jitted.__name__) for x in call.leaves]
         dyn_args, dyn_kw = unflatten(call.tree, call.leaves)
         _, self._in_td = flatten((tuple(dyn_args), dyn_kw))
         self.in_tree = PyTreeDef(self._in_td)
-        self._names = _leaf_names(jitted.fun, args, call.static, dyn_kw)
+        self._names = leaf_names(jitted.fun, args, call.static, dyn_kw)
         donated = set(jitted._donated(call))
         self.args_info = unflatten(self._in_td, [ArgInfo(a, i in donated)
                                                   for i, a in enumerate(self._avals)])
@@ -273,23 +271,6 @@ def _nbytes(avals):
 def _typename(aval):
     """float32[2,3], as JAX names a type in its messages."""
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
-
-
-def _leaf_names(fun, args, static, dyn_kw):
-    """Per dynamic leaf, the name of the argument it is in: the parameter's name where
-    `fun`'s signature gives it, else args[i]; a keyword argument's name."""
-    try:
-        params = [p.name for p in inspect.signature(fun).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        params = []
-    names = []
-    for i, a in enumerate(args):
-        if i not in static:
-            names += [params[i] if i < len(params) else f"args[{i}]"] * len(flatten(a)[0])
-    for k in sorted(dyn_kw):
-        names += [k] * len(flatten(dyn_kw[k])[0])
-    return names
 
 
 def cost(graph):

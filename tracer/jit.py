@@ -123,7 +123,8 @@ class Jitted:
             if key is not None:
                 return args, key, None
         nums = self.static_argnums + extra_static
-        call = Call(f"jit({self.__name__})", args, kwargs, nums, self.static_argnames)
+        call = Call(f"jit({self.__name__})", self.fun, args, kwargs, nums,
+                    self.static_argnames)
         return call.leaves, call.key, call
 
     def __call__(self, *args, **kwargs):

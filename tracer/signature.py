@@ -136,11 +136,28 @@ def leaf_aval(x, where):
                             f"register its type as a pytree (tracer.tree_util)") from None
 
 
+def leaf_names(fun, args, static, dyn_kw):
+    """Per dynamic leaf of a call, the name of the argument it is in: the parameter's name
+    where `fun`'s signature gives it, else args[i]; a keyword argument's name."""
+    try:
+        params = [p.name for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i, a in enumerate(args):
+        if i not in static:
+            names += [params[i] if i < len(params) else f"args[{i}]"] * len(flatten(a)[0])
+    for k in sorted(dyn_kw):
+        names += [k] * len(flatten(dyn_kw[k])[0])
+    return names
+
+
 class Call:
     """One call's arguments split by `static_spec`: `leaves` (dynamic, traced), `key`
     (the cache key) and `rebuild(values)`, the arguments with `values` for the leaves."""
 
-    def __init__(self, where, args, kwargs, nums, names):
+    def __init__(self, where, fun, args, kwargs, nums, names):
         self.args, self.kwargs = args, kwargs
         n = len(args)       # a static position not given was passed by name, or defaulted
         self.static = sorted({i % n for i in nums if -n <= i < n})
@@ -151,12 +168,16 @@ class Call:
         self.leaves, self.tree = flatten([[a for i, a in enumerate(args)
                                            if i not in self.static], dyn_kw])
         key = [self.tree, statics]
-        for x in self.leaves:
+        for i, x in enumerate(self.leaves):
             if type(x) is _ndarray:
                 key.append((x.shape, x.dtype))
-            else:       # a NumPy scalar keys as the 0-d array it becomes
+                continue
+            try:        # a NumPy scalar keys as the 0-d array it becomes
                 a = leaf_aval(x, where)
-                key.append((a.shape, a.dtype, True) if a.weak_type else (a.shape, a.dtype))
+            except ArgumentError as e:
+                name = leaf_names(fun, args, self.static, dyn_kw)[i]
+                raise type(e)(f"{e}; it was passed as argument {name!r}") from None
+            key.append((a.shape, a.dtype, True) if a.weak_type else (a.shape, a.dtype))
         self.key = tuple(key)
 
     def rebuild(self, values):

@@ -63,3 +63,14 @@ def test_inline_and_keep_unused_are_what_jit_does():
     assert h(1.0, 2.0) == 3.0
     with pytest.raises(TypeError, match="inline must be a bool"):
         tracer.jit(lambda x: x, inline="yes")
+
+
+def test_a_bad_argument_is_named():
+    def f(x, y):
+        return x
+    with pytest.raises(TypeError, match=r"got str \('foo'\).*passed as argument 'x'"):
+        tracer.jit(f)("foo", 1.0)
+    with pytest.raises(TypeError, match="passed as argument 'y'"):
+        tracer.jit(f)(np.ones(2), y={"a": "foo"})
+    with pytest.raises(TypeError, match=r"passed as argument 'args\[1\]'"):
+        tracer.jit(lambda *args: args[0])(1.0, "foo")
