@@ -19,6 +19,7 @@ from ir.errors import DTypeError, ShapeError
 from ir.types import dtype_kind
 from tracer import numpy as tnp
 from tracer.core import run_kernel
+from tracer.lax.gather_checks import check_gather, check_scatter
 from tracer.lax.lax_elementwise import same_dtype
 from tracer.lax.loops import fori_loop
 
@@ -81,10 +82,6 @@ def _starts(name, operand_ndim, indices, index_map, operand_batching, index_batc
     idx = tnp.asarray(indices)
     if dtype_kind(idx.dtype) not in "iu":
         raise DTypeError(f"lax.{name}: indices must be integers, got {idx.dtype}")
-    if idx.ndim < 1 or idx.shape[-1] != len(index_map):
-        raise ShapeError(f"lax.{name}: the indices' last dimension must list the "
-                         f"{len(index_map)} operand dimensions {tuple(index_map)}, got indices "
-                         f"of shape {idx.shape}")
     batch = idx.shape[:-1]
     zero = tnp.zeros(batch, np.int64)
     cols = []
@@ -115,10 +112,8 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
     x = tnp.asarray(operand)
     dn = dimension_numbers
     sizes = tuple(int(k) for k in slice_sizes)
+    check_gather(x.shape, np.shape(start_indices), dn, sizes)
     dropped = tuple(dn.collapsed_slice_dims) + tuple(dn.operand_batching_dims)
-    if any(sizes[d] != 1 for d in dropped if d < len(sizes)):
-        raise ShapeError(f"lax.gather: collapsed and batching dimensions {dropped} must have "
-                         f"slice size 1, got slice_sizes {sizes}")
     starts = _starts("gather", x.ndim, start_indices, dn.start_index_map,
                      dn.operand_batching_dims, dn.start_indices_batching_dims)
     parsed = GatherScatterMode.from_any(mode) if mode is not None else GatherScatterMode.CLIP
@@ -127,9 +122,6 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
     nb = starts.ndim - 1
     pos = tnp.reshape(pos, pos.shape[:nb] + tuple(sizes[d] for d in kept))
     out_ndim = nb + len(kept)
-    if len(dn.offset_dims) != len(kept) or any(not 0 <= d < out_ndim for d in dn.offset_dims):
-        raise ShapeError(f"lax.gather: offset_dims {tuple(dn.offset_dims)} must name "
-                         f"{len(kept)} of the {out_ndim} output dimensions")
     batch_dims = [d for d in range(out_ndim) if d not in dn.offset_dims]
     order = np.argsort(batch_dims + list(dn.offset_dims))     # output dim <- pos dim
     pos = tnp.transpose(pos, tuple(int(o) for o in order))
@@ -145,20 +137,15 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
 def _scatter(name, how, operand, scatter_indices, updates, dimension_numbers, mode):
     x, upd = same_dtype(name, [operand, updates])
     dn = dimension_numbers
+    check_scatter(name, x.shape, np.shape(scatter_indices), upd.shape, dn)
     dropped = tuple(dn.inserted_window_dims) + tuple(dn.operand_batching_dims)
     window = [d for d in range(x.ndim) if d not in dropped]
-    if len(window) != len(dn.update_window_dims):
-        raise ShapeError(f"lax.{name}: update_window_dims {tuple(dn.update_window_dims)} must "
-                         f"name one update dimension per operand dimension {window}")
     sizes = [1] * x.ndim
     for d, u in zip(window, dn.update_window_dims):
         sizes[d] = upd.shape[u]
     starts = _starts(name, x.ndim, scatter_indices, dn.scatter_dims_to_operand_dims,
                      dn.operand_batching_dims, dn.scatter_indices_batching_dims)
     scatter_dims = [d for d in range(upd.ndim) if d not in dn.update_window_dims]
-    if tuple(upd.shape[d] for d in scatter_dims) != starts.shape[:-1]:
-        raise ShapeError(f"lax.{name}: updates {upd.shape} must have the indices' batch shape "
-                         f"{starts.shape[:-1]} in dimensions {scatter_dims}")
     pos, inside = window_positions(x.shape, starts, sizes, GatherScatterMode.from_any(mode),
                                    name)
     upd = tnp.transpose(upd, tuple(scatter_dims) + tuple(dn.update_window_dims))
