@@ -185,6 +185,7 @@ def test_key_impl_and_clone():
     (lambda: tr.permutation(tr.PRNGKey(0), 10.0), TypeError,
      "x must be an integer or at least 1-dimensional"),
     (lambda: tr.gumbel(tr.PRNGKey(0), mode="higher"), ValueError, "gumbel: mode must be"),
+    (lambda: tr.choice(tr.PRNGKey(0), 5, 2), TypeError, "choice: shape must be a sequence"),
     (lambda: tr.bernoulli(tr.PRNGKey(0), mode="highest"), ValueError, "bernoulli: mode must"),
     (lambda: tr.bits(tr.PRNGKey(0), (2,), np.float16), ValueError,
      "dtype argument to `bits` must be an unsigned int dtype"),

@@ -95,7 +95,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     the first of a permutation (replace=False), inverse-CDF search of p's cumulative sum,
     or Gumbel top-k (p without replacement), as JAX."""
     if not isinstance(shape, (tuple, list)):
-        raise ShapeError(f"choice: shape must be a sequence, got {shape!r}")
+        raise ArgumentError(f"choice: shape must be a sequence (a tuple of ints), got {shape!r}")
     shape = _shape(tuple(shape), "choice")
     scalar = isinstance(a, (int, np.integer)) and not isinstance(a, bool)
     arr = None if scalar else value(a, "choice")
