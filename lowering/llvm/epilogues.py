@@ -25,9 +25,12 @@ from lowering.settings import settings
 
 
 
+SMALL = 256     # bytes: loops making no more than this from the inputs alone run first
+
+
 def merge_epilogues(part, groups):
     """`groups` with each kernel that takes epilogues merged with the loops after it."""
-    groups = _hoist_updates(part, groups)
+    groups = _hoist_updates(part, _small_first(groups))
 
     def merged_at(k):
         run = _run(part, groups, k)
@@ -36,13 +39,28 @@ def merge_epilogues(part, groups):
     return merge_runs(groups, merged_at)
 
 
+def _small_first(groups):
+    """`groups` with the loops that make at most SMALL bytes from the graph's inputs (and
+    from such loops) first: an optimizer's bias corrections, scalars of its step count,
+    were made after the backward pass, so the updates reading them could not move."""
+    made = {id(v) for g in groups for v in g.roots}
+    first, ready = [], set()
+    for g in groups:
+        if g.kind == "loop" and _bytes(g.roots) <= SMALL \
+                and all(id(x) not in made or id(x) in ready for x in g.leaves):
+            first.append(g)
+            ready.update(id(v) for v in g.roots)
+    return first + [g for g in groups if not any(g is f for f in first)]
+
+
 def _hoist_updates(part, groups):
     """`groups` with loops that could be a kernel's epilogue but come later moved right
-    after that kernel, once their other inputs are made by then and no more memory is
-    held meanwhile: the bytes of what the loop makes that is not a graph output (outputs
-    are allocated for the whole call) are at most those of what it reads of the kernel's
-    and nobody between reads (which then dies sooner). An optimizer's update `w - lr * dw`
-    of every layer but the last one differentiated ran as a pass of its own after the
+    after that kernel (and the loops already after it), once their other inputs are made
+    by then and no more memory is held meanwhile: the bytes of what the loop makes that
+    is not a graph output (outputs are allocated for the whole call) are at most those of
+    what it reads of the kernel's and nobody between reads (which then dies sooner). An
+    optimizer's update of every layer but the last one differentiated (`w - lr * dw`;
+    Adam's moments, then the parameter from them) ran as passes of their own after the
     backward pass, and a layer's `(1 - h**2) * dx` came after the next matmul, each
     reading its inputs back. Moving a loop earlier keeps every dependence: it reads only
     what is made by then, and nothing between reads what it makes."""
@@ -50,20 +68,26 @@ def _hoist_updates(part, groups):
     groups = list(groups)
     for k in range(len(groups)):
         shape = _output_shape(part, groups[k])
-        if shape is None or _run(part, groups, k):
+        if shape is None:
             continue
+        end = k + 1 + len(_run(part, groups, k))
+        produced = {id(v) for g in groups[k:end] for v in g.roots}
         made_by = {id(v): i for i, grp in enumerate(groups) for v in grp.roots}
-        produced, read_between = {id(o) for o in groups[k].roots}, set()
-        for j in range(k + 1, len(groups)):
+        read_between, j = set(), end
+        while j < len(groups):
             g = groups[j]
-            if j > k + 1 and g.kind == "loop" and math.prod(g.shape) == math.prod(shape) \
-                    and all(made_by.get(id(x), -1) <= k for x in g.leaves) \
+            if g.kind == "loop" and math.prod(g.shape) == math.prod(shape) \
+                    and all(made_by.get(id(x), -1) < end for x in g.leaves) \
                     and _bytes(v for v in g.roots if id(v) not in outs) <= _bytes(
                         x for x in g.leaves if id(x) in produced and id(x) not in read_between) \
                     and _reads_own_element(part, g, produced):
-                groups.insert(k + 1, groups.pop(j))
-                break
-            read_between.update(id(x) for x in g.leaves)
+                groups.insert(end, groups.pop(j))
+                produced.update(id(v) for v in g.roots)
+                made_by = {id(v): i for i, grp in enumerate(groups) for v in grp.roots}
+                end += 1
+            else:
+                read_between.update(id(x) for x in g.leaves)
+            j += 1
     return groups
 
 

@@ -203,3 +203,31 @@ def test_every_layers_update_is_its_weight_gradients_epilogue(threads):
     assert all(n.kernel == "fusion" and n.attrs["kind"] == "matmul" for n in weights)
     assert [n.attrs.get("kind") for n in graph.nodes if n.kernel == "fusion"].count("matmul") == 8
     assert "matmul" not in [n.kernel for n in graph.nodes]
+
+
+def test_adams_update_is_its_weight_gradients_epilogue(threads):
+    """Adam with bias correction: each weight's new moments and new value are made in the
+    epilogue of the matmul making its gradient, the bias corrections (scalars of the step
+    count, computed after the backward pass in program order) running first."""
+    x, y, *params = data([(6, 20), (6, 20), (20, 20), (20,), (20, 20), (20,)], np.float32)
+
+    def loss(params):
+        h = x
+        for w, b in zip(params[::2], params[1::2]):
+            h = dense_bias_tanh(h, w, b)
+        return tnp.mean((h - y) ** 2)
+
+    def step(params, m, v, t):
+        g = tracer.grad(loss)(params)
+        m = [0.9 * a + 0.1 * b for a, b in zip(m, g)]
+        v = [0.999 * a + 0.001 * b * b for a, b in zip(v, g)]
+        lr = 0.01 * tnp.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)
+        return [p - lr * a / (tnp.sqrt(b) + 1e-8) for p, a, b in zip(params, m, v)], m, v
+    zeros = [np.zeros_like(p) for p in params]
+    args = (params, zeros, [z + 0.5 for z in zeros], np.float32(3))
+    check(step, *args)
+    graph = tracer.jit(step).lower(*args).graph
+    maker = {id(o): n for n in graph.nodes for o in n.outputs}
+    made = [maker[id(v)] for part in range(3) for v in graph.outvars[4 * part:4 * part + 4:2]]
+    assert all(n.kernel == "fusion" and n.attrs["kind"] == "matmul" for n in made), \
+        [n.attrs.get("kind", n.kernel) for n in made]
