@@ -123,6 +123,28 @@ def test_mixed_gradient_programs_llvm_matches_numpy_backend(threads, prog, shape
     close([got[0], *got[1]], [want[0], *want[1]], 1e-9)
 
 
+@hsettings(SETTINGS, max_examples=8)
+@given(steps(SMOOTH), st.sampled_from(SHAPES), st.integers(0, 2**16))
+def test_mixed_optimizer_steps_llvm_matches_numpy_backend(threads, prog, shape, seed):
+    """An Adam step on both inputs of a random program: the updates read gradients made
+    by matmuls and move into their epilogues (lowering.llvm.epilogues), the bias
+    corrections, scalars of the step count, run first."""
+    f = build(prog, n_out=1)
+    x, y = inputs(shape, seed)
+    w = np.random.default_rng(seed).standard_normal(shape)
+
+    def step(params, m, v, t):
+        g = tracer.grad(lambda p: tnp.sum(f(*p)[0] * w))(params)
+        m = [0.9 * a + 0.1 * b for a, b in zip(m, g)]
+        v = [0.99 * a + 0.01 * b * b for a, b in zip(v, g)]
+        lr = 0.1 * tnp.sqrt(1 - 0.99 ** t) / (1 - 0.9 ** t)
+        return [p - lr * a / (tnp.sqrt(b) + 1e-8) for p, a, b in zip(params, m, v)], m, v
+    args = ([x, y], [x * 0.1, y * 0.2], [x * x, y * y + 0.1], np.float64(seed % 7 + 1))
+    want = tracer.jit(step, backend="numpy")(*args)
+    got = tracer.jit(step, backend="llvm")(*args)
+    close([a for part in got for a in part], [a for part in want for a in part], 1e-9)
+
+
 @pytest.fixture
 def eager_llvm():
     """Eager ops (and eager grad) on the llvm backend's one-kernel programs."""
