@@ -122,10 +122,11 @@ def dynamic_update_index_in_dim(operand, update, index, axis):
 
 
 def index_take(src, idxs, axes):
-    """jax.lax.index_take: src[idxs[0], idxs[1], ...] along `axes` (other axes kept)."""
+    """jax.lax.index_take: src[idxs[0], idxs[1], ...] along `axes` (other axes kept); an
+    index wraps around its axis (taken modulo its size), as JAX's."""
     x = tnp.asarray(src)
     axes = tuple(axis_of("index_take", a, x.ndim) for a in axes)
-    ids = tnp.broadcast_arrays(*[tnp.asarray(i) for i in idxs])
+    ids = tnp.broadcast_arrays(*[tnp.remainder(i, x.shape[a]) for i, a in zip(idxs, axes)])
     rest = tuple(a for a in range(x.ndim) if a not in axes)
     x = tnp.transpose(x, axes + rest)
     return x[tuple(ids) + (builtins.slice(None),) * len(rest)]
