@@ -6,10 +6,11 @@ import builtins
 
 import numpy as np
 
-from ir.errors import ShapeError
+from ir.errors import DTypeError, ShapeError, ShapeMismatchError
 from ir.types import dtype_kind
 from tracer import numpy as tnp
 from tracer.core import run_kernel
+from tracer.numpy._base import is_weak
 from tracer.lax.lax_elementwise import same_dtype
 from tracer.lax.lax_gather import GatherScatterMode, window_positions
 from tracer.lax.lax_shapes import axis_of
@@ -57,14 +58,20 @@ def _window(name, x, start_indices, sizes):
     if len(start_indices) != x.ndim:
         raise ShapeError(f"lax.{name}: needs one start index per dimension of {x.shape}, got "
                          f"{len(start_indices)}")
-    starts = []
+    starts, strong = [], set()          # Python ints (weak) go with any integer dtype
     for s, n in zip(start_indices, x.shape):
-        s = tnp.asarray(s)
+        weak, s = is_weak(s), tnp.asarray(s)
         if s.ndim or dtype_kind(s.dtype) not in "iu":
-            raise ShapeError(f"lax.{name}: start indices must be integer scalars, got "
-                             f"{s.dtype}{list(s.shape)}")
+            raise ShapeMismatchError(f"lax.{name}: start indices must be integer scalars, got "
+                                     f"{s.dtype}{list(s.shape)}")
+        if not weak:
+            strong.add(str(s.dtype))
         s = tnp.astype(s, np.int64)
         starts.append(tnp.where(s < 0, s + n, s))
+    if len(strong) > 1:
+        raise DTypeError(f"lax.{name}: index arguments to {name} must be integers of the same "
+                         f"type, got: {', '.join(sorted(strong))} (convert them to one dtype, "
+                         f"or pass Python ints)")
     starts = tnp.stack(starts) if starts else tnp.zeros((0,), np.int64)
     return window_positions(x.shape, starts, sizes, _CLAMP, name)[0]
 
