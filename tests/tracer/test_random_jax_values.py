@@ -182,6 +182,7 @@ def test_key_impl_and_clone():
     (lambda: tr.PRNGKey(3.5), TypeError, "PRNG key seed must be an integer"),
     (lambda: tr.PRNGKey(np.arange(4)), TypeError, "PRNGKey accepts a scalar seed"),
     (lambda: tr.PRNGKey(tr.PRNGKey(0)), TypeError, "PRNGKey accepts a scalar seed"),
+    (lambda: tr.key(np.arange(4)), TypeError, "^key accepts a scalar seed"),
     (lambda: tr.permutation(tr.PRNGKey(0), 10.0), TypeError,
      "x must be an integer or at least 1-dimensional"),
     (lambda: tr.gumbel(tr.PRNGKey(0), mode="higher"), ValueError, "gumbel: mode must be"),

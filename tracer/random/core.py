@@ -44,26 +44,30 @@ def PRNGKey(seed, *, impl=None):
     """The key of an integer seed: (0, seed mod 2**32), as JAX with x64 disabled (its
     default) for every integer type; Python ints must fit in int64, as in JAX."""
     _check_impl(impl, None, "PRNGKey")
-    if isinstance(seed, Tracer):
-        return _traced_seed(seed)
-    if isinstance(seed, int) and not isinstance(seed, bool):
-        if not -2 ** 63 <= seed < 2 ** 63:
-            raise OverflowError(f"PRNGKey: seed {seed} does not fit in int64; reduce it "
-                                f"(only its low 32 bits are used)")
-        return np.array([0, seed % 2 ** 32], U32)
-    array = np.asarray(seed)
-    if array.ndim != 0:
-        raise ArgumentError(f"PRNGKey accepts a scalar seed, but was given an array of "
-                            f"shape {array.shape}; split a key, or vmap over seeds")
-    if array.dtype.kind not in "iu":
-        raise ArgumentError(f"PRNGKey: PRNG key seed must be an integer; got {seed!r}")
-    return np.array([0, int(array) % 2 ** 32], U32)
+    return _key_of_seed(seed, "PRNGKey")
 
 
 def key(seed, *, impl=None, dtype=None):
     """`PRNGKey(seed)`: keys here are JAX's raw uint32 keys (threefry2x32 only)."""
     _check_impl(impl, dtype, "key")
-    return PRNGKey(seed)
+    return _key_of_seed(seed, "key")
+
+
+def _key_of_seed(seed, op):
+    if isinstance(seed, Tracer):
+        return _traced_seed(seed, op)
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        if not -2 ** 63 <= seed < 2 ** 63:
+            raise OverflowError(f"{op}: seed {seed} does not fit in int64; reduce it "
+                                f"(only its low 32 bits are used)")
+        return np.array([0, seed % 2 ** 32], U32)
+    array = np.asarray(seed)
+    if array.ndim != 0:
+        raise ArgumentError(f"{op} accepts a scalar seed, but was given an array of "
+                            f"shape {array.shape}; split a key, or vmap over seeds")
+    if array.dtype.kind not in "iu":
+        raise ArgumentError(f"{op}: PRNG key seed must be an integer; got {seed!r}")
+    return np.array([0, int(array) % 2 ** 32], U32)
 
 
 def key_dtype(impl=None):
@@ -127,9 +131,9 @@ def _raw_keys(keys, op):
     return keys
 
 
-def _traced_seed(seed):
+def _traced_seed(seed, op):
     if seed.shape != () or dtype_kind(seed.dtype) not in "iu":
-        raise ArgumentError(f"PRNGKey: seed must be an integer scalar, got a traced "
+        raise ArgumentError(f"{op}: seed must be an integer scalar, got a traced "
                             f"{seed.dtype}{list(seed.shape)}")
     return tnp.stack([tnp.zeros((), U32), tnp.astype(seed, U32)])
 
