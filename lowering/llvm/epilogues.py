@@ -7,12 +7,18 @@ rows the kernel runs, then the loops, while those rows are still in cache:
 `relu(conv(x, w) + b)` is one parallel step instead of two, and the loops do not read
 the kernel's output back from memory.
 
-The kernel's output stays a buffer (a root, also when nothing else reads it); the loops
-run as one loop whose values pass in registers, so those needed only inside the group
-are never stored.
+The loops run as one loop whose values pass in registers, so those needed only inside
+the group are never stored. The kernel's output stays a buffer when something after the
+group reads it; when nothing does (a weight's gradient read only by its update, a
+layer's `dx` only by its activation's derivative), each thread writes its chunks of it
+into a chunk-sized buffer on its stack instead, so it takes no memory of the program's
+and is never written back.
 """
 import contextlib
+import copy
 import math
+
+from llvmlite import ir
 
 from ir import Var
 from lowering.llvm import irutil
@@ -26,6 +32,7 @@ from lowering.settings import settings
 
 
 SMALL = 256     # bytes: loops making no more than this from the inputs alone run first
+PRIVATE_MAX = 1 << 20   # bytes: largest chunk of a kernel output kept on a thread's stack
 
 
 def merge_epilogues(part, groups):
@@ -148,9 +155,12 @@ def _reads_own_element(part, g, produced):
 def _epilogue_group(part, kernel, run, after):
     """One group: the kernel's roots, then the loops' values needed after the run."""
     needed = {id(v) for v in part.graph.outvars} | {id(x) for g in after for x in g.leaves}
-    grp = Group("epilogue", kernel.roots + [v for g in run for v in g.roots if id(v) in needed],
-                node=kernel.node, shape=kernel.node.outputs[0].aval.shape)
-    grp.members, grp.flat = run, all(g.flat for g in run)
+    out = kernel.node.outputs[0]
+    private = id(out) not in needed and _chunk(out.aval)[1] <= PRIVATE_MAX
+    grp = Group("epilogue", [r for r in kernel.roots if not private or r is not out] +
+                [v for g in run for v in g.roots if id(v) in needed],
+                node=kernel.node, shape=out.aval.shape)
+    grp.members, grp.flat, grp.private = run, all(g.flat for g in run), private
     made = {id(v) for g in [kernel] + run for v in g.roots}
     order = {id(n): i for i, n in enumerate(part.graph.nodes)}
     grp.nodes = sorted({id(n): n for g in [kernel] + run for n in g.nodes}.values(),
@@ -161,32 +171,54 @@ def _epilogue_group(part, kernel, run, after):
     return grp
 
 
+def _chunk(aval):
+    """(rows, bytes) of the chunks an epilogue group runs its kernel on: about
+    settings.epilogue_chunk_bytes, in whole multiples of settings.epilogue_row_multiple."""
+    row = aval.shape[-1] * aval.dtype.itemsize
+    rows = -(-max(1, settings.epilogue_chunk_bytes // max(row, 1))
+             // settings.epilogue_row_multiple) * settings.epilogue_row_multiple
+    return rows, rows * row
+
+
 def emit_epilogue(mb, part, grp, launch, name):
     """Define `name`: per chunk of rows in [start, end), the kernel (its own function
-    `name`.k, inlined) then the loops; `name`.prep runs the kernel's prepare step."""
-    kname = name + ".k"
-    emit_kernel(mb, part, grp, launch, kname)      # the kernel alone: `name`.k(.prep)
+    `name`.k, inlined) then the loops; `name`.prep runs the kernel's prepare step. A
+    private kernel output (grp.private) is an argument of `name`.k only: `name` passes
+    its chunk buffer, offset so that rows [lo, hi) land in it."""
+    kname, shape, out = name + ".k", grp.shape, grp.node.outputs[0]
+    private, nleaves = getattr(grp, "private", False), len(grp.leaves)
+    kgrp = copy.copy(grp)
+    kgrp.roots = [out] * private + grp.roots
+    emit_kernel(mb, part, kgrp, launch, kname)      # the kernel alone: `name`.k(.prep)
     for f in [kname + ".prep"] * bool(launch.prepare) + [kname]:
         irutil.fold_range_checks(mb.module, f, mb.range_checks.pop(f, ()))
         inline_into_caller(mb.module.globals[f])
+
+    def kernel_args(args, out_ptr):
+        return list(args[:nleaves]) + [out_ptr] * private + list(args[nleaves:])
     if launch.prepare:
         fn, ctx = group_function(mb, name + ".prep", grp, launch.scratch, name)
-        ctx.b.ret(ctx.b.call(mb.module.globals[kname + ".prep"], fn.args))
+        ctx.b.ret(ctx.b.call(mb.module.globals[kname + ".prep"],
+                             kernel_args(fn.args, ir.Constant(irutil.PTR, None))))
     kernel = mb.module.globals[kname]
     fn, ctx = group_function(mb, name, grp, launch.scratch, name)
-    shape, out = grp.shape, grp.node.outputs[0]
     cols = shape[-1]
     b, nbuf = ctx.b, len(fn.args) - 2
-    chunk = -(-max(1, settings.epilogue_chunk_bytes // (cols * out.aval.dtype.itemsize))
-              // settings.epilogue_row_multiple) * settings.epilogue_row_multiple
+    chunk, chunk_bytes = _chunk(out.aval)
     count = b.sdiv(b.add(b.sub(ctx.end, ctx.start), i64(chunk - 1)), i64(chunk))
-    values = Values(ctx, part, {id(x): a for x, a in zip(grp.leaves + [out], fn.args)})
-    dest = {id(r): a for r, a in zip(grp.roots, fn.args[len(grp.leaves):])}
+    own = b.alloca(ir.IntType(8), i64(chunk_bytes)) if private else None
+    if own is not None:
+        own.align = 64
+    dest = {id(r): a for r, a in zip(grp.roots, fn.args[nleaves:])}
     with ctx.loop(0, count, "chunk") as q:
         lo = b.add(ctx.start, b.mul(q, i64(chunk)))
         hi = b.add(lo, i64(chunk))
         hi = b.select(b.icmp_signed("<", hi, ctx.end), hi, ctx.end)
-        rc = b.call(kernel, list(fn.args[:nbuf]) + [lo, hi])
+        out_ptr = b.gep(own, [b.mul(lo, i64(-cols * out.aval.dtype.itemsize))]) if private \
+            else fn.args[nleaves]
+        values = Values(ctx, part, {**{id(x): a for x, a in zip(grp.leaves, fn.args)},
+                                    id(out): out_ptr})
+        rc = b.call(kernel, kernel_args(fn.args[:nbuf], out_ptr) + [lo, hi])
         irutil.return_if_failed(b, rc)
         with _rows(ctx, shape, lo, hi, grp.flat) as index:
             memo = {}

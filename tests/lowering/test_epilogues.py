@@ -231,3 +231,24 @@ def test_adams_update_is_its_weight_gradients_epilogue(threads):
     made = [maker[id(v)] for part in range(3) for v in graph.outvars[4 * part:4 * part + 4:2]]
     assert all(n.kernel == "fusion" and n.attrs["kind"] == "matmul" for n in made), \
         [n.attrs.get("kind", n.kernel) for n in made]
+
+
+@pytest.mark.parametrize("kernel", ["matmul", "conv"])
+def test_an_output_nothing_else_reads_is_kept_in_chunks(threads, kernel):
+    """A kernel output read only by its epilogue (the pre-activation of tanh(x @ w + b))
+    gets no buffer of the program's: each thread writes its chunks of it into a buffer on
+    its stack. One read later (returned, or read by another group) keeps its buffer."""
+    shapes = {"matmul": DENSE[1], "conv": CONV[2]}[kernel]
+    x, w, b = data(shapes, np.float32)
+    layer = dense_bias_tanh if kernel == "matmul" else conv_bias_relu
+
+    def roots(f):
+        node, = [n for n in tracer.jit(f).lower(x, w, b).graph.nodes if n.kernel == "fusion"
+                 and n.attrs["kind"] == kernel]
+        return len(node.outputs)
+    assert roots(layer) == 1
+    check(layer, x, w, b)
+    product = (lambda x, w: x @ w) if kernel == "matmul" else conv
+    both = lambda x, w, b: (layer(x, w, b), product(x, w))        # noqa: E731
+    assert roots(both) == 2
+    check(both, x, w, b)
