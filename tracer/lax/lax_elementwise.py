@@ -8,11 +8,14 @@ function (or small composition) computing it and the dtype kinds it accepts.
 """
 import enum
 
+import ml_dtypes
 import numpy as np
 
 from ir.errors import DTypeError, ShapeError
 from ir.types import dtype_kind
+from tracer import core
 from tracer import numpy as tnp
+from tracer.custom import custom_vjp
 from tracer.lax.bitcast import bitcast_convert_type
 from tracer.pytree import flatten, unflatten
 
@@ -99,7 +102,8 @@ def _bits(x):
 
 
 def _as(x, kind):
-    """x's bits read as the same-size signed ("i") or unsigned ("u") integer dtype."""
+    """x's bits read as the same-size signed ("i") or unsigned ("u") integer dtype (back to
+    a float: bitcast_convert_type(bits, dtype); "f2" would lose bfloat16)."""
     return bitcast_convert_type(x, np.dtype(f"{kind}{np.dtype(x.dtype).itemsize}"))
 
 
@@ -177,14 +181,14 @@ def _nextafter(x, y):
     one = np.array(1, bits.dtype)
     step = tnp.where((y > x) == (x > 0), bits + one, bits - one)
     tiny = tnp.where(y > 0, tnp.ones_like(bits), _as(-tnp.zeros_like(x), "i") + one)
-    out = _as(tnp.where(x == 0, tiny, step), "f")
+    out = bitcast_convert_type(tnp.where(x == 0, tiny, step), x.dtype)
     return tnp.where(tnp.isnan(x) | tnp.isnan(y), x + y, tnp.where(x == y, y, out))
 
 
 def _reduce_precision(x, exponent_bits, mantissa_bits):
     """x rounded (to nearest even) to a float with the given exponent and mantissa widths,
     overflowing to infinity and flushing below the smallest normal to zero, as XLA."""
-    info = np.finfo(x.dtype)
+    info = ml_dtypes.finfo(x.dtype)                 # numpy's finfo lacks bfloat16
     nmant, nexp = info.nmant, _bits(x) - 1 - info.nmant
     u = _as(x, "u")
     U = u.dtype.type
@@ -200,7 +204,7 @@ def _reduce_precision(x, exponent_bits, mantissa_bits):
         inf = tnp.bitwise_or(sign, U(((1 << nexp) - 1) << nmant))
         big, small = e > U(bias + new_bias), e <= U(bias - new_bias)
         u = tnp.where(big, inf, tnp.where(small, sign, u))
-    out = _as(u, "f")
+    out = bitcast_convert_type(u, x.dtype)
     return tnp.where(tnp.isnan(x), x, out)
 
 
@@ -304,9 +308,18 @@ def integer_pow(x, y):
 
 
 def reduce_precision(operand, exponent_bits, mantissa_bits):
-    """jax.lax.reduce_precision: operand rounded to a narrower float format."""
+    """jax.lax.reduce_precision: operand rounded to a narrower float format; its derivative
+    is taken as 1 (straight through)."""
     (x,) = operands("reduce_precision", [operand], FLOAT)
-    return _reduce_precision(x, int(exponent_bits), int(mantissa_bits))
+    e, m = int(exponent_bits), int(mantissa_bits)
+    if core.current_trace() is None:
+        return _reduce_precision(x, e, m)
+    # differentiated as the identity (straight through the rounding, whose bit operations
+    # would give 0); JAX also rounds the tangent, a rule that is not linear, so it has no
+    # transpose to give forward mode here
+    rounded = custom_vjp(lambda v: _reduce_precision(v, e, m))
+    rounded.defvjp(lambda v: (_reduce_precision(v, e, m), ()), lambda _, g: (g,))
+    return rounded(x)
 
 
 def optimization_barrier(operand):
