@@ -102,6 +102,11 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     lhs, rhs = tnp.asarray(lhs), tnp.asarray(rhs)
     if preferred_element_type is not None:
         lhs, rhs = (tnp.astype(v, np.dtype(preferred_element_type)) for v in (lhs, rhs))
+    if lhs.dtype == rhs.dtype == np.bool_:           # XLA's: or of ands, counted in int32
+        return conv_general_dilated(
+            tnp.astype(lhs, np.int32), tnp.astype(rhs, np.int32), window_strides, padding,
+            lhs_dilation, rhs_dilation, dimension_numbers, feature_group_count,
+            batch_group_count, precision) != 0
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         raise ShapeError(f"conv_general_dilated: lhs and rhs need the same rank >= 2, got "
                          f"{lhs.shape} and {rhs.shape}")
