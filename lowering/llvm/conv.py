@@ -99,7 +99,7 @@ def _gather(sym, s, cc, lda, single):
             for o, k, n_, st, (lo, _), ld, rd in zip(opos, kpos, s.sp, s.strides, s.pads,
                                                       s.ldil, s.rdil):
                 pos = f(f"sub nsw i64 {f.add(f.mul(o, st), f.mul(k, rd))}, {lo}")
-                inside = f(f"icmp ult i64 {pos}, {(n_ - 1) * ld + 1}")
+                inside = f(f"icmp ult i64 {pos}, {(n_ - 1) * ld + 1 if n_ else 0}")
                 ok = f(f"and i1 {ok}, {inside}")
                 if ld > 1:
                     on_grid = f(f"icmp eq i64 {f(f'urem i64 {pos}, {ld}')}, 0")
