@@ -13,7 +13,7 @@ from llvmlite import ir
 
 from ir.errors import OutOfBoundsError
 from lowering.llvm.irutil import i64
-from lowering.llvm.protocol import IndexMap, KernelEmitter, ScalarKernel
+from lowering.llvm.protocol import Index, IndexMap, KernelEmitter, ScalarKernel
 from lowering.llvm.scalars import arith
 
 
@@ -29,7 +29,66 @@ def _broadcast_to(ctx, index, read, *, shape):
 
 
 def _reshape(ctx, index, read, *, shape):
-    return read(0, ctx.index(ctx.in_avals[0].shape, flat=index.flat))
+    src = ctx.in_avals[0].shape
+    if index.key[0] == "m" and ctx.in_avals[0].size and _merges(shape, src):
+        return read(0, _Regrouped(ctx.b, src, index))
+    return read(0, ctx.index(src, flat=index.flat))
+
+
+def _merges(out, src):
+    """Whether reshaping `src` to `out` only merges runs of axes (and adds or drops axes
+    of extent 1): each input coordinate is then a multiply-add of output coordinates.
+    A split is left to the flat index: dividing the innermost coordinate made LLVM
+    unroll attention's merge of heads ten times over."""
+    return all(sum(src[k] > 1 for k in b) <= 1 for _, b in _runs(out, src))
+
+
+class _Regrouped(Index):
+    """A reshape's input position at output position `out` (given by coordinates): the
+    same flat offset, and coordinates from `out`'s by runs of axes whose extents have
+    equal products (attention's heads, a slice read through a reshape and a transpose,
+    took six divisions an element and did not vectorize)."""
+    __slots__ = ("_out",)
+
+    def __init__(self, b, shape, out):
+        self.b, self.shape, self._out = b, tuple(shape), out
+        self._flat = self._multi = None
+        self.key = ("reshape", self.shape, out.key)
+
+    @property
+    def flat(self):
+        if self._flat is None:
+            self._flat = self._out.flat
+        return self._flat
+
+    @property
+    def multi(self):
+        if self._multi is None:
+            out, multi = self._out, []
+            for a, b in _runs(out.shape, self.shape):
+                run = Index(self.b, [out.shape[k] for k in a], multi=[out.multi[k] for k in a])
+                multi += Index(self.b, [self.shape[k] for k in b], flat=run.flat).multi
+            self._multi = multi
+        return self._multi
+
+
+def _runs(a, b):
+    """[(axes of a, axes of b)]: consecutive runs of both shapes' axes with equal products
+    (each at least one axis of either shape; both shapes of the same nonzero size)."""
+    runs, i, j = [], 0, 0
+    while i < len(a) or j < len(b):
+        i0, j0, pa, pb = i, j, 1, 1
+        if i < len(a):
+            pa, i = a[i], i + 1
+        if j < len(b):
+            pb, j = b[j], j + 1
+        while pa != pb:
+            if pa < pb:
+                pa, i = pa * a[i], i + 1
+            else:
+                pb, j = pb * b[j], j + 1
+        runs.append((range(i0, i), range(j0, j)))
+    return runs
 
 
 def _transpose(ctx, index, read, *, perm):
