@@ -20,8 +20,9 @@ _ndarray = np.ndarray
 
 
 def _entries(value, kind, where, what):
-    """`value` (one `kind` or an iterable of them) as a tuple, else ArgumentError."""
-    entries = ((value,) if isinstance(value, kind) else
+    """`value` (one `kind` or an iterable of them; None: none, as JAX's) as a tuple, else
+    ArgumentError."""
+    entries = (() if value is None else (value,) if isinstance(value, kind) else
                tuple(value) if isinstance(value, collections.abc.Iterable) else None)
     if entries is None or not all(isinstance(v, kind) and not isinstance(v, bool)
                                   for v in entries):

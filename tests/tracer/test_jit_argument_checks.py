@@ -74,3 +74,13 @@ def test_a_bad_argument_is_named():
         tracer.jit(f)(np.ones(2), y={"a": "foo"})
     with pytest.raises(TypeError, match=r"passed as argument 'args\[1\]'"):
         tracer.jit(lambda *args: args[0])(1.0, "foo")
+
+
+def test_none_names_no_arguments_as_in_jax():
+    """jit(static_argnums=None, static_argnames=None, donate_argnums=None) are JAX's
+    spellings of none (random_test's choice/permutation tests use them)."""
+    f = tracer.jit(lambda x, n: x * n, static_argnums=None, static_argnames=None,
+                   donate_argnums=None)
+    assert f(2.0, 3) == 6.0
+    g = tracer.jit(lambda x, n: x * n, static_argnums=None, static_argnames="n")
+    assert g(2.0, n=3) == 6.0
