@@ -6,7 +6,6 @@ writes each node with the exporter registered for its kernel
 (`registry.register_exporter(kernel, "onnx", fn)`; the built-in kernels' are
 lowering.onnx's rules). onnx is imported only when exporting.
 """
-import inspect
 
 import numpy as np
 
@@ -16,6 +15,7 @@ from lowering.onnx import batch_plan, to_model
 from tracer.jit import make_graph
 from tracer.background_compile import optimize
 from tracer.pytree import LEAF, flatten, unflatten
+from tracer.signature import positional_names
 
 
 def _traced(fun, args):
@@ -47,12 +47,7 @@ def _batch_plan(fun, args, g1, name):
 
 def _input_names(fun, args):
     """`x`, or `params_0`, `params_1`, ... for an argument `params` with several leaves."""
-    try:
-        params = [p.name for p in inspect.signature(fun).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        params = []
-    names = []
+    params, names = positional_names(fun), []
     for i, a in enumerate(args):
         base = params[i] if i < len(params) else f"arg{i}"
         leaves, tree = flatten(a)

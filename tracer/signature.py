@@ -137,15 +137,19 @@ def leaf_aval(x, where):
                             f"register its type as a pytree (tracer.tree_util)") from None
 
 
+def positional_names(fun):
+    """The names of `fun`'s positional parameters ([] if it has no signature)."""
+    try:
+        return [p.name for p in inspect.signature(fun).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return []
+
+
 def leaf_names(fun, args, static, dyn_kw):
     """Per dynamic leaf of a call, the name of the argument it is in: the parameter's name
     where `fun`'s signature gives it, else args[i]; a keyword argument's name."""
-    try:
-        params = [p.name for p in inspect.signature(fun).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        params = []
-    names = []
+    params, names = positional_names(fun), []
     for i, a in enumerate(args):
         if i not in static:
             names += [params[i] if i < len(params) else f"args[{i}]"] * len(flatten(a)[0])
