@@ -53,11 +53,16 @@ def _small_first(groups):
     made = {id(v) for g in groups for v in g.roots}
     first, ready = [], set()
     for g in groups:
-        if g.kind == "loop" and _bytes(g.roots) <= SMALL \
-                and all(id(x) not in made or id(x) in ready for x in g.leaves):
+        if g.kind == "loop" and _bytes(g.roots) <= SMALL and _ready(g, made, ready):
             first.append(g)
             ready.update(id(v) for v in g.roots)
-    return first + [g for g in groups if not any(g is f for f in first)]
+    moved = {id(g) for g in first}
+    return first + [g for g in groups if id(g) not in moved]
+
+
+def _ready(g, made, ready):
+    """Whether every value group g reads is an input (not in `made`) or in `ready`."""
+    return all(id(x) not in made or id(x) in ready for x in g.leaves)
 
 
 def _hoist_updates(part, groups):
@@ -72,6 +77,7 @@ def _hoist_updates(part, groups):
     reading its inputs back. Moving a loop earlier keeps every dependence: it reads only
     what is made by then, and nothing between reads what it makes."""
     outs = {id(v) for v in part.graph.outvars if isinstance(v, Var)}
+    made = {id(v) for g in groups for v in g.roots}
     groups = list(groups)
     for k in range(len(groups)):
         shape = _output_shape(part, groups[k])
@@ -79,22 +85,21 @@ def _hoist_updates(part, groups):
             continue
         end = k + 1 + len(_run(part, groups, k))
         produced = {id(v) for g in groups[k:end] for v in g.roots}
-        made_by = {id(v): i for i, grp in enumerate(groups) for v in grp.roots}
-        read_between, j = set(), end
-        while j < len(groups):
+        ready = produced | {id(v) for g in groups[:k] for v in g.roots}
+        read_between = set()
+        for j in range(end, len(groups)):
             g = groups[j]
             if g.kind == "loop" and math.prod(g.shape) == math.prod(shape) \
-                    and all(made_by.get(id(x), -1) < end for x in g.leaves) \
+                    and _ready(g, made, ready) \
                     and _bytes(v for v in g.roots if id(v) not in outs) <= _bytes(
                         x for x in g.leaves if id(x) in produced and id(x) not in read_between) \
                     and _reads_own_element(part, g, produced):
-                groups.insert(end, groups.pop(j))
+                groups.insert(end, groups.pop(j))       # the groups in (end, j] keep their places
                 produced.update(id(v) for v in g.roots)
-                made_by = {id(v): i for i, grp in enumerate(groups) for v in grp.roots}
+                ready.update(id(v) for v in g.roots)
                 end += 1
             else:
                 read_between.update(id(x) for x in g.leaves)
-            j += 1
     return groups
 
 
@@ -186,7 +191,7 @@ def emit_epilogue(mb, part, grp, launch, name):
     private kernel output (grp.private) is an argument of `name`.k only: `name` passes
     its chunk buffer, offset so that rows [lo, hi) land in it."""
     kname, shape, out = name + ".k", grp.shape, grp.node.outputs[0]
-    private, nleaves = getattr(grp, "private", False), len(grp.leaves)
+    private, nleaves = grp.private, len(grp.leaves)
     kgrp = copy.copy(grp)
     kgrp.roots = [out] * private + grp.roots
     emit_kernel(mb, part, kgrp, launch, kname)      # the kernel alone: `name`.k(.prep)
