@@ -34,7 +34,7 @@ def _library(ctx, ins, attrs, pack=False):
     and transposes, declared in the module: the row function, or the pack function."""
     sym = matmul_shared.symbol(ins[0].aval.dtype, **attrs)
     if pack:
-        return irutil.intrinsic(ctx.b.module, sym + "_pack", VOID, [PTR, PTR] + [I64] * 5)
+        return irutil.intrinsic(ctx.b.module, sym + "_pack", VOID, [PTR, PTR] + [I64] * 6)
     return irutil.intrinsic(ctx.b.module, sym, VOID, [PTR, PTR, PTR, I64, I64, I64, I64, I64, I64])
 
 
@@ -42,7 +42,8 @@ def _prepare(ctx, ins, outs, **attrs):
     if _native([x.aval for x in ins], **attrs):
         batch, m, k, n = _dims([x.aval for x in ins], **attrs)
         ctx.b.call(_library(ctx, ins, attrs, pack=True),
-                   [ins[1].ptr, ctx.scratch, i64(batch), i64(k), i64(n), ctx.start, ctx.end])
+                   [ins[1].ptr, ctx.scratch, i64(batch), i64(k), i64(n),
+                    i64(_pack_plan([x.aval for x in ins], **attrs)[0]), ctx.start, ctx.end])
 
 
 def _matmul(ctx, ins, outs, **attrs):
@@ -82,13 +83,15 @@ def _rows(in_avals, out_avals, **attrs):
     return batch * m
 
 
+def _pack_plan(in_avals, **attrs):
+    batch, m, k, n = _dims(in_avals, **attrs)
+    return mm.pack_plan(batch, k, n, in_avals[0].dtype, attrs.get("transpose_b", False))
+
+
 def _pack_items(in_avals, out_avals, **attrs):
     """The pack's work items: split across threads as the rows are (a 1024 x 1024 float32
     B took ~1 ms to pack on one thread while the other waited)."""
-    batch, m, k, n = _dims(in_avals, **attrs)
-    if not _native(in_avals, **attrs):
-        return 1
-    return mm.pack_items(batch, k, n, in_avals[0].dtype, attrs.get("transpose_b", False))
+    return _pack_plan(in_avals, **attrs)[1] if _native(in_avals, **attrs) else 1
 
 
 def _work(in_avals, out_avals, **attrs):

@@ -180,26 +180,22 @@ def over_rows(f, lo, hi, sizes, tile):
         i = f.add(i, f.mul(count, size))
 
 
-def pack_rows(k, n, mem_bytes, transpose_b):
-    """Rows of B one pack block copies: PACK_BYTES of B's rows (kept in L1), or all of k
-    when B is stored transposed (its panels then read NR rows of B^T in order)."""
-    return max(k, 1) if transpose_b else max(1, (PACK_BYTES // mem_bytes) // max(n, 1))
-
-
-def pack_items(batch, k, n, dtype, transpose_b=False) -> int:
-    """Work items of the pack function (split across threads like the rows): one per
-    (batch, block of pack_rows rows of B, panel)."""
+def pack_plan(batch, k, n, dtype, transpose_b=False):
+    """(rows of B one pack block copies, work items of the pack function): PACK_BYTES of
+    B's rows (kept in L1), or all of k when B is stored transposed (its panels then read
+    NR rows of B^T in order); one item per (batch, block, panel), split across threads
+    like the rows. The pack function is given the rows, so this is their one source."""
     (_, mem), vl, _, nv = tile_geometry(dtype)
-    rows = pack_rows(k, n, BYTES[mem], transpose_b)
-    return max(1, batch * -(-k // rows) * -(-n // (vl * nv)))
+    rows = max(k, 1) if transpose_b else max(1, (PACK_BYTES // BYTES[mem]) // max(n, 1))
+    return rows, max(1, batch * -(-k // rows) * -(-n // (vl * nv)))
 
 
 def _pack(symbol, elems, nr):
     """Copy B into zero-padded panels (of the compute type), items [start, end) of
-    pack_items: per block of rows of B panel by panel, so that the writes go in order (row
-    by row of B took 7x longer at 1024 x 1024 on AVX2). B stored transposed (n x k,
-    %trans_b) is one block: NR loads per panel row, one from each of its rows of B^T, read
-    in order. Both storages are branches of one function, compiled once."""
+    pack_plan, %rows rows of B a block: per block of rows of B panel by panel, so that the
+    writes go in order (row by row of B took 7x longer at 1024 x 1024 on AVX2). B stored
+    transposed (n x k, %trans_b) is one block: NR loads per panel row, one from each of
+    its rows of B^T, read in order. Both storages are branches of one function."""
     f, (batch, k, n) = Body(*elems), ("%batch", "%k", "%n")
     full, npan, edge = f.div(n, nr), f.div(n, nr, up=True), f(f"urem i64 {n}, {nr}")
     vec = f"<{nr} x {f.elem}>"
@@ -223,8 +219,7 @@ def _pack(symbol, elems, nr):
         f.store(vec, x, dst)
 
     def nest(trans_b):
-        rows = f.clamp("smax", k, 1) if trans_b else f.clamp(
-            "smax", 1, f.div(PACK_BYTES // BYTES[f.mty], f.clamp("smax", n, 1)))
+        rows = "%rows"
         blocks = f.div(k, rows, up=True)
 
         def block(q):       # items q * npan + [0, npan) of [start, end): (batch, block) q
@@ -246,7 +241,7 @@ def _pack(symbol, elems, nr):
         f.label(packed)
     _branches(f, "%trans_b", nest)
     return f.text(f"void @\"{symbol}.pack\"(ptr noalias %b, ptr noalias %scratch, i64 %batch, "
-                  "i64 %k, i64 %n, i64 %start, i64 %end, i1 %trans_b)", "noinline")
+                  "i64 %k, i64 %n, i64 %rows, i64 %start, i64 %end, i1 %trans_b)", "noinline")
 
 
 def _branches(f, flag, emit):
@@ -329,17 +324,18 @@ def _rows(symbol, elems, vl, nr, sizes, kc_max, lda):
 STORAGES = ("nn", "nt", "tn", "tt")   # A, B stored as themselves (n) or transposed (t)
 _ROW_ARGS = "ptr noalias %a, ptr noalias %scratch, ptr noalias %c, i64 %start, i64 %end, " \
             "i64 %batch, i64 %m, i64 %k, i64 %n"
-_PACK_ARGS = "ptr noalias %b, ptr noalias %scratch, i64 %batch, i64 %k, i64 %n, i64 %start, i64 %end"
+_PACK_ARGS = ("ptr noalias %b, ptr noalias %scratch, i64 %batch, i64 %k, i64 %n, i64 %rows, "
+              "i64 %start, i64 %end")
 
 
 def matmul_ir(base: str, dtype) -> str:
     """LLVM IR text defining, for every shape (sizes given at run time) and each storage
     s in STORAGES (A's then B's: n as is, t transposed), two functions:
       define void @<base>.<s>_pack(ptr noalias %b, ptr noalias %scratch, i64 %batch,
-                                   i64 %k, i64 %n, i64 %start, i64 %end)
-          packs items [start, end) of pack_items(...) of B (batch x k x n, row-major
-          contiguous; batch x n x k if B is stored transposed) into scratch
-          (scratch_bytes long);
+                                   i64 %k, i64 %n, i64 %rows, i64 %start, i64 %end)
+          packs items [start, end) of pack_plan(...), which gives %rows, of B (batch x
+          k x n, row-major contiguous; batch x n x k if B is stored transposed) into
+          scratch (scratch_bytes long);
       define void @<base>.<s>(ptr noalias %a, ptr noalias %scratch, ptr noalias %c,
                               i64 %start, i64 %end, i64 %batch, i64 %m, i64 %k, i64 %n)
           computes rows [start, end) of the flattened (batch*m) x n output C = A @ B

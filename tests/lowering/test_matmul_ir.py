@@ -20,7 +20,7 @@ from lowering.settings import settings as tracer_settings  # noqa: E402
 DTYPES = [np.float32, np.float64, np.int32, np.int64]
 _ROWS = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                          *[ctypes.c_int64] * 6)
-_PACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_int64] * 5)
+_PACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_int64] * 6)
 
 
 class _Jit:
@@ -64,9 +64,9 @@ class _Jit:
         pack, rows = self._kernel(dtype, **transposed)
 
         def packed(b, s, batch, k, n):
-            items = matmul.pack_items(batch, k, n, dtype, transposed.get("transpose_b", False))
+            rows, items = matmul.pack_plan(batch, k, n, dtype, transposed.get("transpose_b", False))
             for lo, hi in ((items // 2, items + 5), (0, items // 3), (items // 3, items // 2)):
-                pack(b, s, batch, k, n, lo, hi)
+                pack(b, s, batch, k, n, rows, lo, hi)
 
         def bound(batch, m, k, n):
             return (lambda b, s: packed(b, s, batch, k, n),

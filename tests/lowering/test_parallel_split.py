@@ -37,7 +37,7 @@ def test_matmul_rows_split_on_whole_register_tiles(monkeypatch, vector_bytes):
     assert matmul.tile_rows(np.float32) == mr
     step = _launch(np.ones((256, 64), np.float32), np.ones((64, 32), np.float32))
     assert step.kind == "parallel" and step.calls[0].launch.grain == mr
-    packs = matmul.pack_items(1, 64, 32, np.float32)
+    packs = matmul.pack_plan(1, 64, 32, np.float32)[1]
     assert step.program_step()[1] == (("g0.prep", step.calls[0].buffers, packs, 1),
                                       ("g0", step.calls[0].buffers, 256, mr))
     # a batch whose rows do not line up with the tiles keeps the default grain

@@ -60,7 +60,7 @@ def test_launch_facts_of_a_kernel_with_a_prepare_step():
     seg, = schedule_of(lambda a, b: a @ b, a, a).steps
     call, = seg.calls
     assert call.launch.items == 64 and call.launch.prepare and call.launch.scratch > 0
-    packs = matmul.pack_items(1, 64, 64, np.float32)
+    packs = matmul.pack_plan(1, 64, 64, np.float32)[1]
     assert call.launch.prepare == packs
     assert [(f, items) for f, _, items in seg.entries()] == [("g0.prep", packs), ("g0", 64)]
     assert "+ scratch b" in str(seg.lines())
