@@ -2,11 +2,12 @@
 dumped module (TRACER_DUMP_DIR's <key>.ll), with the internal functions it calls
 (lowering.llvm.split.pieces), is optimized and emitted alone; the thread CPU time of
 each (less disturbed by a loaded host than wall time), its optimized lines and object
-bytes, largest first. Given a real workload's id (examples/real_workloads.py) it first
-runs that workload's first step in a fresh process, compiling first with an empty cache,
-and profiles every module it compiled (the step's and the libraries'). For a module
-long enough to be cut into parts (lowering.llvm.split.parts), it also prints the CPU time
-of the whole beside each part's for two cores.
+bytes, largest first, after a line per module with its whole optimize and emit time (the
+figure to compare between two checkouts). Given a real workload's id
+(examples/real_workloads.py) it first runs that workload's first step in a fresh
+process, compiling first with an empty cache, and profiles every module it compiled (the
+step's and the libraries'). For a module long enough to be cut into parts
+(lowering.llvm.split.parts), it also prints each part's CPU time for two cores.
 
 Run:  python examples/bench_functions.py W17 [top]     (or a dumped <key>.ll instead of W17)
 """
@@ -46,13 +47,12 @@ def costs(text, machine, context):
 
 
 def parts_cpu(text, machine, context):
-    """Thread CPU seconds of module `text` whole and of each of its parts when cut for
-    two cores (lowering.llvm.split.parts), or None if it is not cut."""
+    """Thread CPU seconds of each part of module `text` when cut for two cores
+    (lowering.llvm.split.parts), or None if it is not cut."""
     parts = split.parts(text, 2)
     if len(parts) == 1:
         return None
-    whole = sum(compile_cpu(text, machine, context)[:2])
-    return whole, [sum(compile_cpu(p, machine, context)[:2]) for p in parts]
+    return [sum(compile_cpu(p, machine, context)[:2]) for p in parts]
 
 
 def dump_workload(key, directory):
@@ -78,11 +78,12 @@ def main(source, top=25):
             with open(path) as f:
                 text = f.read()
             rows += costs(text, machine, context)
+            opt, emit, lines, _ = compile_cpu(text, machine, context)
             cut = parts_cpu(text, machine, context)
-            if cut is not None:
-                print(f"{os.path.basename(path)[:12]}: {text.count(chr(10))} lines, whole "
-                      f"{cut[0]:.2f} s of cpu; cut for two cores: "
-                      f"{', '.join(f'{t:.2f}' for t in cut[1])} s")
+            print(f"{os.path.basename(path)[:12]}: {text.count(chr(10))} lines ({lines} "
+                  f"optimized), whole {opt + emit:.2f} s of cpu (optimize {opt:.2f}, emit "
+                  f"{emit:.2f})" + ("" if cut is None else "; cut for two cores: " +
+                                    ", ".join(f"{t:.2f}" for t in cut) + " s"))
     rows.sort(reverse=True)
     print(f"{source}: {len(rows)} groups of entries, cpu {sum(r[0] for r in rows):.2f} s (optimize "
           f"{sum(r[1] for r in rows):.2f}, emit {sum(r[2] for r in rows):.2f})\n"

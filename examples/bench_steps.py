@@ -3,7 +3,7 @@ code (run this file from each checkout in turn, alternating, on the same machine
 the micro-benchmark (examples/bench_workloads.py) and steps of the real workloads
 (examples/real_workloads.py), each after its compile: median and least of `--reps` calls (ms).
 
-Run:  python examples/bench_steps.py [--only W5,W12,W15,W18,MM] [--reps 30]
+Run:  python examples/bench_steps.py [--only W5,W12,W15,W18,MM] [--reps 30] [--cpu]
       (MM: single matmuls of W5's and W18's steps and small ones; TRACER_NUM_THREADS=1 steadies them)
 """
 import argparse
@@ -22,16 +22,24 @@ from bench_workloads import ROWS  # noqa: E402
 import tracer  # noqa: E402
 
 
+def _times(call, reps):
+    """Seconds of each of `reps` calls of `call` after a first one, on CLOCK."""
+    call()
+    times = []
+    for _ in range(reps):
+        t0 = CLOCK[0]()
+        call()
+        times.append(CLOCK[0]() - t0)
+    return times
+
+
+CLOCK = [time.perf_counter]     # --cpu: time.process_time (less disturbed by a busy host)
+
+
 def micro(row, reps):
     args = row.args(np.random.default_rng(0))
     f = tracer.jit(row.tracer)
-    block(f(*args))
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        block(f(*args))
-        times.append(time.perf_counter() - t0)
-    return times
+    return _times(lambda: block(f(*args)), reps)
 
 
 # matmuls of W5's and W18's steps and small ones: "MM" in --only times each (least of --reps calls)
@@ -53,33 +61,29 @@ def matmuls(reps):
     for name, (sa, sb, fn) in MATMULS.items():
         a, b = (rng.standard_normal(s).astype(np.float32) for s in (sa, sb))
         f = tracer.jit(fn)
-        f(a, b)
-        times = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            f(a, b)
-            times.append(time.perf_counter() - t0)
-        out.append(f"{name} {min(times) * 1e6:.0f} us")
+        out.append(f"{name} {min(_times(lambda: f(a, b), reps)) * 1e6:.0f} us")
     return " | ".join(out)
 
 
 def real(workload, reps):
     run, state = workload.setup(real_workloads.tracer_lib(), np.random.default_rng(0))
-    state, _ = run(state)
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        state, value = run(state)
+    box = [state]
+
+    def step():
+        box[0], value = run(box[0])
         float(value)
-        times.append(time.perf_counter() - t0)
-    return times
+    return _times(step, reps)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", default="W5,W12,W15,W18")
     p.add_argument("--reps", type=int, default=30)
+    p.add_argument("--cpu", action="store_true", help="process CPU time instead of wall time "
+                   "(with TRACER_NUM_THREADS=1: the work itself, on a busy host)")
     a = p.parse_args()
+    if a.cpu:
+        CLOCK[0] = time.process_time
     os.environ["TRACER_BACKGROUND_COMPILE"] = "0"
     rows = {r.key: r for r in ROWS}
     works = {w.key: w for w in real_workloads.WORKLOADS}
