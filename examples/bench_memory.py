@@ -2,7 +2,8 @@
 (examples/real_workloads.py), without compiling it: how many bytes its temporaries would
 take one buffer each, how many the liveness plan's arena takes (lowering/llvm/liveness.py),
 how many temporaries write in place over one that dies where they are made, and how many
-outputs `donate_argnums` could write into their arguments. Takes seconds: it traces,
+outputs `donate_argnums` could write into their arguments, and how many groups are a
+kernel with epilogues, a kernel alone, a loop (lowering/llvm/epilogues.py). Takes seconds: it traces,
 optimizes, partitions and schedules, but runs no LLVM (peak RSS of a real run:
 examples/bench_real.py).
 
@@ -58,8 +59,10 @@ def figures(workload):
                 made[r] = c.buffers[:n]
     in_place = sum(any(k >= nfixed and plan.offsets[k - nfixed] == plan.offsets[j]
                        for k in made.get(nfixed + j, ())) for j, _ in temps)
+    kinds = [c.group.kind for step in sched.steps for c in step.calls]
     return (len(g.nodes), len(temps), sum(nbytes(s) for _, s in temps), plan.size, in_place,
-            sum(bool(d) for d in plan.donors))
+            sum(bool(d) for d in plan.donors),
+            " / ".join(str(kinds.count(k)) for k in ("epilogue", "kernel", "loop")))
 
 
 def main():
@@ -67,14 +70,15 @@ def main():
     ap.add_argument("--only", default="", help="workload ids, e.g. W17,W18")
     only = set(filter(None, ap.parse_args().only.split(",")))
     print("| id | nodes | temporaries | one buffer each | liveness arena | ratio | in place "
-          "| outputs an argument could hold |\n| --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| outputs an argument could hold | groups: epilogue / kernel / loop |\n"
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for w in real_workloads.WORKLOADS:
         if only and w.key not in only:
             continue
-        nodes, count, unshared, arena, in_place, donatable = figures(w)
+        nodes, count, unshared, arena, in_place, donatable, groups = figures(w)
         print(f"| {w.key} | {nodes} | {count} | {unshared / 2**20:.1f} MiB | "
               f"{arena / 2**20:.1f} MiB | {arena / max(unshared, 1):.2f} | {in_place} | "
-              f"{donatable} |")
+              f"{donatable} | {groups} |")
 
 
 if __name__ == "__main__":
