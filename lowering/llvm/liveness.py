@@ -46,10 +46,17 @@ def in_place(part, grp, leaf, root):
     """Whether group `grp` of partition `part` may store its root number `root` over its
     leaf number `leaf` (see module doc): an untiled loop of the leaf's shape, in which
     no index map reads the leaf, even through fused values (it would read it at other
-    positions), and the root is computed from it."""
-    if grp is None or grp.kind != "loop" or grp.tiled:
+    positions), and the root is computed from it. In a kernel's epilogue group, its
+    loops are such a loop per chunk of rows, after the kernel has run on them: the
+    kernel must not read the leaf (it reads rows the loops have already overwritten)
+    and its own output is never in place."""
+    if grp is None or grp.kind not in ("loop", "epilogue") or grp.tiled \
+            or root >= len(grp.roots):              # (a kernel's scratch comes after them)
         return False
     x, r = grp.leaves[leaf], grp.roots[root]
+    if grp.kind == "epilogue" and any(v is r or v is x for v in
+                                      [*grp.node.outputs, *grp.node.inputs]):
+        return False
     inside = {id(n) for n in grp.nodes}
     return (tuple(x.aval.shape) == tuple(grp.shape) == tuple(r.aval.shape) and
             not any(_reads(part, inside, y, x) for n in grp.nodes

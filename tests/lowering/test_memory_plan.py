@@ -194,3 +194,27 @@ def test_an_input_read_after_the_output_is_written_is_not_donated():
     y, s = tracer.jit(f, donate_argnums=0)(x)
     np.testing.assert_allclose(y, np.cumsum(keep) + 1.0)
     np.testing.assert_allclose(s, np.sum(keep * (np.cumsum(keep) + 1.0)))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_donated_weight_holds_its_update_made_in_a_matmul_epilogue(threads, monkeypatch):
+    """SGD's `w - lr * dw` runs in the epilogue of the matmul making dw
+    (lowering.llvm.epilogues); with w donated, it is written over w's own array, chunk by
+    chunk after the matmul's rows (which do not read w), and gives the interpreter's
+    values."""
+    monkeypatch.setenv("TRACER_NUM_THREADS", str(threads))
+    monkeypatch.setattr(settings, "parallel_ns", 0)
+    x = RNG.standard_normal((300, 70)).astype(np.float32)
+
+    def step(w1, w2):
+        g1, g2 = tracer.grad(lambda w1, w2: tnp.sum(tnp.tanh(tnp.tanh(x @ w1) @ w2) ** 2),
+                             argnums=(0, 1))(w1, w2)
+        return w1 - 0.1 * g1, w2 - 0.1 * g2
+    w1, w2 = (RNG.standard_normal(s).astype(np.float32) / 8 for s in ((70, 130), (130, 90)))
+    expect = tracer.jit(step, backend="numpy")(w1, w2)
+    a1, a2 = w1.copy(), w2.copy()
+    where = (a1.ctypes.data, a2.ctypes.data)
+    got = tracer.jit(step, donate_argnums=(0, 1))(a1, a2)
+    assert (got[0].ctypes.data, got[1].ctypes.data) == where
+    for g, e in zip(got, expect):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
