@@ -28,7 +28,7 @@ from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.passes import cse, dce, fold_constants, inline_calls
 from lowering.heap import building
 from lowering.interpreter import own, run_node
-from lowering.llvm import artifact, buffers, codegen, graph_cache, irutil, pool, schedule, target
+from lowering.llvm import artifact, buffers, codegen, graph_cache, irutil, linalg, pool, schedule, target
 from lowering.llvm.fusion import check_kernels
 from lowering.llvm.rewrites import rewrite_matmuls
 from lowering.profile import note, phase
@@ -89,6 +89,7 @@ def _compile(graph):
     if art is not None:
         note("graph-cache-hits")
         return art
+    target.prefetch(linalg.library_declarations(g))
     with phase("partition"):
         part = schedule.partition(g)
     with phase("schedule"):
