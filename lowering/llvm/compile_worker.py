@@ -76,6 +76,18 @@ def unlocked(name):
     return getattr(wrapper, "_cfn", wrapper)
 
 
+O2 = "; tracer-pipeline: O2\n"    # a module's first line asking for LLVM's O2 pipeline
+
+
+def speed_level(text):
+    """LLVM's O level for module `text`: 3, or 2 if its first line asks for it (being in
+    the text, the choice is part of its cache key). The matmul library does (its tiles are
+    written as vector code already): O3 spent 0.42 s of CPU optimizing it, 5,446 lines out,
+    O2 0.27 s and 3,821 lines, the same speed (llvm-notes: O2 and O3 ran these kernels
+    alike; python examples/bench_steps.py --only MM)."""
+    return 2 if text.startswith(O2) else 3
+
+
 def optimize(text, context, machine, triple, data_layout):
     """The module of `text` verified and optimized (the caller closes it: a module of a
     pooled context must not be freed by the garbage collector while another compile uses
@@ -84,7 +96,7 @@ def optimize(text, context, machine, triple, data_layout):
     try:
         mod.triple, mod.data_layout = triple, data_layout
         mod.verify()
-        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto = llvm.create_pipeline_tuning_options(speed_level=speed_level(text))
         pto.loop_vectorization = pto.slp_vectorization = True
         pto.loop_interleaving = pto.loop_unrolling = True
         pb = llvm.create_pass_builder(machine, pto)

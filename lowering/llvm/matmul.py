@@ -36,6 +36,7 @@ import ml_dtypes
 import numpy as np
 
 from ir.errors import DTypeError, ShapeError
+from lowering.llvm import compile_worker
 from lowering.llvm.irtext import BYTES, SHORT, Body, kept_loops
 from lowering.settings import settings
 
@@ -361,5 +362,5 @@ def matmul_ir(base: str, dtype) -> str:
                 f'  ret void\n}}\n'
                 for s in STORAGES for tail, params, fn, flag in (
                     ("", _ROW_ARGS, "rows", s[0]), ("_pack", _PACK_ARGS, "pack", s[1]))]
-    return kept_loops("\n".join([_pack(base, elem, nr), _rows(base, elem, vl, nr, sizes, kc, lda),
-                                  *tiles, *wrappers]))
+    body = [_pack(base, elem, nr), _rows(base, elem, vl, nr, sizes, kc, lda), *tiles, *wrappers]
+    return compile_worker.O2 + kept_loops("\n".join(body))

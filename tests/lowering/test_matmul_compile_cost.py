@@ -48,3 +48,14 @@ def test_full_panels_and_the_last_share_their_tiles():
     names = set(_optimized_bodies(np.float32))
     assert not {n for n in names if re.fullmatch(rf"\d+i?x{vl * nv}", n)}
     assert {f"{mr}x" + f"e{nv}", f"{mr}ix" + f"e{nv}"} <= names
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64])
+def test_the_library_asks_for_llvms_o2(dtype):
+    """Its tiles are vector code already: O3 took 0.42 s of CPU to optimize the float32
+    library into 5,446 lines, O2 0.27 s into 3,821, running alike. A module that does not
+    ask gets O3."""
+    from lowering.llvm import compile_worker
+    name = matmul_shared.symbol(dtype).rsplit(".", 1)[0]
+    assert compile_worker.speed_level(matmul_shared.library(name, CURRENT.isa)[2]()) == 2
+    assert compile_worker.speed_level("define void @f() {\n  ret void\n}\n") == 3
