@@ -14,13 +14,14 @@ a true VJP is). The numpy kernel (lowering.numpy_control) evaluates the body; th
 lowering and the interpreter inline it.
 """
 import functools
+import inspect
 import threading
 
 import numpy as np
 
 import registry
 from ir import Graph, dce
-from ir.errors import GradientError
+from ir.errors import ArgumentError, ArgumentValueError, GradientError
 from tracer import core
 from tracer import numpy as tnp
 from tracer.autodiff import backward, check_differentiable, partition
@@ -28,7 +29,8 @@ from tracer.concrete import Known
 from tracer.core import eval_graph, run_kernel, trace_flat
 from tracer.lax._regions import taking
 from tracer.pytree import flatten, num_leaves, unflatten
-from tracer.signature import leaf_aval
+from tracer.signature import leaf_aval, static_spec
+from tracer.tree_util import tree_map
 from tracer.vmap import batch_graph, batch_size, to_dim, vmap
 
 
@@ -101,6 +103,90 @@ def _leaf_grads(name, grads, in_tree, avals):
     return flat
 
 
+def nondiff_positions(fun, nums, names, where):
+    """The positions of fun's `nondiff_argnums` and `nondiff_argnames` (names completed
+    through fun's signature, as JAX's): a name must be a positional parameter, since
+    calls bind every argument to a position; a position past the parameters or a name of
+    none is a ValueError here (JAX ignores the name and fails at the call)."""
+    positions, _ = static_spec(fun, where, nums, names, "nondiff")
+    params = _params(fun)
+    lost = sorted(n for n in ((names,) if isinstance(names, str) else names)
+                  if n not in params)
+    if lost:
+        raise ArgumentValueError(f"{where}: nondiff_argnames {lost} are not positional "
+                                 f"parameters of {getattr(fun, '__name__', fun)}; arguments "
+                                 f"are bound to positions, so name positional ones")
+    return positions
+
+
+def _params(fun):
+    try:
+        ps = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def bind_positional(fun, args, kwargs, where):
+    """The call's arguments as positions, defaults filled in (JAX's resolve_kwargs): a
+    keyword-only argument is a TypeError, as in JAX."""
+    if not kwargs:
+        return tuple(args)
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except TypeError as e:
+        raise ArgumentError(f"{where}: the arguments could not be bound to {fun}'s "
+                            f"parameters: {e}") from None
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise ArgumentError(f"{where}: the keyword arguments {sorted(bound.kwargs)} could "
+                            f"not be resolved to positions (keyword-only parameters); "
+                            f"pass them positionally or close over them")
+    return bound.args
+
+
+def split_nondiff(positions, args, where, fix=None):
+    """(sorted fixed positions, their values, the other arguments, merge(others) -> all
+    arguments) for a call with `args` (negative positions count from the end); `fix`, if
+    given, replaces each fixed value first."""
+    n = len(args)
+    bad = [i for i in positions if not -n <= i < n]
+    if bad:
+        raise ArgumentValueError(f"{where}: nondiff_argnums {bad} are out of range for a "
+                                 f"call with {n} positional arguments")
+    fixed = sorted({i % n for i in positions})
+    if fix is not None:
+        args = [fix(a) if i in fixed else a for i, a in enumerate(args)]
+    moving = [a for i, a in enumerate(args) if i not in fixed]
+
+    def merge(xs):
+        it = iter(xs)
+        return [args[i] if i in fixed else next(it) for i in range(n)]
+    return fixed, [args[i] for i in fixed], moving, merge
+
+
+def known_value(x):
+    """`x` as JAX would hold it if not a Tracer there: an array as it is, and a value an
+    eager grad traces without differentiating it, its array (to JAX a concrete array);
+    None for any other traced value (under jit or vmap, or carrying a gradient)."""
+    if not isinstance(x, core.Tracer):
+        return x
+    known = x._trace.known
+    return None if known is None or known.carries_gradient(x) else known.value(x)
+
+
+def _nondiff_value(x, where):
+    """A custom_vjp nondiff leaf: a traced value is JAX's UnexpectedTracerError."""
+    value = known_value(x)
+    if value is None:
+        raise ArgumentError(
+            f"{where}: an argument is marked non-differentiable (nondiff_argnums/"
+            f"nondiff_argnames) but holds a traced value {x.aval}; as in JAX, those are for "
+            f"Python values (functions, sizes): pass arrays as ordinary arguments (bwd may "
+            f"return None for them)")
+    return value
+
+
 class _FwdTracing(threading.local):
     """The custom_vjp functions whose fwd this thread is tracing: a call of one of them
     inside its own fwd (JAX's `fwd = lambda x: (f(x), x)`) is its primal, not a node."""
@@ -116,13 +202,20 @@ class custom_vjp:
     """JAX's custom_vjp: `f.defvjp(fwd, bwd)`; fwd(*args) returns (out, residuals) and
     bwd(residuals, g) returns a tuple with one gradient (or None) per argument. Called
     outside differentiation, f runs `fun` itself; fwd and bwd run when f is
-    differentiated (then the output is fwd's). fwd may call f."""
+    differentiated (then the output is fwd's). fwd may call f.
 
-    def __init__(self, fun):
+    Arguments at `nondiff_argnums` / `nondiff_argnames` (Python values such as functions
+    or sizes) are passed to fun and fwd as they are, and first to bwd:
+    bwd(*nondiff_args, residuals, g) returns gradients of the other arguments only. As in
+    JAX, a traced value there is an error (pass arrays as ordinary arguments)."""
+
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
         functools.update_wrapper(self, fun)
         self.__name__ = getattr(fun, "__name__", "custom_vjp")
         self.fun = fun
         self.fwd = self.bwd = None
+        self.nondiff_argnums = nondiff_positions(fun, nondiff_argnums, nondiff_argnames,
+                                                 f"custom_vjp({self.__name__})")
 
     def __reduce_ex__(self, protocol):
         """By name when it is what its module binds to that name (an @custom_vjp
@@ -133,26 +226,30 @@ class custom_vjp:
         self.fwd, self.bwd = fwd, bwd
         return self
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        name = f"custom_vjp({self.__name__})"
         if self.fwd is None:
             raise GradientError(f"custom_vjp function {self.__name__} has no rule: call "
                                 f"{self.__name__}.defvjp(fwd, bwd) first")
+        args = bind_positional(self.fun, args, kwargs, name)
         tracing = _fwd_tracing.functions
         if core.current_trace() is None or self in tracing:
             return self.fun(*args)
-        name, fwd, bwd = f"custom_vjp({self.__name__})", self.fwd, self.bwd
+        _, static, args, merge = split_nondiff(self.nondiff_argnums, args, name, lambda a: (
+            tree_map(lambda x: _nondiff_value(x, name), a)))
+        fun, fwd, bwd = self.fun, self.fwd, self.bwd
         leaves, in_tree = flatten(list(args))
         avals = [leaf_aval(x, name) for x in leaves]
         trees = {}
 
         def flat_fun(*xs):
-            outs, trees["out"] = flatten(self.fun(*unflatten(in_tree, xs)))
+            outs, trees["out"] = flatten(fun(*merge(unflatten(in_tree, xs))))
             return outs
 
         def flat_fwd(*xs):
             tracing.add(self)
             try:
-                pair = fwd(*unflatten(in_tree, xs))
+                pair = fwd(*merge(unflatten(in_tree, xs)))
             finally:
                 tracing.discard(self)
             if not (isinstance(pair, tuple) and len(pair) == 2):
@@ -172,7 +269,7 @@ class custom_vjp:
                                     f"function's output {p}")
 
         def backward(residuals, cts):
-            g = bwd(unflatten(trees["res"], residuals), unflatten(trees["out"], cts))
+            g = bwd(*static, unflatten(trees["res"], residuals), unflatten(trees["out"], cts))
             return _leaf_grads(name, g, in_tree, avals)
         return _emit(name, leaves, trees["out"], primal, forward, backward)
 

