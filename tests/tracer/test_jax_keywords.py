@@ -151,3 +151,47 @@ def test_defjvps_with_nondiff_arguments_is_a_type_error():
     f = custom_jvp(lambda x, n: x * n, nondiff_argnames="n")
     with pytest.raises(TypeError, match="defjvps cannot be used with nondiff_argnums"):
         f.defjvps(lambda g, ans, x: g)
+
+
+def _branchy(x, n):
+    """Python branches on n, so n must be static under checkpoint."""
+    return tnp.sin(x) * (2.0 if n > 0 else -1.0) * n
+
+
+@pytest.mark.parametrize("kw", [dict(static_argnames="n"), dict(static_argnames=("n",)),
+                                dict(static_argnums=1)])
+def test_checkpoint_static_argnames(kw):
+    """jax 0.10.2 (with its remat3 flag, which honours static_argnames): grad 5.2654953.
+    Here a static parameter is static passed either way, as jit's."""
+    g = tracer.checkpoint(_branchy, **kw)
+    want = np.cos(X) * 2 * 3
+    np.testing.assert_allclose(g(X, n=3), np.sin(X) * 6, rtol=1e-6)
+    np.testing.assert_allclose(tracer.grad(g)(X, n=3), want, rtol=1e-6)
+    np.testing.assert_allclose(tracer.grad(g)(X, 3), want, rtol=1e-6)
+    np.testing.assert_allclose(tracer.grad(lambda x: g(x, n=-1))(X), np.cos(X), rtol=1e-6)
+    for backend in BACKENDS:
+        jg = tracer.jit(tracer.grad(g), static_argnames="n", backend=backend)
+        np.testing.assert_allclose(jg(X, n=3), want, rtol=1e-6)
+        np.testing.assert_allclose(jg(X, n=2), np.cos(X) * 4, rtol=1e-6)
+    per_example = tracer.vmap(tracer.grad(lambda x: g(x, n=3)))(XS)
+    np.testing.assert_allclose(per_example, np.cos(XS) * 6, rtol=1e-6)
+
+
+def test_checkpoint_static_argnames_misuse():
+    with pytest.raises(ValueError, match="static_argnames names 'z', which the function"):
+        tracer.checkpoint(_branchy, static_argnames="z")
+    with pytest.raises(TypeError, match="static_argnames must be a str"):
+        tracer.checkpoint(_branchy, static_argnames=3)
+    g = tracer.checkpoint(_branchy, static_argnames="n")
+    with pytest.raises(TypeError, match="argument 'n' is in static_argnames but is a traced"):
+        tracer.jit(lambda x: g(x, n=x))(X)
+    with pytest.raises(TypeError, match="argument 1 is in static_argnums but is a traced"):
+        tracer.jit(lambda x: g(x, x))(X)
+
+
+@pytest.mark.parametrize("concrete", [True, False])
+def test_checkpoint_concrete_was_removed_as_in_jax(concrete):
+    """jax 0.10.2 raises NotImplementedError for any `concrete` given, also via remat."""
+    for fn in (tracer.checkpoint, tracer.remat):
+        with pytest.raises(NotImplementedError, match="`concrete` option was deprecated"):
+            fn(_branchy, concrete=concrete)

@@ -23,30 +23,43 @@ from tracer.autodiff import backward
 from tracer.lax._regions import (check_signature, is_float, leaf_avals, prune_region,
                                  trace_region)
 from tracer.pytree import flatten, unflatten
-from tracer.signature import static_spec
+from tracer.signature import positional_names, static_spec
 from tracer.vmap import batch_size, batch_values
 
 
-def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
+_REMOVED = object()     # `concrete` not given
+
+
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_argnames=(),
+               concrete=_REMOVED):
     """`fun`, whose intermediates the backward pass recomputes instead of storing,
     except those `policy(prim, *avals, **attrs)` says to save (tracer.checkpoint_policies;
-    None saves nothing). Arguments at `static_argnums` are Python values `fun` sees as
-    they are (not traced). `prevent_cse` is accepted for JAX's sake and changes nothing:
-    the recomputation is never merged with the forward here, as the forward runs inside
-    the node that no pass looks into across its boundary."""
+    None saves nothing). Arguments at `static_argnums` or named in `static_argnames` are
+    Python values `fun` sees as they are (not traced); each is completed from the other
+    through fun's signature, as jit's, so a static parameter is static however it is
+    passed (jax 0.10.2 ignores static_argnames unless its remat3 flag is on; with it, a
+    name covers keyword arguments). `prevent_cse` is accepted for JAX's sake and changes
+    nothing: the recomputation is never merged with the forward here, as the forward runs
+    inside the node that no pass looks into across its boundary. `concrete` was removed
+    in JAX 0.10: passing it is a NotImplementedError, as there."""
+    if concrete is not _REMOVED:
+        raise NotImplementedError("checkpoint: the `concrete` option was deprecated in JAX "
+                                  "v0.8.2 and removed in v0.10.0; mark the arguments "
+                                  "Python code branches on with static_argnums or "
+                                  "static_argnames instead")
     if policy is not None and not (callable(policy) and _hashable(policy)):
         raise ArgumentError(f"checkpoint(fun, policy=...): policy must be None or a "
                             f"hashable callable policy(prim, *avals, **attrs) -> bool such "
                             f"as tracer.checkpoint_policies.dots_saveable (the node keeps "
                             f"it as an attr), got {policy!r}")
-    static, _ = static_spec(fun, "checkpoint", static_argnums, ())
+    static, names = static_spec(fun, "checkpoint", static_argnums, static_argnames)
     attrs = {} if policy is None else {"policy": policy}
 
     @functools.wraps(fun)
     def remat(*args, **kwargs):
-        bound = _bind_static(fun, args, static) if static else fun
-        dynamic = [a for k, a in enumerate(args) if k not in _positions(static, len(args))]
-        leaves, in_tree = flatten((dynamic, kwargs))
+        bound, dynamic, dyn_kw = (_bind_static(fun, args, kwargs, static, names)
+                                  if static or names else (fun, args, kwargs))
+        leaves, in_tree = flatten((list(dynamic), dyn_kw))
         if core.innermost_trace(leaves) is None and core.current_trace() is None:
             return fun(*args, **kwargs)       # nothing is differentiated: just run it
         graph, out_tree, captured = trace_region(lambda a, k: bound(*a, **k), in_tree,
@@ -80,25 +93,32 @@ def _positions(static, n):
     return {k % n for k in static if -n <= k < n}
 
 
-def _bind_static(fun, args, static):
-    """`fun` taking only the dynamic positional arguments, the static ones bound."""
-    bad = [k for k in static if not -len(args) <= k < len(args)]
+def _bind_static(fun, args, kwargs, static, names):
+    """(`fun` taking only the dynamic arguments, the static ones bound; the dynamic
+    positional arguments; the dynamic keyword arguments). A static position the call
+    does not reach is an error unless its parameter is passed by keyword."""
+    params = positional_names(fun)
+    bad = [k for k in static if not -len(args) <= k < len(args)
+           and not (-len(params) <= k < len(params) and params[k] in kwargs)]
     if bad:
         raise ArgumentError(f"checkpoint: static_argnums={static} but the call passes "
                             f"{len(args)} positional arguments; each index must be in "
                             f"[-{len(args)}, {len(args)})")
     fixed = _positions(static, len(args))
-    traced = [k for k in sorted(fixed) if isinstance(args[k], core.Tracer)]
-    if traced:
-        raise ArgumentError(f"checkpoint: argument {traced[0]} is in static_argnums but is "
-                            f"a traced value ({args[traced[0]].aval}); pass a Python value "
-                            f"there, or drop it from static_argnums")
+    fixed_kw = {k: v for k, v in kwargs.items() if k in names}
+    traced = [(f"argument {k} is in static_argnums", args[k]) for k in sorted(fixed)]
+    traced += [(f"argument {k!r} is in static_argnames", v) for k, v in fixed_kw.items()]
+    for what, v in traced:
+        if isinstance(v, core.Tracer):
+            raise ArgumentError(f"checkpoint: {what} but is a traced value ({v.aval}); pass "
+                                f"a Python value there, or drop it from the static ones")
 
-    def bound(*dynamic, **kwargs):
+    def bound(*dynamic, **dyn_kw):
         it = iter(dynamic)
         return fun(*[args[k] if k in fixed else next(it) for k in range(len(args))],
-                   **kwargs)
-    return bound
+                   **fixed_kw, **dyn_kw)
+    return (bound, [a for k, a in enumerate(args) if k not in fixed],
+            {k: v for k, v in kwargs.items() if k not in names})
 
 
 class _Prim:
