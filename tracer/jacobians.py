@@ -5,7 +5,9 @@ identity); jacrev pulls every basis cotangent through one vjp. Pytrees follow JA
 Jacobian is a tree shaped like the output whose leaves are trees shaped like the
 differentiated arguments, each of shape out_leaf.shape + in_leaf.shape. linearize traces
 one jvp graph and splits it (autodiff.partition) into the primal part, run now, and the
-linear tangent part, run by each call of f_jvp.
+linear tangent part, run by each call of f_jvp. Keywords as JAX's: has_aux (aux is
+computed once, not per basis vector), holomorphic (only False), jacrev's allow_int (an
+int input's Jacobian block is zeros of its dtype, as JAX's).
 """
 import math
 
@@ -19,9 +21,9 @@ from tracer.autodiff import partition
 from tracer.concrete import Known
 from tracer.core import eval_graph, trace_flat
 from tracer.signature import leaf_aval
-from tracer.pytree import flatten, unflatten
-from tracer.transforms import (_argnums, check_tangent_dtypes, float0, jvp, matching_leaves,
-                               partial_args, vjp)
+from tracer.pytree import flatten, num_leaves, unflatten
+from tracer.transforms import (Linear, _argnums, check_tangent_dtypes, float0, jvp,
+                               matching_leaves, partial_args, vjp)
 from tracer.vmap import vmap
 
 
@@ -50,29 +52,39 @@ def _assemble(argnums, in_tree, out_tree, blocks):
     return unflatten(out_tree, per_out)
 
 
-def _inputs(fun, argnums, args, kwargs, where):
+def _inputs(fun, argnums, args, kwargs, where, holomorphic, allow_int=False):
     """(fun of the differentiated arguments only, those arguments, their leaves' tree and
     types): what both Jacobians start from."""
-    g, primals = partial_args(fun, args, _argnums(argnums, args, where), kwargs)
+    nums = _argnums(argnums, args, where, allow_int, holomorphic)
+    g, primals = partial_args(fun, args, nums, kwargs)
     leaves, in_tree = flatten(list(primals))
     return g, primals, in_tree, [leaf_aval(x, where) for x in leaves]
 
 
-def jacfwd(fun, argnums=0):
-    """The Jacobian of `fun` by forward mode (one batched jvp): best for few inputs."""
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Jacobian of `fun` by forward mode (one batched jvp): best for few inputs. With
+    has_aux, (jacobian, aux)."""
     def jac(*args, **kwargs):
-        g, primals, in_tree, in_avals = _inputs(fun, argnums, args, kwargs, "jacfwd")
+        g, primals, in_tree, in_avals = _inputs(fun, argnums, args, kwargs, "jacfwd",
+                                                holomorphic)
 
         def push(t):
             tans = unflatten(in_tree, [r.astype(a.dtype) for r, a in
                                        zip(_split_rows(t, in_avals), in_avals)])
-            return jvp(g, primals, tuple(tans))[1]
-        out = vmap(push)(_basis(in_avals))           # tree of (n_in, *out shape)
-        outs, out_tree = flatten(out)
+            return jvp(g, primals, tuple(tans), has_aux=has_aux)[1:]
+        # tangents: a tree of (n_in, *out shape); aux, not batched
+        out_axes = (0, None) if has_aux else (0,)
+        tangents, *aux = vmap(push, out_axes=out_axes)(_basis(in_avals))
+        outs, out_tree = flatten(tangents)
         blocks = [[_to_back(b, a) for b, a in zip(_split_rows(o, in_avals), in_avals)]
                   for o in outs]
-        return _assemble(argnums, in_tree, out_tree, blocks)
+        return _with_aux(_assemble(argnums, in_tree, out_tree, blocks), aux)
     return jac
+
+
+def _with_aux(jacobian, aux):
+    """jacobian, or (jacobian, aux) when aux = [the aux of has_aux]."""
+    return (jacobian, *aux) if aux else jacobian
 
 
 def _to_back(block, in_aval):
@@ -82,11 +94,14 @@ def _to_back(block, in_aval):
     return tnp.transpose(block, perm)
 
 
-def jacrev(fun, argnums=0):
-    """The Jacobian of `fun` by reverse mode (one batched vjp): best for few outputs."""
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """The Jacobian of `fun` by reverse mode (one batched vjp): best for few outputs. With
+    has_aux, (jacobian, aux); with allow_int, an int or bool input's blocks are zeros of
+    its dtype (as JAX's for int inputs; JAX fails on bool ones)."""
     def jac(*args, **kwargs):
-        g, primals, in_tree, in_avals = _inputs(fun, argnums, args, kwargs, "jacrev")
-        out, pull = vjp(g, *primals)
+        g, primals, in_tree, in_avals = _inputs(fun, argnums, args, kwargs, "jacrev",
+                                                holomorphic, allow_int)
+        out, pull, *aux = vjp(g, *primals, has_aux=has_aux)
         outs, out_tree = flatten(out)
         out_avals = [leaf_aval(o, "jacrev") for o in outs]
         for a in out_avals:
@@ -99,18 +114,24 @@ def jacrev(fun, argnums=0):
         grads = vmap(pull_row)(_basis(out_avals))    # per input leaf: (n_out, *in shape)
         by_out = [_split_rows(gr, out_avals) for gr in grads]   # [in][out]
         blocks = [[by_out[i][o] for i in range(len(in_avals))] for o in range(len(outs))]
-        return _assemble(argnums, in_tree, out_tree, blocks)
+        return _with_aux(_assemble(argnums, in_tree, out_tree, blocks), aux)
     return jac
 
 
-def hessian(fun, argnums=0):
-    """jacfwd(jacrev(fun)): forward over reverse, as JAX."""
-    return jacfwd(jacrev(fun, argnums), argnums)
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+    """jacfwd(jacrev(fun)): forward over reverse, as JAX; with has_aux, (hessian, aux)."""
+    hess = jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+
+    def checked(*args, **kwargs):
+        _argnums(argnums, args, "hessian", holomorphic=holomorphic)
+        return hess(*args, **kwargs)
+    return checked
 
 
-def linearize(fun, *primals):
-    """(fun(*primals), f_jvp): f_jvp(*tangents) = J @ tangents, evaluating only the linear
-    part of one jvp graph traced here (the primal part runs once, now). As in jvp, the
+def linearize(fun, *primals, has_aux=False):
+    """(fun(*primals), f_jvp), or with has_aux (output, f_jvp, aux): f_jvp(*tangents) =
+    J @ tangents, evaluating only the linear part of one jvp graph traced here (the primal
+    part runs once, now); f_jvp is a `Linear`, a pytree of its residuals. As in jvp, the
     tangent of an integer or bool primal is float0 and carries nothing into the graph."""
     leaves, in_tree = flatten(list(primals))
     avals = [leaf_aval(x, "linearize") for x in leaves]
@@ -121,23 +142,27 @@ def linearize(fun, *primals):
     def both(*xs):
         it = iter(xs[n:])
         ts = [next(it) if f else np.zeros(a.shape, float0) for a, f in zip(avals, floats)]
-        out, tan = jvp(fun, tuple(unflatten(in_tree, xs[:n])), tuple(unflatten(in_tree, ts)))
+        out, tan, *aux = jvp(fun, tuple(unflatten(in_tree, xs[:n])),
+                             tuple(unflatten(in_tree, ts)), has_aux=has_aux)
         outs, trees["out"] = flatten(out)
-        return outs + flatten(tan)[0]
+        aux_leaves, trees["aux"] = flatten(aux)
+        return outs + aux_leaves + flatten(tan)[0]
     graph, captured = trace_flat(both, avals + [a.strip_weak() for a, f in zip(avals, floats)
                                                 if f], Known(leaves))
     inv = graph.invars     # primals, tangents, captured: put the tangents last
     graph = Graph(inv[:n] + inv[n + m:] + inv[n:n + m], graph.outvars, graph.nodes,
                   graph.constvars, graph.consts)
-    k = len(graph.outvars) // 2
+    k = len(graph.outvars) - num_leaves(trees["out"])      # outputs and aux
     early, late = partition(graph, n + len(captured), k)
     vals = eval_graph(early, list(leaves) + captured)
     outs, residuals = vals[:k], vals[k:]
 
-    def f_jvp(*tangents):
+    def f_jvp(residuals, *tangents):
         where = "linearize's f_jvp"
         ts = matching_leaves(where, "tangent", list(tangents), in_tree, [a.shape for a in avals])
         check_tangent_dtypes(where, [a.dtype for a in avals], ts)
         ts = [t for t, f in zip(ts, floats) if f]
         return unflatten(trees["out"], eval_graph(late, residuals + ts))
-    return unflatten(trees["out"], outs), f_jvp
+    n_out = num_leaves(trees["out"])
+    out = unflatten(trees["out"], outs[:n_out])
+    return (out, Linear(f_jvp, residuals), *unflatten(trees["aux"], outs[n_out:]))

@@ -3,6 +3,8 @@
 Each one traces the function to a graph, transforms the graph (tracer.autodiff), and
 evaluates the result with `eval_graph`: on arrays that runs it, on tracers it inlines it
 into the enclosing trace. So every pair nests: grad(grad(f)), jit(grad(f)), jvp(grad(f)).
+They take JAX's keywords: has_aux; holomorphic (only False: there are no complex dtypes);
+allow_int (an int or bool argument's gradient is float0 zeros); reduce_axes (only ()).
 """
 import numpy as np
 
@@ -12,8 +14,8 @@ from ir.types import dtype_kind
 from tracer import numpy as tnp
 from tracer.autodiff import backward, check_differentiable, partition, vjp_graph
 from tracer.concrete import Known
-from tracer.core import Tracer, eval_graph, trace_flat
-from tracer.pytree import flatten, num_leaves, unflatten
+from tracer.core import Tracer, current_trace, eval_graph, trace_flat
+from tracer.pytree import flatten, num_leaves, register_pytree_node, unflatten
 from tracer.signature import leaf_aval
 
 
@@ -85,9 +87,37 @@ def _as_dtype(x, dtype):
     return np.asarray(x, dtype)
 
 
-def vjp(fun, *primals, has_aux=False):
+class Linear:
+    """vjp's pullback and linearize's f_jvp: `apply(residuals, *args)`, a graph evaluated
+    on the forward pass's residual arrays. A pytree whose leaves are those residuals (as
+    JAX's), so it can be passed into and returned from jit and vmap, and flattened."""
+
+    def __init__(self, apply, residuals):
+        self.apply, self.residuals = apply, list(residuals)
+
+    def __call__(self, *args):
+        return self.apply(self.residuals, *args)
+
+    def __repr__(self):
+        return f"Linear({self.apply.__name__}, {len(self.residuals)} residuals)"
+
+
+register_pytree_node(Linear, lambda f: (f.residuals, f.apply),
+                     lambda apply, residuals: Linear(apply, residuals))
+
+
+def check_reduce_axes(reduce_axes, where):
+    """JAX accepts only an empty reduce_axes (NotImplementedError otherwise)."""
+    if reduce_axes:
+        raise NotImplementedError(f"{where}: reduce_axes={reduce_axes!r} is not supported "
+                                  f"(JAX deprecated it and accepts only ()); sum the result "
+                                  f"over the axis with lax.psum instead")
+
+
+def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     """(out, vjp_fn) or (out, vjp_fn, aux); vjp_fn(cotangent) returns one tuple entry per
-    primal. The forward pass runs now; vjp_fn runs only the backward part."""
+    primal. The forward pass runs now; vjp_fn (a `Linear`) runs only the backward part."""
+    check_reduce_axes(reduce_axes, "vjp")
     graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(fun, primals, has_aux)
     n_in, n_out, n_all = len(leaves) + len(captured), num_leaves(out_tree), len(graph.outvars)
     wrt = [True] * len(leaves) + [False] * len(captured)
@@ -97,32 +127,47 @@ def vjp(fun, *primals, has_aux=False):
     outs, aux, residuals = vals[:n_out], vals[n_out:n_all], vals[n_all:]
     out_avals = [v.aval for v in graph.outvars[:n_out]]
 
-    def vjp_fn(cotangent):
+    def vjp_fn(residuals, cotangent):
         cts = matching_leaves("vjp_fn", "cotangent", cotangent, out_tree,
                               [a.shape for a in out_avals])
         grads = eval_graph(bwd, residuals + [_as_dtype(c, a.dtype)
                                              for c, a in zip(cts, out_avals)])
         return tuple(unflatten(in_tree, grads))
     out = unflatten(out_tree, outs)
-    return (out, vjp_fn, unflatten(aux_tree, aux)) if has_aux else (out, vjp_fn)
+    pullback = Linear(vjp_fn, residuals)
+    return (out, pullback, unflatten(aux_tree, aux)) if has_aux else (out, pullback)
 
 
-def _argnums(argnums, args, where):
-    """argnums as a tuple of non-negative ints; checks every differentiated leaf is float."""
+def _argnums(argnums, args, where, allow_int=False, holomorphic=False):
+    """argnums as a tuple of non-negative ints; checks every differentiated leaf is float
+    (or, with allow_int, int or bool), and that holomorphic is False."""
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for i in nums:
         if not isinstance(i, int) or not -len(args) <= i < len(args):
             raise GradientTypeError(f"{where}: argnums={argnums} but the function got "
                                     f"{len(args)} positional arguments")
     nums = tuple(i % len(args) for i in nums)
-    for i in nums:
-        for x in flatten(args[i])[0]:
-            dt = leaf_aval(x, where).dtype
-            if dtype_kind(dt) != "f":
-                raise DTypeError(f"{where}: argument {i} has dtype {dt}; grad needs float "
-                                 f"inputs (cast with astype(float32)), or leave it out of "
-                                 f"argnums")
+    dtypes = [(i, leaf_aval(x, where).dtype) for i in nums for x in flatten(args[i])[0]]
+    if holomorphic:
+        got = f", but got {dtypes[0][1]}" if dtypes else ""
+        raise DTypeError(f"{where}: holomorphic=True requires inputs with complex dtype"
+                         f"{got}; this project has no complex dtypes, so holomorphic "
+                         f"differentiation is not supported (leave holomorphic=False)")
+    for i, dt in dtypes:
+        if dtype_kind(dt) != "f" and not allow_int:
+            raise DTypeError(f"{where}: argument {i} has dtype {dt}; grad needs float "
+                             f"inputs (cast with astype(float32)), or leave it out of "
+                             f"argnums")
     return nums
+
+
+def int_gradient(g, primal_aval):
+    """The gradient of an int or bool input under allow_int: JAX's float0 zeros of its
+    shape. Inside a trace (jit, vmap, an outer transform) float0 cannot be a traced value,
+    so there it stays zeros of the input's own dtype, as this project's vjp gives."""
+    if dtype_kind(primal_aval.dtype) == "f" or current_trace() is not None:
+        return g
+    return np.zeros(primal_aval.shape, float0)
 
 
 def partial_args(fun, args, nums, kwargs):
@@ -135,9 +180,10 @@ def partial_args(fun, args, nums, kwargs):
     return g, tuple(args[i] for i in nums)
 
 
-def _value_and_grad(fun, argnums, has_aux, with_value):
+def _value_and_grad(fun, argnums, has_aux, with_value, holomorphic, allow_int, reduce_axes):
     name = getattr(fun, "__name__", "function")
     where = f"grad({name})"
+    check_reduce_axes(reduce_axes, where)
 
     def value_and_grad_f(*args, **kwargs):
         """Keyword arguments, and positional arguments outside argnums whose leaves are
@@ -145,7 +191,7 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
         may take them. Other undifferentiated arrays stay graph inputs, since a constant
         would be copied into the graph on every call; fun sees their values as any
         traced value's (tracer.concrete)."""
-        nums = _argnums(argnums, args, where)
+        nums = _argnums(argnums, args, where, allow_int, holomorphic)
         traced = [i for i, a in enumerate(args)
                   if i in nums or any(np.ndim(x) for x in flatten(a)[0])]
         f, diff = partial_args(fun, args, traced, kwargs)
@@ -172,7 +218,9 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
         vals = eval_graph(dce(cse(g)), leaves + captured)
         if with_value:
             value, vals = vals[0], vals[1:]
-        aux, grads = vals[:n_aux], iter(vals[n_aux:])
+        aux = vals[:n_aux]
+        diff_avals = [v.aval for v, w in zip(graph.invars, wrt) if w]
+        grads = iter([int_gradient(g, a) for g, a in zip(vals[n_aux:], diff_avals)])
         by_position = {i: unflatten(t, [next(grads) for _ in range(num_leaves(t))])
                        for i, t in zip(traced, arg_trees) if i in nums}
         per_arg = tuple(by_position[i] for i in nums)      # in the order asked, as JAX
@@ -184,20 +232,27 @@ def _value_and_grad(fun, argnums, has_aux, with_value):
     return value_and_grad_f
 
 
-def value_and_grad(fun, argnums=0, has_aux=False):
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
+                   reduce_axes=()):
     """A function computing (fun(*args), gradient wrt args[argnums]); with has_aux,
-    ((value, aux), gradient). argnums may be an int or a tuple (then a tuple of grads)."""
-    return _value_and_grad(fun, argnums, has_aux, with_value=True)
+    ((value, aux), gradient). argnums may be an int or a tuple (then a tuple of grads).
+    Keywords as grad's."""
+    return _value_and_grad(fun, argnums, has_aux, True, holomorphic, allow_int, reduce_axes)
 
 
-def grad(fun, argnums=0, has_aux=False):
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """Gradient of a float-scalar-valued function wrt args[argnums] (the value itself is
-    not computed unless the gradient needs it); with has_aux, (gradient, aux)."""
-    return _value_and_grad(fun, argnums, has_aux, with_value=False)
+    not computed unless the gradient needs it); with has_aux, (gradient, aux).
+    holomorphic=True raises (no complex dtypes here); with allow_int, an int or bool
+    argument's gradient is float0 zeros of its shape, as in JAX, except inside jit, vmap
+    or another transform, where float0 cannot be traced: there it is zeros of the
+    argument's dtype. reduce_axes must be () (as JAX, which deprecated it)."""
+    return _value_and_grad(fun, argnums, has_aux, False, holomorphic, allow_int, reduce_axes)
 
 
-def jvp(fun, primals, tangents):
-    """(fun(*primals), J @ tangents), by transposing the reverse-mode graph.
+def jvp(fun, primals, tangents, has_aux=False):
+    """(fun(*primals), J @ tangents), by transposing the reverse-mode graph; with has_aux
+    (fun returns (output, aux)), (output, J @ tangents, aux).
 
     The pullback ct -> J^T ct is linear in ct, so its VJP with respect to ct, evaluated at
     any ct (zeros), is J: differentiating the pullback once more gives forward mode from
@@ -205,7 +260,8 @@ def jvp(fun, primals, tangents):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise GradientError("jvp: primals and tangents must be tuples (one entry per "
                             "argument)")
-    graph, leaves, in_tree, out_tree, _, captured = _trace_fun(fun, primals, where="jvp")
+    graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(fun, primals, has_aux,
+                                                                      "jvp")
     t_leaves = matching_leaves("jvp", "tangent", list(tangents), in_tree,
                                [np.shape(x) for x in leaves])
     n = len(leaves) + len(captured)
@@ -213,7 +269,7 @@ def jvp(fun, primals, tangents):
     check_tangent_dtypes("jvp", in_dtypes, t_leaves)
     wrt = [dtype_kind(dt) == "f" for dt in in_dtypes] + [False] * len(captured)
     check_differentiable(graph, wrt)
-    out_avals = [v.aval.strip_weak() for v in graph.outvars]
+    out_avals = [v.aval.strip_weak() for v in graph.outvars[:num_leaves(out_tree)]]
     pullback, _ = trace_flat(lambda *a: backward(graph, a[:n], a[n:], wrt)[1],
                              graph.in_avals + out_avals, Known(leaves + captured))
     pullback = dce(cse(pullback))
@@ -229,6 +285,8 @@ def jvp(fun, primals, tangents):
     g, _ = trace_flat(push, graph.in_avals + float_avals)
     tans = [t for t, w in zip(t_leaves, wrt) if w]
     vals = eval_graph(dce(cse(g)), leaves + captured + tans)
-    k = len(out_avals)
-    return unflatten(out_tree, vals[:k]), unflatten(out_tree, vals[k:])
+    k, n_all = len(out_avals), len(graph.outvars)
+    out, tangent_out = unflatten(out_tree, vals[:k]), unflatten(out_tree, vals[n_all:])
+    return (out, tangent_out, unflatten(aux_tree, vals[k:n_all])) if has_aux else (
+        out, tangent_out)
 
