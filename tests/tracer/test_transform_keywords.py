@@ -126,6 +126,15 @@ def test_has_aux_composes_with_vmap_and_grad():
         return lambda x: np_.sum(transforms.jvp(f, (x, Y), (x, Y), has_aux=True)[1]["b"])
     close(tracer.grad(tangent_sum(tracer, tnp, F))(X), jax.grad(tangent_sum(jax, jnp, JF))(X))
 
+    def aux_sums(t):          # aux is differentiable, as in jax (no stop_gradient)
+        f = with_aux(t.numpy)
+        return [lambda x: t.jvp(f, (x, Y), (x, Y), has_aux=True)[2][1],
+                lambda x: t.linearize(f, x, Y, has_aux=True)[2][1],
+                lambda x: t.jacfwd(f, has_aux=True)(x, Y)[1][1],
+                lambda x: t.jacrev(f, has_aux=True)(x, Y)[1][1]]
+    for ours, theirs in zip(aux_sums(tracer), aux_sums(jax)):
+        close(tracer.grad(ours)(X), jax.grad(theirs)(X))
+
 
 @pytest.mark.parametrize("call", [
     lambda t, f: t.jvp(f, (X,), (X,), has_aux=True),
