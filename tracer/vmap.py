@@ -245,23 +245,26 @@ def batch_values(graph, size, args, in_dims):
     return [read(v) for v in graph.outvars]
 
 
-def _place(x, d, dst, size, where):
-    """An output with its batch dim moved to `dst` (None: it must be unbatched)."""
+def _place(x, d, dst, size, where, sum_match=False):
+    """An output with its batch dim moved to `dst` (None: it must be unbatched, or with
+    `sum_match` it is summed over the batch, as JAX's)."""
     if dst is None:
+        if d is not None and sum_match:
+            return tnp.sum(x, axis=d)
         if d is not None:
-            raise ArgumentError(f"{where}: out_axes is None for an output that depends on "
-                                f"a batched input; give it an out axis (in shard_map: its "
-                                f"out_specs omits a mesh axis it varies along; name the "
-                                f"axis there, or make it equal at every position, e.g. "
-                                f"with a psum over the axis)")
+            raise ArgumentValueError(
+                f"{where}: out_axes is None for an output that depends on a batched input; "
+                f"give it an out axis, or pass sum_match=True to sum it over the batch (in "
+                f"shard_map: its out_specs omits a mesh axis it varies along; name the axis "
+                f"there, or make it equal at every position, e.g. with a psum over the axis)")
         return x
     return to_dim(x, d, size, dst)
 
 
-def batch_graph(graph, size, in_dims, out_dims=0, where="vmap"):
+def batch_graph(graph, size, in_dims, out_dims=0, where="vmap", sum_match=False):
     """(graph on batched inputs -> batched outputs, captured values): the batched form of
     `graph`, inputs batched at `in_dims` (None: unbatched), outputs at `out_dims` (an int
-    for all, or one entry per output)."""
+    for all, or one entry per output; `sum_match`: see _place)."""
     if not isinstance(out_dims, (list, tuple)):
         out_dims = [out_dims] * len(graph.outvars)
     avals = [v.aval if d is None else ShapedArray(v.aval.shape[:d] + (size,) +
@@ -270,7 +273,8 @@ def batch_graph(graph, size, in_dims, out_dims=0, where="vmap"):
 
     def batched(*xs):
         outs = batch_values(graph, size, xs, in_dims)
-        return [_place(o, d, dst, size, where) for (o, d), dst in zip(outs, out_dims)]
+        return [_place(o, d, dst, size, where, sum_match)
+                for (o, d), dst in zip(outs, out_dims)]
     return trace_flat(batched, avals)
 
 
@@ -311,21 +315,27 @@ def _leaf_names(args):
     return names
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None,
+         sum_match=False):
     """Vectorize `fun` over an axis of its arguments, as `jax.vmap`: `in_axes` and
     `out_axes` are ints (negative count from the end), None (not mapped / broadcast), or
     pytree prefixes; keyword arguments are not mapped; `axis_size` is needed only when
     no argument is mapped; `axis_name` (a hashable, e.g. "i") names the mapped axis for
-    the collectives inside `fun` (tracer.lax.psum(x, "i")...)."""
+    the collectives inside `fun` (tracer.lax.psum(x, "i")...). With `sum_match`, an
+    output batched where its out_axes is None is summed over the batch (JAX's) instead
+    of being an error. `spmd_axis_name` (a mesh axis name or a tuple of them) is where
+    JAX would shard the batch in an SPMD program; accepted and checked, it changes
+    nothing here, where a batch is never split over devices (shard_map splits blocks)."""
     name = getattr(fun, "__name__", "function")
     where = f"vmap({name})" if axis_name is None else f"vmap({name}, axis {axis_name!r})"
     if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
         raise ArgumentError(f"{where}: axis_size must be a non-negative int, got {axis_size!r}")
-    try:
-        hash(axis_name)
-    except TypeError:
-        raise ArgumentError(f"{where}: axis_name must be hashable (e.g. a string), got "
-                            f"{axis_name!r}") from None
+    for what, value in (("axis_name", axis_name), ("spmd_axis_name", spmd_axis_name)):
+        try:
+            hash(value)
+        except TypeError:
+            raise ArgumentError(f"{where}: {what} must be hashable (e.g. a string, or a "
+                                f"tuple of them), got {value!r}") from None
 
     def vmapped(*args, **kwargs):
         axes = _axes_per_leaf(in_axes if not isinstance(in_axes, list) else tuple(in_axes),
@@ -365,7 +375,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
                      for i, (d, v) in enumerate(zip(outs_axes, graph.outvars))]
         with _naming(outside, axis_name):
             g, more = batch_graph(graph, size, axes + [None] * len(captured), outs_axes,
-                                  where)
+                                  where, bool(sum_match))
         return unflatten(trees["out"], eval_graph(g, list(leaves) + captured + more))
     vmapped.__name__ = f"vmap_{name}"
     vmapped.__doc__ = getattr(fun, "__doc__", None)

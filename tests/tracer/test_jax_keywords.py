@@ -195,3 +195,44 @@ def test_checkpoint_concrete_was_removed_as_in_jax(concrete):
     for fn in (tracer.checkpoint, tracer.remat):
         with pytest.raises(NotImplementedError, match="`concrete` option was deprecated"):
             fn(_branchy, concrete=concrete)
+
+
+M = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+def test_vmap_sum_match_sums_a_batched_output_whose_out_axes_is_none():
+    """jax 0.10.2: [6, 10, 14] and the unbatched output kept as it is; without
+    sum_match, the ValueError naming out_axes."""
+    pair = tracer.vmap(lambda x, y: (x * 2, y), in_axes=(0, None), out_axes=None,
+                       sum_match=True)
+    got, kept = pair(M, np.ones(3, np.float32))
+    np.testing.assert_array_equal(got, [6.0, 10.0, 14.0])
+    np.testing.assert_array_equal(kept, np.ones(3))
+    mixed = tracer.vmap(lambda x: (x * 2, x), out_axes=(None, 1), sum_match=True)(M)
+    np.testing.assert_array_equal(mixed[0], [6.0, 10.0, 14.0])
+    np.testing.assert_array_equal(mixed[1], M.T)
+    f = tracer.vmap(lambda x: x * 2, out_axes=None, sum_match=True)
+    for backend in BACKENDS:
+        np.testing.assert_array_equal(tracer.jit(f, backend=backend)(M), [6.0, 10.0, 14.0])
+    g = tracer.grad(lambda x: tnp.sum(tracer.vmap(tnp.sin, out_axes=None, sum_match=True)(x)))
+    np.testing.assert_allclose(g(M), np.cos(M), rtol=1e-6)
+    nested = tracer.vmap(tracer.vmap(lambda x: x * 2, out_axes=None, sum_match=True))
+    np.testing.assert_array_equal(nested(np.ones((2, 3, 4), np.float32)), np.full((2, 4), 6.0))
+    with pytest.raises(ValueError, match="out_axes is None for an output that depends on a "
+                                         "batched input.*sum_match=True"):
+        tracer.vmap(lambda x: x * 2, out_axes=None)(M)
+
+
+@pytest.mark.parametrize("spmd", ["d", ("d", "e")])
+def test_vmap_spmd_axis_name_is_accepted_and_changes_nothing(spmd):
+    """jax 0.10.2 on one device: the same values (the name only places shards)."""
+    f = tracer.vmap(lambda x: tnp.sin(x) * 2, spmd_axis_name=spmd)
+    np.testing.assert_allclose(f(M), np.sin(M) * 2, rtol=1e-6)
+    for backend in BACKENDS:
+        np.testing.assert_allclose(tracer.jit(f, backend=backend)(M), np.sin(M) * 2, rtol=1e-6)
+    np.testing.assert_allclose(tracer.grad(lambda x: tnp.sum(f(x)))(M), 2 * np.cos(M),
+                               rtol=1e-6)
+    with_name = tracer.vmap(lambda x: tracer.lax.psum(x, "i"), axis_name="i", spmd_axis_name=spmd)
+    np.testing.assert_allclose(with_name(M), np.broadcast_to(M.sum(0), M.shape))
+    with pytest.raises(TypeError, match="spmd_axis_name must be hashable"):
+        tracer.vmap(tnp.sin, spmd_axis_name=["d"])
