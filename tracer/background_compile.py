@@ -10,7 +10,7 @@ compiles, when that gives the user results sooner without delaying the native co
   for it (up to sys.getswitchinterval(), 5 ms), 2-30 s a 1,100-node step.
 - The first call interprets only if a core is idle for the compile (`idle_core`) and
   the graph's interpreted cost (`interpreted_cost`, loops counted by their trips) is
-  below the compile's estimate (`LINE_S` a line of module text); a later call is not
+  below the compile's estimate (the backend's: `prepare`); a later call is not
   interpreted when the compile should end within it (by the estimate, and as long as the
   last interpreted call took): it waits for the native code instead. Interpreted calls
   run OpenBLAS on one thread (`one_blas_thread`), leaving the compile its core.
@@ -87,7 +87,6 @@ def size(graph):
 NODE_S = 20e-6      # the interpreter's time a node (Python dispatch, checks), measured
 BYTE_S = 0.25e-9    # and a byte each node writes (NumPy at memory speed), measured
 FLOP_S = 2e-11      # and a matmul's flop (OpenBLAS on one AVX-512 core: ~50 GFLOP/s)
-LINE_S = 1e-3       # LLVM's time a line of module text (O3 and emission), measured
 
 
 def interpreted_cost(graph):
@@ -240,13 +239,12 @@ os.register_at_fork(after_in_child=_after_fork)
 def stages(compile_graph, graph):
     """(the compile's part that releases the GIL as a function of no arguments, its
     estimated seconds or None): a backend compiler's `prepare(graph)` does the rest first,
-    here, and returns the former with a size in lines of module text; a compiler without
-    one does all of its work in the returned function."""
+    here, and returns the former with its estimate; a compiler without one does all of
+    its work in the returned function."""
     prepare = getattr(compile_graph, "prepare", None)
     if prepare is None:
         return functools.partial(compile_graph, graph), None
-    finish, lines = prepare(graph)
-    return finish, lines * LINE_S
+    return prepare(graph)
 
 
 def start(entry, compile_graph):

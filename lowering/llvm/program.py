@@ -28,7 +28,8 @@ from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.passes import cse, dce, fold_constants, inline_calls
 from lowering.heap import building
 from lowering.interpreter import own, run_node
-from lowering.llvm import artifact, buffers, codegen, graph_cache, irutil, linalg, pool, schedule, target
+from lowering.llvm import (artifact, buffers, codegen, graph_cache, irutil, linalg, pool,
+                           schedule, split, target)
 from lowering.llvm.fusion import check_kernels
 from lowering.llvm.rewrites import rewrite_matmuls
 from lowering.profile import note, phase
@@ -64,12 +65,12 @@ def prepare(graph):
     """compile_graph in two parts, for jit's background compiles (tracer.background_compile): this
     call does the part that holds the GIL (passes to codegen) and returns (the rest, a
     function of no arguments giving the Program: loading, where LLVM compiles the module
-    with the GIL released unless a cache has it; the module's lines, which LLVM's time
-    follows, or 0 when a cache has its native code)."""
+    with the GIL released unless a cache has it; LLVM's estimated CPU seconds for it, by
+    its lines (split.seconds), or 0 when a cache has its native code)."""
     with building():
         art = _compile(graph)
-    lines = 0 if target.cached(art.text) else art.text.count("\n")
-    return functools.partial(_load, art, getattr(graph, "donated", ())), lines
+    seconds = 0 if target.cached(art.text) else split.seconds(art.text.count("\n"))
+    return functools.partial(_load, art, getattr(graph, "donated", ())), seconds
 
 
 def _load(art, donated):

@@ -22,8 +22,8 @@ X = np.linspace(-1.0, 1.0, 64).astype(np.float32)
 def test_prepare_counts_no_lines_for_code_a_cache_holds(tmp_path, monkeypatch):
     monkeypatch.setenv("TRACER_CACHE_DIR", str(tmp_path))
     graph = tracer.make_graph(chain(0.125))(X)
-    finish, lines = program.prepare(graph)
-    assert lines > 0                                # nothing holds it yet
+    finish, seconds = program.prepare(graph)
+    assert seconds > 0                              # nothing holds it yet
     finish()
     assert program.prepare(graph)[1] == 0           # loaded: no compile left
 
