@@ -17,6 +17,7 @@ A large graph compiles in the background while its first calls are interpreted
 """
 import collections
 import functools
+import warnings
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from lowering.profile import phase, recording
 from lowering.settings import settings
 from tracer import aot, compile_log, core
 from tracer.core import eval_graph, trace_flat
+from tracer.jit_placement import placement
 from tracer.background_compile import Compiling, InterpretedProgram, start
 from tracer.pytree import LEAF, flatten, is_pytree, unflatten
 from tracer.signature import Call, check_disjoint, check_function, leaf_aval, static_spec
@@ -75,7 +77,8 @@ class Jitted:
     (tracer.tree_util.register_dataclass) when they change between calls."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 backend=None, donate_argnames=(), compiler_options=None):
+                 backend=None, donate_argnames=(), compiler_options=None, device=None,
+                 in_shardings=None, out_shardings=None):
         functools.update_wrapper(self, fun)
         self.__name__ = getattr(fun, "__name__", type(fun).__name__)
         self.fun = fun
@@ -90,6 +93,8 @@ class Jitted:
         self._plain = not self.static_argnums
         self.backend = registry.check_backend(backend) if backend else None
         self.compiler_options = aot.check_compiler_options(compiler_options, where)
+        self.device, self.in_shardings, self.out_shardings = device, in_shardings, out_shardings
+        self._placement = placement(where, device, in_shardings, out_shardings)
         self._cache = {}          # key -> _Entry, in the eviction sweep's order
         self.cache_size = CACHE_SIZE
         self._misses = self._evicted_hits = 0
@@ -101,7 +106,8 @@ class Jitted:
         @jit function). A lambda or a local function fails as pickle fails for it."""
         return core.global_name(self, self.fun) or (Jitted, (
             self.fun, self.static_argnums, self.static_argnames, self.donate_argnums,
-            self.backend, self.donate_argnames, self.compiler_options))
+            self.backend, self.donate_argnames, self.compiler_options, self.device,
+            self.in_shardings, self.out_shardings))
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -172,7 +178,10 @@ class Jitted:
     def _trace(self, call, leaves):
         """Trace to a graph; returns (graph, out_tree, captured, touched kernels).
         `call` is the call's Call, or its positional arrays (all dynamic)."""
-        out_tree = []
+        out_tree, checks = [], self._placement
+        if checks is not None:
+            checks.check_arguments(*((call.dynamic_args(), call.kwargs)
+                                     if isinstance(call, Call) else (call, {})))
 
         def flat_fun(*tracers):
             args, kwargs = call.rebuild(tracers) if isinstance(call, Call) else (tracers, {})
@@ -182,6 +191,8 @@ class Jitted:
 
         with core.recording_kernels() as touched:
             graph, captured = trace_flat(flat_fun, [leaf_aval(x, self.__name__) for x in leaves])
+        if checks is not None:
+            checks.check_results(out_tree[0])
         return graph, out_tree[0], captured, touched
 
     def _build(self, key, call, leaves, changed=None):
@@ -300,7 +311,7 @@ class Jitted:
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
         backend=None, donate_argnames=(), compiler_options=None, inline=False,
-        keep_unused=False):
+        keep_unused=False, device=None, in_shardings=None, out_shardings=None):
     """Compile `fun`: traced once per input signature, lowered for `backend` (default
     llvm, whatever backend is active), cached. `donate_argnums` / `donate_argnames` (each
     completed from the other, as the static ones are): as in JAX, the llvm backend may
@@ -309,14 +320,22 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
     result never shares memory with any other argument. `compiler_options`: JAX's (XLA's)
     options, checked and ignored (tracer.aot.check_compiler_options). `inline` and
     `keep_unused` are JAX's and what jit always does here: a jitted function called while
-    another is traced is inlined into its graph, and no argument is pruned."""
+    another is traced is inlined into its graph, and no argument is pruned. `device`,
+    `in_shardings`, `out_shardings`: JAX's, checked as JAX checks them and placing
+    nothing, as this host is one CPU device (tracer.jit_placement); `device` warns as
+    deprecated, as in JAX, and goes with `backend`, which names the compiler here."""
     for name, flag in (("inline", inline), ("keep_unused", keep_unused)):
         if not isinstance(flag, (bool, np.bool_)):
             raise ArgumentError(f"jit: {name} must be a bool, got {flag!r}")
+    if device is not None:
+        warnings.warn("jit: the device argument is deprecated (as in JAX); here every "
+                      "array is on the one CPU device already", DeprecationWarning,
+                      stacklevel=2)
 
     def make(f):
         return Jitted(f, static_argnums, static_argnames, donate_argnums, backend,
-                      donate_argnames, compiler_options)
+                      donate_argnames, compiler_options, device, in_shardings,
+                      out_shardings)
     return make if fun is None else make(fun)
 
 

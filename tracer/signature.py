@@ -185,6 +185,10 @@ class Call:
             key.append((a.shape, a.dtype, True) if a.weak_type else (a.shape, a.dtype))
         self.key = tuple(key)
 
+    def dynamic_args(self):
+        """The positional arguments that are not static."""
+        return [a for i, a in enumerate(self.args) if i not in self.static]
+
     def rebuild(self, values):
         """(args, kwargs) with the dynamic leaves replaced by `values` (e.g. tracers)."""
         dyn_args, dyn_kw = unflatten(self.tree, list(values))

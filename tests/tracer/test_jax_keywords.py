@@ -236,3 +236,138 @@ def test_vmap_spmd_axis_name_is_accepted_and_changes_nothing(spmd):
     np.testing.assert_allclose(with_name(M), np.broadcast_to(M.sum(0), M.shape))
     with pytest.raises(TypeError, match="spmd_axis_name must be hashable"):
         tracer.vmap(tnp.sin, spmd_axis_name=["d"])
+
+
+class _Device:
+    """What jit reads of a jax Device (jax.devices()[0] is CpuDevice(id=0))."""
+
+    def __init__(self, platform="cpu", id=0):
+        self.platform, self.id = platform, id
+
+
+class _Sharding:
+    """What jit reads of a jax Sharding: its device_set."""
+
+    def __init__(self, *devices):
+        self.device_set = set(devices) or {_Device()}
+
+
+ONE = _Sharding()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("kw", [dict(in_shardings=ONE), dict(in_shardings=(ONE, None)),
+                                dict(in_shardings=[None, ONE]), dict(out_shardings=ONE),
+                                dict(in_shardings=None, out_shardings=(ONE,)),
+                                dict(in_shardings=(ONE, ONE), out_shardings=ONE)])
+def test_jit_single_device_shardings_place_nothing(kw, backend):
+    """jax 0.10.2 on its one CPU device: the same values, under grad and vmap too."""
+    if isinstance(kw.get("out_shardings"), tuple):
+        f = tracer.jit(lambda x, y: (x * y + 1.0,), backend=backend, **kw)
+        np.testing.assert_allclose(f(XS, XS)[0], XS * XS + 1, rtol=1e-6)
+        return
+    f = tracer.jit(lambda x, y: x * y + 1.0, backend=backend, **kw)
+    np.testing.assert_allclose(f(XS, XS), XS * XS + 1, rtol=1e-6)
+    np.testing.assert_allclose(f(XS, XS), XS * XS + 1, rtol=1e-6)
+    assert f.cache_info().hits == 1 and f.cache_info().misses == 1   # checked per signature
+    np.testing.assert_allclose(tracer.grad(lambda x: tnp.sum(f(x, x)))(XS), 2 * XS, rtol=1e-6)
+    np.testing.assert_allclose(tracer.vmap(f)(M, M), M * M + 1, rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_jit_device_is_deprecated_and_places_nothing(backend):
+    with pytest.warns(DeprecationWarning, match="device argument is deprecated"):
+        f = tracer.jit(lambda x: tnp.sin(x) * 2, device=_Device(), backend=backend)
+    np.testing.assert_allclose(f(XS), np.sin(XS) * 2, rtol=1e-6)
+    np.testing.assert_allclose(tracer.grad(lambda x: tnp.sum(f(x)))(XS), 2 * np.cos(XS),
+                               rtol=1e-6)
+    np.testing.assert_allclose(tracer.vmap(f)(M), np.sin(M) * 2, rtol=1e-6)
+
+
+def test_jit_shardings_take_pytree_prefixes_as_jax():
+    f = tracer.jit(lambda d, n: d["a"] * n, static_argnums=1,
+                   in_shardings=({"a": None, "b": ONE},), out_shardings=None)
+    np.testing.assert_allclose(f({"a": XS, "b": XS}, 2), 2 * XS)
+    out = tracer.jit(lambda x: (x, {"k": x}), out_shardings=(ONE, {"k": ONE}))(XS)
+    np.testing.assert_allclose(out[1]["k"], XS)
+
+
+@pytest.mark.filterwarnings("ignore:jit. the device argument:DeprecationWarning")
+def test_jit_placement_misuse_is_an_error_as_in_jax():
+    f2 = lambda x, y: x + y      # noqa: E731
+    with pytest.raises(ValueError, match=r"in_shardings must be a pytree prefix of the "
+                                         r"positional arguments, but at in_shardings it is a "
+                                         r"tuple of length 1 where the positional arguments "
+                                         r"have a tuple of length 2"):
+        tracer.jit(f2, in_shardings=(ONE,))(XS, XS)
+    with pytest.raises(ValueError, match=r"at in_shardings\[0\] it is a dict with keys "
+                                         r"\['a'\] where the positional arguments have a dict "
+                                         r"with keys \['a', 'b'\]"):
+        tracer.jit(lambda d: d["a"], in_shardings=({"a": None},))({"a": XS, "b": XS})
+    with pytest.raises(ValueError, match="tuple of length 2 where the positional arguments "
+                                         "have a tuple of length 1"):
+        tracer.jit(lambda x, n: x * n, static_argnums=1, in_shardings=(None, None))(XS, 2)
+    with pytest.raises(ValueError, match=r"out_shardings must be a pytree prefix of the "
+                                         r"results.*one entry per result"):
+        tracer.jit(lambda x: (x, x), out_shardings=(None, None, None))(XS)
+    with pytest.raises(ValueError, match=r"does not support keyword arguments \(y\) when "
+                                         r"in_shardings is specified"):
+        tracer.jit(f2, in_shardings=(None, None))(XS, y=XS)
+    np.testing.assert_allclose(tracer.jit(f2, in_shardings=None)(XS, y=XS), 2 * XS)
+    with pytest.raises(TypeError, match="in_shardings leaf specifications are expected to "
+                                        "be shardings, PartitionSpecs or None.*'cpu'"):
+        tracer.jit(f2, in_shardings="cpu")
+    with pytest.raises(TypeError, match="out_shardings leaf specifications"):
+        tracer.jit(f2, out_shardings=(3,))
+    for spec in (tracer.P(), tracer.P("x")):       # jax: RuntimeError, no mesh in context
+        with pytest.raises(RuntimeError, match="has no mesh context"):
+            tracer.jit(f2, in_shardings=spec)
+        with pytest.raises(RuntimeError, match="out_shardings has the PartitionSpec"):
+            tracer.jit(f2, out_shardings=spec)
+    with pytest.raises(ValueError, match=r"places arrays on 2 device\(s\).*one CPU device"):
+        tracer.jit(f2, in_shardings=_Sharding(_Device(id=0), _Device(id=1)))
+    with pytest.raises(ValueError, match=r"platform\(s\) \['gpu'\]"):
+        tracer.jit(f2, device=_Device("gpu"))
+    with pytest.raises(TypeError, match="device must be a device"):
+        tracer.jit(f2, device="cpu")
+    with pytest.raises(ValueError, match="when device is specified on jit, in_shardings "
+                                         "should not be"):
+        tracer.jit(f2, device=_Device(), in_shardings=ONE)
+    with pytest.raises(ValueError, match="out_shardings should not be"):
+        tracer.jit(f2, device=_Device(), out_shardings=ONE)
+
+
+def test_jit_takes_jax_devices_and_shardings():
+    jax = pytest.importorskip("jax")
+    dev = jax.devices("cpu")[0]
+    sharding = jax.sharding.SingleDeviceSharding(dev)
+    mesh = jax.sharding.Mesh(np.array([dev]), ("x",))
+    named = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("x"))
+    f = tracer.jit(lambda x, y: x * y, in_shardings=(sharding, named), out_shardings=named)
+    np.testing.assert_allclose(f(XS, XS), XS * XS)
+    with pytest.warns(DeprecationWarning):
+        g = tracer.jit(tnp.sin, device=dev)
+    np.testing.assert_allclose(g(XS), np.sin(XS), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="has no mesh context"):
+        tracer.jit(tnp.sin, in_shardings=jax.sharding.PartitionSpec())
+
+
+def test_the_signatures_hold_jax_parameters():
+    """Every parameter of jax 0.10.2's; the ones added here with jax's default where it
+    is a plain value (jax marks unspecified shardings and the removed `concrete` with
+    sentinels; None stands for both)."""
+    import inspect
+    jax = pytest.importorskip("jax")
+    pairs = [(tracer.jit, jax.jit, {"device", "in_shardings", "out_shardings"}),
+             (tracer.vmap, jax.vmap, {"spmd_axis_name", "sum_match"}),
+             (tracer.checkpoint, jax.checkpoint, {"static_argnames", "concrete"}),
+             (custom_vjp.__init__, jax.custom_vjp.__init__, {"nondiff_argnums",
+                                                             "nondiff_argnames"}),
+             (custom_jvp.__init__, jax.custom_jvp.__init__, {"nondiff_argnames"})]
+    for ours, theirs, added in pairs:
+        mine = inspect.signature(ours).parameters
+        for k, p in inspect.signature(theirs).parameters.items():
+            assert k in mine, (theirs, k)
+            plain = isinstance(p.default, (type(None), bool, int, str, tuple))
+            if k in added and k != "concrete":      # ours: a private sentinel
+                assert mine[k].default == (p.default if plain else None), (theirs, k)
