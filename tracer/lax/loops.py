@@ -102,17 +102,13 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         raise ArgumentError("fori_loop: body_fun must be a function body_fun(i, val)")
     lo, hi = _static_int(lower), _static_int(upper)
     step = lambda c: (c[0] + 1, body_fun(c[0], c[1]))   # noqa: E731
-    if lo is not None and hi is not None:
-        if isinstance(lower, int) and isinstance(upper, int):
-            i0 = lower                  # weak: i takes the dtype of what it meets
-        else:
-            i0 = np.asarray(lower, np.result_type(np.asarray(lower), np.asarray(upper)))
-        return scan(lambda c, _: (step(c), None), (i0, init_val), length=max(hi - lo, 0),
+    if lo is not None and hi is not None:       # i is a Python int (weak), as JAX's
+        return scan(lambda c, _: (step(c), None), (lo, init_val), length=max(hi - lo, 0),
                     unroll=1 if unroll is None else unroll)[0][1]
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError(f"fori_loop: unroll={unroll!r} needs loop bounds known when traced "
                          f"(Python ints or concrete arrays), got traced bounds")
-    dt = np.result_type(*[np.dtype(x.dtype) if hasattr(x, "dtype") else np.int64
+    dt = np.result_type(*[x.dtype if hasattr(x, "dtype") else x      # a Python int is weak
                           for x in (lower, upper)])
     if dtype_kind(dt) not in "iu":
         raise DTypeError(f"fori_loop: bounds must be integers, got {dt}")
