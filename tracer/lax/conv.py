@@ -116,6 +116,11 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     strides = ints("conv_general_dilated", "window_strides", window_strides, nsp)
     ldil = ints("conv_general_dilated", "lhs_dilation", lhs_dilation, nsp)
     rdil = ints("conv_general_dilated", "rhs_dilation", rhs_dilation, nsp)
+    if isinstance(padding, str) and set(ldil) != {1}:
+        raise ArgumentValueError(
+            f"conv_general_dilated: string padding {padding!r} is not implemented with "
+            f"lhs_dilation {ldil} (a transposed convolution), as in JAX: give explicit "
+            f"(lo, hi) pairs or use conv_transpose")
     pads = pads_of("conv_general_dilated", padding, x.shape[1:-1],
                    [dilate(k, d) for k, d in zip(w.shape[:-2], rdil)], strides)
     groups, batches = int(feature_group_count), int(batch_group_count)

@@ -158,7 +158,7 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
     kernel = [rhs.shape[d] for d in dn.rhs_spec[2:]]
     dil = (1,) * (nd - 2) if rhs_dilation is None else tuple(rhs_dilation)
-    if isinstance(padding, str) or use_consistent_padding:
+    if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
         forward = [padding] * len(strides) if isinstance(padding, str) else padding
         padding = [_transpose_padding((k - 1) * r + 1, s, p)
                    for k, r, s, p in zip(kernel, dil, strides, forward)]
