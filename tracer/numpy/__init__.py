@@ -24,7 +24,7 @@ from tracer.numpy.reductions import (all, any, count_nonzero, cumprod, cumsum,  
                                      cumulative_prod, cumulative_sum, nancumprod, nancumsum,
                                      ptp)
 from tracer.numpy.covariance import corrcoef, cov  # noqa: E402
-from tracer.numpy.statistics import (average, diff, ediff1d, gradient,  # noqa: E402
+from tracer.numpy.statistics import (average, bincount, diff, ediff1d, gradient,  # noqa: E402
                                      nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod,
                                      nanstd, nansum, nanvar, std, trace, var)
 from tracer.numpy.quantiles import (median, nanmedian, nanpercentile,  # noqa: E402

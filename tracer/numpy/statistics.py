@@ -1,18 +1,23 @@
 """Statistics as composites of reductions and where: average, var/std, the nan* family
 (NaN masked out with where, so their gradients skip the NaN entries), trace, diff and
 gradient (order statistics are in quantiles.py). Result dtypes follow NumPy 2 (integer
-inputs give float64)."""
+inputs give float64); bincount is a scatter-add."""
+import operator
+
 import numpy as np
 
 from ir import check_dtype
-from ir.errors import ArgumentError, ArgumentValueError, ShapeError
+from ir.errors import (ArgumentError, ArgumentValueError, ConcretizationError, DTypeError,
+                       ShapeError)
 from ir.types import dtype_kind
 from tracer.core import Tracer
 from tracer.numpy._base import (FLOAT64, convert, dtype_of, normalize_axes, normalize_axis,
                                 result_dtype, shape, value)
 from tracer.numpy.bitwise import logical_and, logical_not
-from tracer.numpy.elementwise import (add, divide, multiply, not_equal, sqrt, subtract,
-                                      where as where_)
+from tracer.numpy.creation import zeros
+from tracer.numpy.elementwise import (add, divide, maximum, multiply, not_equal, sqrt,
+                                      subtract, where as where_)
+from tracer.numpy.index_updates import Update
 from tracer.numpy.reductions import (_reduce, accumulator, all, argmax, argmin,
                                      check_where, computation, mean, no_out, sum)
 from tracer.numpy.shape_ops import concatenate, ravel, reshape, transpose
@@ -285,3 +290,38 @@ def gradient(f, *varargs, axis=None, edge_order=1):
                               multiply(sl(slice(-1, None)), 1.5)), h)
         outs.append(concatenate([first, mid, last], axis=ax))
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def bincount(x, weights=None, minlength=0, *, length=None):
+    """Occurrences of each value of a 1-D array of non-negative integers (or the sum of
+    their weights): int64 counts, float64 sums, as NumPy's. JAX's `length=` fixes the
+    result's size (values past it are dropped, negative ones count as 0, as in JAX); a
+    traced `x` needs it, as the size depends on its largest value."""
+    x = value(x, "bincount")
+    if dtype_kind(dtype_of(x)) not in "biu":
+        raise DTypeError(f"bincount: x must be an integer array, got {dtype_of(x)}; "
+                         f"cast it with astype(int)")
+    if len(shape(x)) != 1:
+        raise ShapeError(f"bincount: x must be 1-D, got shape {shape(x)}; ravel it first")
+    minlength = operator.index(minlength)
+    if minlength < 0 or (length is not None and operator.index(length) < 0):
+        raise ArgumentValueError(f"bincount: minlength and length must not be negative, "
+                                 f"got {minlength} and {length}")
+    if length is None:
+        if isinstance(x, Tracer):
+            raise ConcretizationError(
+                "bincount: the result's size depends on the largest value of a traced x; "
+                "pass length= (a Python int), as in JAX")
+        if np.any(x < 0):
+            raise ArgumentValueError("bincount: x must have no negative elements")
+        length = max(minlength, int(x.max()) + 1 if x.size else 0)
+    if weights is None:
+        counts, w = zeros(length, np.int64), 1
+    else:
+        counts, w = zeros(length, FLOAT64), convert(value(weights, "bincount"), FLOAT64,
+                                                    "bincount")
+        if shape(w) != shape(x):
+            raise ShapeError(f"bincount: weights of shape {shape(w)} must have x's shape "
+                             f"{shape(x)}")
+    ids = maximum(convert(x, np.int64, "bincount"), 0)
+    return Update(counts, ids).add(w, mode="drop")
