@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from lowering.numpy_windows import window_out_shape
 from tracer import numpy as tnp
 from tracer.lax.conv import conv_general_dilated, padtype_pads
 from tracer.lax.lax_dot import dot_general
@@ -50,10 +51,6 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
                              window_strides))
 
 
-def _strided(sizes, windows, strides):
-    return tuple(max(0, (n - k) // s + 1) for n, k, s in zip(sizes, windows, strides))
-
-
 def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
     """jax.lax.conv_shape_tuple: the output shape of an NCHW / OIHW convolution."""
     if isinstance(pads, str):
@@ -65,8 +62,9 @@ def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
     if min(padded, default=0) < 0:
         raise ValueError(f"lax.conv_shape_tuple: padding {pads} removes more than "
                          f"lhs_shape[2:]={tuple(lhs_shape[2:])}")
-    return (lhs_shape[0] // batch_group_count, rhs_shape[0]) + _strided(padded, rhs_shape[2:],
-                                                                        strides)
+    ones = (1,) * len(pads)
+    return (lhs_shape[0] // batch_group_count, rhs_shape[0]) + window_out_shape(
+        lhs_shape[2:], rhs_shape[2:], strides, pads, ones, ones)
 
 
 def _in_layout(shape, perm):
@@ -97,11 +95,9 @@ def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
 
 def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
                               base_dilation=None, window_dilation=None):
-    def dilated(shape, rate):
-        return shape if rate is None else [0 if n == 0 else 1 + r * (n - 1)
-                                           for n, r in zip(shape, rate)]
-    sizes = [n + lo + hi for n, (lo, hi) in zip(dilated(operand_shape, base_dilation), padding)]
-    return _strided(sizes, dilated(window_dimensions, window_dilation), window_strides)
+    ones = (1,) * len(operand_shape)
+    return window_out_shape(operand_shape, window_dimensions, window_strides, padding,
+                            base_dilation or ones, window_dilation or ones)
 
 
 def platform_dependent(*args, default=None, **per_platform):
