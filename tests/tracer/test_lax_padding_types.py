@@ -1,6 +1,6 @@
 """jax.lax's padding types: 'SAME_LOWER' puts the odd padding before (SAME after), in
 conv and reduce_window as in padtype_to_pads, eagerly, jitted on both backends, under
-grad and vmap; an unknown type is a ValueError naming the op."""
+grad and vmap; an unknown type is a RuntimeError (as JAX's) and a ValueError naming the op."""
 import numpy as np
 import pytest
 
@@ -38,5 +38,12 @@ def test_reduce_window_grad_and_vmap_with_same_lower():
 
 
 def test_unknown_padding_type():
+    """A RuntimeError, as jax.lax's 'Unrecognized padding type' (still a ValueError)."""
     with pytest.raises(ValueError, match="conv_general_dilated: padding must be"):
         lax.conv(X, W, (1, 1), "FULL")
+    for call, op in [(lambda: lax.conv(X, W, (1, 1), "FULL"), "conv_general_dilated"),
+                     (lambda: lax.padtype_to_pads((8,), (3,), (1,), "full"), "padtype_to_pads"),
+                     (lambda: lax.reduce_window(X[0, 0], 0.0, lax.add, (2, 2), (1, 1), "FULL"),
+                      "reduce_window")]:
+        with pytest.raises(RuntimeError, match=f"{op}: padding must be"):
+            call()

@@ -54,6 +54,10 @@ def _perms(dimension_numbers, ndim):
     return (lb, *ls, lf), (*rs, ri, ro), (ob, *os_, of)
 
 
+class PaddingTypeError(ArgumentValueError, RuntimeError):
+    """An unknown padding type: a RuntimeError, as jax.lax.padtype_to_pads raises."""
+
+
 def padtype_pads(op, padding, sizes, windows, strides):
     """jax.lax's padding types as (lo, hi) pairs: 'VALID' none; 'SAME' (out = ceil(in /
     stride)) splits the padding with the extra one after, 'SAME_LOWER' before."""
@@ -61,8 +65,8 @@ def padtype_pads(op, padding, sizes, windows, strides):
     if mode == "VALID":
         return ((0, 0),) * len(sizes)
     if mode not in ("SAME", "SAME_LOWER"):
-        raise ArgumentValueError(f"{op}: padding must be 'SAME', 'SAME_LOWER', 'VALID' or "
-                                 f"(lo, hi) pairs, got {padding!r}")
+        raise PaddingTypeError(f"{op}: padding must be 'SAME', 'SAME_LOWER', 'VALID' or "
+                               f"(lo, hi) pairs, got {padding!r}")
     pads = []
     for n, k, s in zip(sizes, windows, strides):
         total = max((-(-n // s) - 1) * s + k - n, 0)
