@@ -319,7 +319,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
          sum_match=False):
     """Vectorize `fun` over an axis of its arguments, as `jax.vmap`: `in_axes` and
     `out_axes` are ints (negative count from the end), None (not mapped / broadcast), or
-    pytree prefixes; keyword arguments are not mapped; `axis_size` is needed only when
+    pytree prefixes; keyword arguments are mapped over their axis 0, as JAX's (in_axes
+    covers the positional ones only); `axis_size` is needed only when
     no argument is mapped; `axis_name` (a hashable, e.g. "i") names the mapped axis for
     the collectives inside `fun` (tracer.lax.psum(x, "i")...). With `sum_match`, an
     output batched where its out_axes is None is summed over the batch (JAX's) instead
@@ -340,11 +341,15 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     def vmapped(*args, **kwargs):
         axes = _axes_per_leaf(in_axes if not isinstance(in_axes, list) else tuple(in_axes),
                               tuple(args), "in_axes", where)
-        leaves, in_tree = flatten(list(args))
+        axes += [0] * len(flatten(kwargs)[0])
+        leaves, in_tree = flatten([*args, kwargs])
         leaves = [x if isinstance(x, Tracer) or d is None else core.as_array(x, where)
                   for x, d in zip(leaves, axes)]
         avals = [leaf_aval(x, where) for x in leaves]
-        names = _leaf_names(args)
+        names = _leaf_names(args) + [  # (a keyword argument to leave unmapped: close over it)
+            f"keyword argument {k!r}" + (f" leaf {j}" if n > 1 else "") + " (keyword "
+            "arguments are mapped over axis 0: pass it positionally to choose its axis)"
+            for k, v in kwargs.items() for n in [len(flatten(v)[0])] for j in range(n)]
         axes = [_normalize(d, len(a.shape), f"in_axes for {nm} of shape {a.shape}", where)
                 for d, a, nm in zip(axes, avals, names)]
         sizes = [(nm, a.shape[d]) for nm, a, d in zip(names, avals, axes) if d is not None]
@@ -362,7 +367,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         trees = {}
 
         def flat_fun(*xs):
-            outs, trees["out"] = flatten(fun(*unflatten(in_tree, xs), **kwargs))
+            *a, kw = unflatten(in_tree, xs)
+            outs, trees["out"] = flatten(fun(*a, **kw))
             return outs
         outside = named_axes.bound
         bound = outside if axis_name is None else outside + [(axis_name, size)]

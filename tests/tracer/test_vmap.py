@@ -157,10 +157,22 @@ def test_pytree_in_axes_kwargs_and_out_axes():
 
     def f(d, c, scale=1.0):
         return {"s": (d["a"] + d["b"]) * scale, "c": c}
+    scale = np.arange(1, 5, dtype=np.float32)           # a keyword: mapped over axis 0
     out = vmap(f, in_axes=({"a": 0, "b": 1}, None), out_axes={"s": 1, "c": None})(
-        {"a": x, "b": y}, 7.0, scale=2.0)
-    np.testing.assert_allclose(out["s"], ((x + y.T) * 2).T, rtol=1e-6)
+        {"a": x, "b": y}, 7.0, scale=scale)
+    np.testing.assert_allclose(out["s"], ((x + y.T) * scale[:, None]).T, rtol=1e-6)
     assert out["c"] == 7.0
+
+
+def test_keyword_arguments_are_mapped_over_axis_0_as_jax():
+    """jax.vmap(f)(x, y=y) maps y too (x * y: [0, 11, 24] for x = [0, 1, 2], y = [10, 11,
+    12]); an unmapped y broadcast silently gave a 3 x 3 outer product instead."""
+    x, y = np.arange(3.0), np.arange(3.0) + 10
+    np.testing.assert_array_equal(vmap(lambda x, y=0.0: x * y)(x, y=y), [0.0, 11.0, 24.0])
+    np.testing.assert_array_equal(tracer.jit(vmap(lambda x, *, w: x + w["a"].sum()))(
+        x, w={"a": np.ones((3, 2))}), x + 2)
+    with pytest.raises(ShapeError, match="keyword argument 'y'.*mapped over axis 0"):
+        vmap(lambda x, y=0.0: x * y)(x, y=0.5)          # a scalar has no axis 0 (as jax)
 
 
 def test_unbatched_output_is_broadcast_and_axis_size():
