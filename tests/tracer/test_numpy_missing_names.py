@@ -81,3 +81,127 @@ def test_bincount_errors_name_the_problem():
         tnp.bincount(X, minlength=-1)
     with pytest.raises(ValueError, match=r"bincount: weights of shape \(3,\) must have x's"):
         tnp.bincount(X, W[:3])
+
+
+# ---- ufunc keywords: out, where, casting, order, dtype, subok -------------------------------
+
+UFUNC_NAMES = sorted(n for n in dir(tnp) if isinstance(getattr(np, n, None), np.ufunc))
+F32 = np.array([0.25, 0.5, 0.75], np.float32)
+I8 = np.array([3, 100, 7], np.int8)
+
+
+def _same(got, want):
+    for g, w in zip(*((got, want) if isinstance(want, tuple) else ((got,), (want,)))):
+        g = np.asarray(g)
+        assert g.shape == np.shape(w) and g.dtype == np.asarray(w).dtype, (g, w)
+        np.testing.assert_allclose(g.astype(float), np.asarray(w).astype(float), rtol=1e-6,
+                                   equal_nan=True)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", [n for n in UFUNC_NAMES if n != "matmul"])
+def test_every_ufunc_name_computes_in_numpys_loop_for_dtype(name):
+    """NumPy's loop for dtype= (float32 -> float64, int8 -> int16/float32/bool), or NumPy's
+    refusal as a TypeError, eagerly and jitted on both backends."""
+    ufunc = getattr(np, name)
+    cases = 0
+    for x, dt in [(F32, np.float64), (I8, np.int16), (I8, np.float32), (I8, np.bool_)]:
+        xs = (x,) * ufunc.nin
+        f = lambda *a: getattr(tnp, name)(*a, dtype=dt)    # noqa: E731
+        try:
+            want = ufunc(*xs, dtype=dt)
+        except TypeError:
+            with pytest.raises(TypeError, match="NumPy has no loop"):
+                f(*xs)
+            continue
+        cases += 1
+        _same(f(*xs), want)
+        for b in BACKENDS:
+            _same(tracer.jit(f, backend=b)(*xs), want)
+    assert cases
+
+
+@pytest.mark.parametrize("name", UFUNC_NAMES)
+def test_every_ufunc_name_takes_the_keywords_at_their_defaults(name):
+    import inspect
+    ufunc = getattr(np, name)
+    x = I8 if name.startswith(("bitwise", "left", "right", "invert")) else F32
+    xs = (x[:, None] if name == "matmul" else x,) + (x[None],) * (ufunc.nin - 1)
+    keywords = dict(out=None, where=True, casting="same_kind", order="K", dtype=None,
+                    subok=True)
+    _same(getattr(tnp, name)(*xs, **keywords), getattr(tnp, name)(*xs))
+    params = inspect.signature(getattr(tnp, name)).parameters
+    assert [p for p in keywords if p not in params] == []
+
+
+def test_ufunc_dtype_examples_and_numpys_own_functions_on_traced_values():
+    a = np.array([100, 100, -7], np.int8)
+    want = np.add(a, a, dtype=np.int16)                 # [200, 200, -14]: no wrap in int8
+    agreement.agree(lambda a: tnp.add(a, a, dtype=np.int16), want, a)
+    agreement.agree(lambda a: np.add(a, a, dtype=np.int16), want, a, eager=False)
+    agreement.agree(lambda x: np.sin(x, dtype=np.float64), np.sin(F32, dtype=np.float64), F32,
+                    eager=False)
+    agreement.agree(lambda x: tnp.add(x, 1.0, dtype=np.float64), np.add(F32, 1.0,
+                                                                          dtype=np.float64), F32)
+    agreement.agree(lambda x: tnp.less(x, 0.5, dtype=bool), F32 < 0.5, F32)
+    agreement.agree(lambda x, y: tnp.matmul(x, y, dtype=np.float64),
+                    np.matmul(F32, F32, dtype=np.float64), F32, F32)
+    q, r = np.divmod(np.array([7, -7]), 2, dtype=np.float32)
+    for b in BACKENDS:
+        got = tracer.jit(lambda x: tnp.divmod(x, 2, dtype=np.float32), backend=b)(
+            np.array([7, -7]))
+        _same(got, (q, r))
+    # 0-d and empty inputs
+    agreement.agree(lambda x: tnp.exp(x, dtype=np.float64), np.exp(F32[0], dtype=np.float64),
+                    F32[0])
+    agreement.agree(lambda x: tnp.exp(x, dtype=np.float64), np.zeros(0), F32[:0])
+
+
+def test_ufunc_dtype_differentiates_and_batches():
+    def loss(x):
+        return tnp.sum(tnp.multiply(x, tnp.sin(x, dtype=np.float64), dtype=np.float64))
+    want = (np.sin(F32) + F32 * np.cos(F32)).astype(np.float32)
+    for f in [tracer.grad(loss)] + [tracer.jit(tracer.grad(loss), backend=b) for b in BACKENDS]:
+        got = f(F32)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    tracer.check_grads(lambda x: tnp.exp(x, dtype=np.float32), (F32.astype(np.float64),),
+                       order=2, atol=1e-3, rtol=1e-3)
+    xs = np.stack([F32, 2 * F32])
+    got = tracer.vmap(lambda x: tnp.hypot(x, 1.0, dtype=np.float64))(xs)
+    _same(got, np.hypot(xs, 1.0, dtype=np.float64))
+
+
+def test_ufunc_keyword_misuse_is_refused_as_numpy_and_jax_do():
+    with pytest.raises(TypeError, match="add: NumPy has no loop for inputs.*casting='same_kind'"):
+        tnp.add(F32, F32, dtype=np.int32)
+    _same(tnp.add(F32, F32, dtype=np.int32, casting="unsafe"),
+          np.add(F32, F32, dtype=np.int32, casting="unsafe"))
+    with pytest.raises(TypeError, match="add: NumPy has no loop for inputs.*casting='no'"):
+        tnp.add(I8, F32, casting="no")
+    with pytest.raises(TypeError, match="sin: out= is not supported"):
+        tnp.sin(F32, out=np.empty(3, np.float32))
+    with pytest.raises(ValueError, match=r"sin: where= leaves .* tnp.where\(mask"):
+        tnp.sin(F32, where=F32 > 0.3)
+    with pytest.raises(ValueError, match="sin: casting must be one of"):
+        tnp.sin(F32, casting="sometimes")
+    with pytest.raises(ValueError, match="sin: order must be one of"):
+        tnp.sin(F32, order="X")
+
+
+# ---- casting= on concatenate and the stacks --------------------------------------------------
+
+@pytest.mark.parametrize("fn", ["concatenate", "stack", "vstack", "hstack"])
+def test_concatenate_family_checks_casting_as_numpy(fn):
+    a, b = np.ones(2, np.float32), np.arange(2, dtype=np.int32)
+    f = getattr(tnp, fn)
+    for kw in [dict(dtype=np.float64, casting="safe"), dict(dtype=np.int32, casting="unsafe"),
+               dict(casting="same_kind")]:
+        agreement.agree(lambda a, b: f([a, b], **kw), getattr(np, fn)([a, b], **kw), a, b)
+    for kw in [dict(dtype=np.int32), dict(casting="no"), dict(casting="equiv")]:
+        with pytest.raises(TypeError, match="Cannot cast array data from dtype..float32"):
+            getattr(np, fn)([a, b], **kw)   # NumPy refuses these too
+        with pytest.raises(TypeError, match="concatenate: cannot cast float32 to"):
+            f([a, b], **kw)
+    with pytest.raises(ValueError, match="concatenate: casting must be one of"):
+        f([a, b], casting="x")

@@ -79,3 +79,8 @@ signedinteger, unsignedinteger = _np.signedinteger, _np.unsignedinteger
 floating, complexfloating = _np.floating, _np.complexfloating
 pi, e, inf, nan = _np.pi, _np.e, _np.inf, _np.nan
 ndarray = _np.ndarray
+
+from tracer.numpy.ufunc_keywords import wrap_ufuncs  # noqa: E402
+
+wrap_ufuncs(globals())      # out/where/casting/order/dtype/subok on NumPy's ufunc names
+del wrap_ufuncs

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ir import ShapedArray, aval_of, check_dtype, weak_dtype
-from ir.errors import ArgumentError, DTypeError, ShapeError, ShapeMismatchError
+from ir.errors import ArgumentError, ArgumentValueError, DTypeError, ShapeError, ShapeMismatchError
 from ir.types import BFLOAT16, dtype_kind
 from tracer.core import Tracer, _stack, as_array, innermost_trace, run_kernel
 
@@ -48,6 +48,19 @@ def no_out(name, out):
     if out is not None:
         raise ArgumentError(f"{name}: out= is not supported (arrays here are immutable); "
                             f"use the returned value")
+
+
+CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def check_casting(op, casting, dtypes=(), to=None):
+    """NumPy's `casting=` rule: a known name, and every dtype castable to `to` under it."""
+    if casting not in CASTINGS:
+        raise ArgumentValueError(f"{op}: casting must be one of {CASTINGS}, got {casting!r}")
+    for dt in dtypes:
+        if not np.can_cast(dt, to, casting):
+            raise DTypeError(f"{op}: cannot cast {np.dtype(dt)} to {np.dtype(to)} under "
+                             f"casting={casting!r}; pass casting='unsafe' or astype first")
 
 
 def has_tracer(seq):

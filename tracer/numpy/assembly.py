@@ -30,15 +30,13 @@ def _empty_like(x, shp):
     return zeros(shp, dtype_of(x))
 
 
-def _cat(name, arrays, axis, prep, dtype=None):
-    xs = [prep(value(a, name)) for a in arrays]
-    if dtype is not None:
-        xs = [convert(x, dtype, name) for x in xs]
-    return concatenate(xs, axis=axis)
+def _cat(name, arrays, axis, prep, dtype=None, casting="same_kind"):
+    return concatenate([prep(value(a, name)) for a in arrays], axis=axis, dtype=dtype,
+                       casting=casting)
 
 
 def vstack(tup, *, dtype=None, casting="same_kind"):
-    return _cat("vstack", tup, 0, atleast_2d, dtype)
+    return _cat("vstack", tup, 0, atleast_2d, dtype, casting)
 
 
 row_stack = vstack
@@ -46,7 +44,8 @@ row_stack = vstack
 
 def hstack(tup, *, dtype=None, casting="same_kind"):
     xs = [atleast_1d(value(a, "hstack")) for a in tup]
-    return _cat("hstack", xs, 0 if xs and len(shape(xs[0])) == 1 else 1, lambda x: x, dtype)
+    return _cat("hstack", xs, 0 if xs and len(shape(xs[0])) == 1 else 1, lambda x: x, dtype,
+                casting)
 
 
 def dstack(tup):

@@ -10,8 +10,8 @@ from ir.errors import ArgumentError, ArgumentValueError, ShapeError, ShapeMismat
 from registry import infer_avals
 from tracer.core import Tracer, run_kernel
 from tracer.numpy import _base
-from tracer.numpy._base import (broadcast, convert, no_out, normalize_axes, normalize_axis,
-                                result_dtype, shape, value)
+from tracer.numpy._base import (broadcast, check_casting, convert, dtype_of, no_out,
+                                normalize_axes, normalize_axis, result_dtype, shape, value)
 
 
 def _shape_arg(op, shp, unknown_ok=False):
@@ -133,8 +133,9 @@ def squeeze(a, axis=None):
     return reshape(x, tuple(d for i, d in enumerate(shp) if i not in axes))
 
 
-def concatenate(arrays, axis=0, out=None, *, dtype=None):
-    """numpy.concatenate; `dtype` is the result's (default: the operands' promotion)."""
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """numpy.concatenate; `dtype` is the result's (default: the operands' promotion), each
+    operand castable to it under NumPy's `casting` rule."""
     no_out("concatenate", out)
     xs = [value(a, "concatenate") for a in arrays]
     if not xs:
@@ -145,6 +146,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None):
         raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated")
     dt = result_dtype("concatenate", *xs) if dtype is None else check_dtype(dtype,
                                                                              "concatenate")
+    check_casting("concatenate", casting, [dtype_of(x) for x in xs], dt)
     ax = normalize_axis("concatenate", axis, len(shape(xs[0])))
     xs = [convert(x, dt, "concatenate") for x in xs]
     if len(xs) == 1:
@@ -152,7 +154,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None):
     return run_kernel("concatenate", xs, {"axis": ax})
 
 
-def stack(arrays, axis=0, out=None, *, dtype=None):
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     no_out("stack", out)
     xs = [value(a, "stack") for a in arrays]
     if not xs:
@@ -161,7 +163,7 @@ def stack(arrays, axis=0, out=None, *, dtype=None):
         raise ShapeError(f"stack: all input arrays must have the same shape, got "
                          f"{[shape(x) for x in xs]}")
     ax = normalize_axis("stack", axis, len(shape(xs[0])) + 1)
-    return concatenate([expand_dims(x, ax) for x in xs], axis=ax, dtype=dtype)
+    return concatenate([expand_dims(x, ax) for x in xs], axis=ax, dtype=dtype, casting=casting)
 
 
 def moveaxis(a, source, destination):

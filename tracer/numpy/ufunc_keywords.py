@@ -1,0 +1,85 @@
+"""NumPy's ufunc keywords (out, where, casting, order, dtype, subok) on the tracer.numpy
+functions whose NumPy counterpart is a ufunc, so `tnp.add(x, y, dtype=np.int16)` and
+`np.sin(t, dtype=np.float64)` on a traced value compute what NumPy computes.
+
+`dtype=` picks NumPy's loop as NumPy does (`ufunc.resolve_dtypes` with that output
+dtype and `casting`, Python scalars weak): the inputs are converted to the loop's dtypes,
+the function runs, and its results are converted to the loop's output dtypes, so
+`add(int8, int8, dtype=int16)` adds in int16 and gradients flow through the converts.
+`casting` alone only checks the inputs against NumPy's loop (a UFuncTypeError in NumPy, a
+DTypeError here). `order` and `subok` change no value here (results are new C-ordered
+arrays); `out` must be None and `where` True, since results are new values (as in JAX,
+which refuses both too).
+"""
+import functools
+import inspect
+
+import numpy as np
+
+from ir.errors import ArgumentError, ArgumentValueError, DTypeError
+from tracer.numpy._base import check_casting, convert, dtype_of, is_weak, no_out, value
+
+ORDERS = ("K", "A", "C", "F")
+_PYTHON_TYPES = {"b": bool, "i": int, "u": int, "f": float}
+_KEYWORDS = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+             for name, default in (("out", None), ("where", True), ("casting", "same_kind"),
+                                   ("order", "K"), ("dtype", None), ("subok", True))]
+
+
+def _loop_dtypes(ufunc, name, xs, dtype, casting):
+    """NumPy's loop for inputs xs (weak ones as their Python type) with output `dtype`."""
+    ins = tuple(_PYTHON_TYPES[np.dtype(dtype_of(x)).kind] if is_weak(x) else dtype_of(x)
+                for x in xs)
+    options = {} if dtype is None else {
+        "signature": (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout}
+    try:
+        return ufunc.resolve_dtypes(ins + (None,) * ufunc.nout, casting=casting, **options)
+    except TypeError as e:      # numpy's UFuncTypeError, or no loop for the signature
+        raise DTypeError(f"{name}: NumPy has no loop for inputs {[str(d) for d in ins]}"
+                         f"{'' if dtype is None else f' with dtype={np.dtype(dtype)}'} "
+                         f"under casting={casting!r} ({e}); pass another dtype, "
+                         f"casting='unsafe', or astype the inputs first") from None
+
+
+def with_ufunc_keywords(fn, ufunc):
+    """fn (a tracer.numpy function computing `ufunc`) that also takes the ufunc keywords;
+    fn's own keywords (matmul's precision=, ...) pass through."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def op(*args, out=None, where=True, casting="same_kind", order="K", dtype=None,
+           subok=True, **options):
+        if out is None and where is True and dtype is None and casting == "same_kind" \
+                and order == "K":
+            return fn(*args, **options)
+        no_out(name, out)
+        if where is not True:
+            raise ArgumentValueError(f"{name}: where= leaves NumPy's unselected elements "
+                                     f"uninitialized without out=; write tnp.where(mask, "
+                                     f"{name}(...), fallback) instead")
+        check_casting(name, casting)
+        if order not in ORDERS:
+            raise ArgumentValueError(f"{name}: order must be one of {ORDERS}, got {order!r}")
+        if len(args) != ufunc.nin:
+            raise ArgumentError(f"{name} takes {ufunc.nin} array arguments, got {len(args)}")
+        xs = [value(x, name) for x in args]
+        loop = _loop_dtypes(ufunc, name, xs, dtype, casting)
+        if dtype is None:
+            return fn(*xs, **options)
+        outs = fn(*[convert(x, dt, name) for x, dt in zip(xs, loop)], **options)
+        if ufunc.nout == 1:
+            return convert(outs, loop[-1], name)
+        return tuple(convert(o, dt, name) for o, dt in zip(outs, loop[ufunc.nin:]))
+
+    params = list(inspect.signature(fn).parameters.values())
+    op.__signature__ = inspect.Signature(params + _KEYWORDS)
+    return op
+
+
+def wrap_ufuncs(namespace):
+    """Give every function of `namespace` (a module's globals) named after a NumPy ufunc
+    the ufunc keywords."""
+    for name, fn in list(namespace.items()):
+        ufunc = getattr(np, name, None)
+        if isinstance(ufunc, np.ufunc) and callable(fn) and not name.startswith("_"):
+            namespace[name] = with_ufunc_keywords(fn, ufunc)
