@@ -47,3 +47,20 @@ def test_unknown_padding_type():
                       "reduce_window")]:
         with pytest.raises(RuntimeError, match=f"{op}: padding must be"):
             call()
+
+
+@pytest.mark.parametrize("padding", [[(1.5, 1), (0, 0)], [(1, 1, 1), (0, 0)], [(1,), (0, 0)],
+                                     [(1, 1)]])
+def test_malformed_explicit_padding_is_a_value_error_naming_the_op(padding):
+    """Not (lo, hi) integer pairs, one per spatial dim: a ValueError (jax's type), where a
+    1.5 was truncated to 1 and a triple failed unpacking without naming the op."""
+    with pytest.raises(ValueError, match="conv_general_dilated: padding"):
+        lax.conv(X, W, (1, 1), padding)
+    with pytest.raises(ValueError, match="reduce_window: padding"):
+        lax.reduce_window(X[0, 0], 0.0, lax.add, (2, 2), (1, 1), padding)
+
+
+def test_integer_like_padding_is_taken():
+    pads = np.array([[1, 0], [0, 1]])
+    np.testing.assert_array_equal(lax.conv(X, W, (1, 1), pads),
+                                  lax.conv(X, W, (1, 1), [(1, 0), (0, 1)]))

@@ -11,6 +11,8 @@ to any order. The NumPy kernel (lowering.numpy_windows) is im2col into one matmu
 feature group (BLAS); the llvm kernel (lowering.llvm.conv) gathers the same rows
 straight into the packed matmul's register tiles.
 """
+import operator
+
 import numpy as np
 
 from ir import ShapedArray, dtype_kind
@@ -79,10 +81,14 @@ def pads_of(op, padding, sizes, windows, strides):
     """Explicit (lo, hi) pairs from a padding type or pairs (lo and hi may be negative)."""
     if isinstance(padding, str) or hasattr(padding, "name"):
         return padtype_pads(op, padding, sizes, windows, strides)
-    pads = tuple((int(lo), int(hi)) for lo, hi in padding)
+    try:
+        pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+    except (TypeError, ValueError):         # not pairs, or not integers (1.5 is no padding)
+        raise ArgumentValueError(f"{op}: padding must be a padding type or a sequence of "
+                                 f"(lo, hi) integer pairs, got {padding!r}") from None
     if len(pads) != len(sizes):
-        raise ArgumentError(f"{op}: padding needs one (lo, hi) pair per spatial dim "
-                            f"({len(sizes)}), got {padding!r}")
+        raise ArgumentValueError(f"{op}: padding needs one (lo, hi) pair per spatial dim "
+                                 f"({len(sizes)}), got {padding!r}")
     return pads
 
 
