@@ -16,7 +16,7 @@ import numpy as np
 
 import registry
 from ir import Graph, Node
-from ir.errors import ArgumentError, DTypeError
+from ir.errors import ArgumentError, ArgumentValueError, DTypeError
 from ir.types import dtype_kind
 from tracer import core
 from tracer import numpy as tnp
@@ -31,13 +31,15 @@ from tracer.vmap import batch_size, batch_values
 def switch(index, branches, *operands):
     """`branches[clamp(index, 0, len(branches) - 1)](*operands)`, as jax.lax.switch."""
     branches = list(branches)
-    if not branches or not all(callable(b) for b in branches):
+    if not all(callable(b) for b in branches):
         raise ArgumentError("switch: branches must be a non-empty sequence of functions")
     shape = tuple(np.shape(index)) if not isinstance(index, core.Tracer) else index.shape
     dtype = index.dtype if isinstance(index, core.Tracer) else np.asarray(index).dtype
     if shape != () or dtype_kind(dtype) not in "iub":
         raise DTypeError(f"switch: the index must be an integer scalar, got "
                          f"{dtype}{list(shape)}")
+    if not branches:                        # a ValueError, as jax's "Empty branch sequence"
+        raise ArgumentValueError("switch: branches must be a non-empty sequence of functions")
     index = tnp.astype(tnp.clip(index, 0, len(branches) - 1), np.int32)
     return _cond(index, branches, operands, "switch", core.user_source())
 
