@@ -205,3 +205,93 @@ def test_concatenate_family_checks_casting_as_numpy(fn):
             f([a, b], **kw)
     with pytest.raises(ValueError, match="concatenate: casting must be one of"):
         f([a, b], casting="x")
+
+
+# ---- out= on NumPy's other functions that take it ---------------------------------------------
+
+@pytest.mark.parametrize("name, args", [("fix", (F32 - 0.5,)), ("isposinf", (F32,)),
+                                        ("isneginf", (F32,)), ("clip", (F32, 0.3, 0.6)),
+                                        ("dot", (F32, F32)), ("outer", (F32, F32))])
+def test_out_none_is_accepted_and_an_out_array_refused(name, args):
+    want = getattr(np, name)(*args)
+    agreement.agree(lambda *a: getattr(tnp, name)(*a, out=None), want, *args)
+    with pytest.raises(TypeError, match=f"{name}: out= is not supported"):
+        getattr(tnp, name)(*args, out=np.empty_like(want))
+
+
+# ---- creation: order, device, like, subok; array's copy and ndmin ---------------------------
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.zeros((2, 3), None, "F", device="cpu", like=None),
+    lambda m: m.ones(3, order="C", device=None),
+    lambda m: m.full(3, 2.5, None, "F", device="cpu"),
+    lambda m: m.empty(3, order="F", device="cpu") * 0,
+    lambda m: m.zeros_like(F32, order="F", subok=False, device="cpu"),
+    lambda m: m.ones_like(F32, None, "A", True, (2, 2), device="cpu"),
+    lambda m: m.full_like(F32, 7, order="C", subok=True, device="cpu"),
+    lambda m: m.empty_like(F32, device="cpu") * 0,
+    lambda m: m.arange(1, 7, 2, device="cpu", like=None),
+    lambda m: m.linspace(0, 1, 5, device="cpu"),
+    lambda m: m.eye(3, 4, 1, order="F", device="cpu", like=None),
+    lambda m: m.identity(2, like=None),
+    lambda m: m.asarray([1, 2], order="F", device="cpu", like=None),
+    lambda m: m.array([1.5, 2], order="F", subok=False, like=None),
+    lambda m: m.broadcast_to(F32, (2, 3), subok=False),
+    lambda m: m.broadcast_arrays(F32, F32[:, None], subok=False)[1],
+], ids=["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
+        "arange", "linspace", "eye", "identity", "asarray", "array", "broadcast_to",
+        "broadcast_arrays"])
+def test_creation_takes_numpys_placement_keywords(make):
+    want = make(np)
+    for b in BACKENDS:      # built inside a jitted function: a constant of the same value
+        got = tracer.jit(lambda x: x * 0 + make(tnp), backend=b)(np.zeros((), want.dtype))
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype
+    got = make(tnp)
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype
+
+
+def test_zeros_ones_empty_with_dtype_none_are_float64_as_numpy():
+    for name in ("zeros", "ones", "empty"):
+        assert getattr(tnp, name)(2, None).dtype == getattr(np, name)(2, None).dtype == np.float64
+        assert tracer.jit(lambda: getattr(tnp, name)(2, dtype=None))().dtype == np.float64
+
+
+def test_array_copies_and_takes_ndmin_and_ndmax_as_numpy():
+    got = tnp.array(F32)
+    assert not np.shares_memory(got, F32)
+    assert tnp.array(F32, copy=False) is F32
+    for nd in (0, 1, 3):
+        want = np.array(F32[0], ndmin=nd)
+        agreement.agree(lambda x: tnp.array(x, ndmin=nd), want, F32[0])
+    agreement.agree(lambda x: tnp.array(x, ndmin=3), np.array(F32, ndmin=3), F32)
+    np.testing.assert_array_equal(tnp.array([[1, 2]], ndmax=2), np.array([[1, 2]], ndmax=2))
+    g = tracer.grad(lambda x: tnp.sum(tnp.array(x, ndmin=2) ** 2))(F32)
+    np.testing.assert_allclose(g, 2 * F32)
+    with pytest.raises(ValueError, match="array: the value has 2 dimensions, more than ndmax=1"):
+        tnp.array([[1]], ndmax=1)
+
+
+def test_placement_keyword_misuse_is_a_value_error_as_numpys():
+    for f, what in [(lambda: np.zeros(2, device="gpu"), "Device not understood"),
+                    (lambda: np.zeros(2, order="K"), "only 'C' or 'F' order"),
+                    (lambda: np.zeros_like(F32, order="X"), "order must be one of")]:
+        with pytest.raises(ValueError, match=what):
+            f()
+    import jax
+    np.testing.assert_array_equal(tnp.zeros(2, device=jax.devices()[0]), np.zeros(2))
+    with pytest.raises(ValueError, match="zeros: device must be None or 'cpu'"):
+        tnp.zeros(2, device="gpu")
+    with pytest.raises(ValueError, match=r"zeros: order must be one of \('C', 'F'\), got 'K'"):
+        tnp.zeros(2, order="K")
+    with pytest.raises(ValueError, match="zeros_like: order must be one of"):
+        tnp.zeros_like(F32, order="X")
+    with pytest.raises(ValueError, match="asarray: order must be one of"):
+        tnp.asarray(F32, order="X")
+
+
+def test_unique_takes_sorted():
+    x = np.array([3, 1, 3, 2])
+    np.testing.assert_array_equal(tnp.unique(x, sorted=True), np.unique(x, sorted=True))
+    np.testing.assert_array_equal(np.sort(tnp.unique(x, sorted=False)), [1, 2, 3])

@@ -1,9 +1,13 @@
 """Array creation and dtype conversion. Inside a trace, filled arrays are a
-`broadcast_to` of a literal (not a baked-in constant array)."""
+`broadcast_to` of a literal (not a baked-in constant array).
+
+NumPy's `order=`, `device=`, `subok=` and `like=` are accepted and checked as NumPy checks
+them (`_placed`); they change no value: results are new C-ordered arrays on this host's one
+CPU device, and like= (NEP 35's dispatch) gives this package's array either way."""
 import numpy as np
 
 from ir import SUPPORTED_DTYPES, ShapedArray, check_dtype
-from ir.errors import ArgumentError, TracerError
+from ir.errors import ArgumentError, ArgumentValueError, TracerError
 from registry import infer_avals
 from tracer.core import Tracer, as_array, run_kernel
 from tracer.numpy._base import (convert, current_trace, dtype_of, has_tracer, result_dtype,
@@ -12,7 +16,22 @@ from tracer.numpy import _base
 from tracer.numpy.shape_ops import _shape_arg
 
 
-def full(shape, fill_value, dtype=None):
+ORDERS = ("C", "F")
+LIKE_ORDERS = ("K", "A", "C", "F")
+
+
+def _placed(op, order="C", device=None, orders=ORDERS):
+    """NumPy's order= (one of `orders`) and device= (None, "cpu", or a CPU device as
+    jax.devices()[0]), else a ValueError as NumPy's."""
+    if order not in orders:
+        raise ArgumentValueError(f"{op}: order must be one of {orders}, got {order!r}")
+    if device is not None and device != "cpu" and getattr(device, "platform", None) != "cpu":
+        raise ArgumentValueError(f"{op}: device must be None or 'cpu' (arrays here live on "
+                                 f"the one CPU device), got {device!r}")
+
+
+def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    _placed("full", order, device)
     shp = _shape_arg("full", shape)
     if isinstance(fill_value, Tracer):
         from tracer.numpy.shape_ops import broadcast_to
@@ -27,35 +46,40 @@ def full(shape, fill_value, dtype=None):
         "convert", [lit], {"dtype": dt})
 
 
-def zeros(shape, dtype=np.float64):
-    return full(shape, 0, dtype)
+def zeros(shape, dtype=None, order="C", *, device=None, like=None):
+    """float64 unless dtype says otherwise (dtype=None too, as NumPy)."""
+    _placed("zeros", order, device)
+    return full(shape, 0, np.float64 if dtype is None else dtype)
 
 
-def ones(shape, dtype=np.float64):
-    return full(shape, 1, dtype)
+def ones(shape, dtype=None, order="C", *, device=None, like=None):
+    _placed("ones", order, device)
+    return full(shape, 1, np.float64 if dtype is None else dtype)
 
 
-def _like(a, fill, dtype, shp):
+def _like(op, a, fill, dtype, order, shp, device):
     """`shp` (NumPy's and JAX's shape=) replaces a's shape; a gives the dtype only."""
-    a = value(a, "full_like")
+    _placed(op, order, device, LIKE_ORDERS)
+    a = value(a, op)
     return full(_base.shape(a) if shp is None else shp, fill,
                 dtype if dtype is not None else dtype_of(a))
 
 
-def zeros_like(a, dtype=None, shape=None):
-    return _like(a, 0, dtype, shape)
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _like("zeros_like", a, 0, dtype, order, shape, device)
 
 
-def ones_like(a, dtype=None, shape=None):
-    return _like(a, 1, dtype, shape)
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _like("ones_like", a, 1, dtype, order, shape, device)
 
 
-def full_like(a, fill_value, dtype=None, shape=None):
-    return _like(a, fill_value, dtype, shape)
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _like("full_like", a, fill_value, dtype, order, shape, device)
 
 
-def arange(start, stop=None, step=1, dtype=None):
+def arange(start, stop=None, step=1, dtype=None, *, device=None, like=None):
     """Concrete only (sizes must be static): a NumPy array, a constant when traced."""
+    _placed("arange", device=device)
     if dtype is not None:
         check_dtype(dtype, "arange")
     try:
@@ -71,9 +95,10 @@ def _traced(x):
     return isinstance(x, Tracer) or isinstance(x, (list, tuple)) and has_tracer(x)
 
 
-def asarray(a, dtype=None, order=None, *, copy=None):
+def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     """Like numpy.asarray; a (nested) list of traced values is stacked. `order` and `copy`
     change nothing: values never alias a traced value and have no memory layout."""
+    _placed("asarray", order, device, LIKE_ORDERS + (None,))
     x = a
     dt = None if dtype is None else check_dtype(dtype, "asarray")
     if _traced(x):
@@ -84,7 +109,22 @@ def asarray(a, dtype=None, order=None, *, copy=None):
     return as_array(np.asarray(x, dtype=dt), "asarray")
 
 
-array = asarray
+def array(a, dtype=None, order="K", *, copy=True, subok=False, ndmin=0, ndmax=0,
+          like=None):
+    """numpy.array: asarray, a new array eagerly unless copy=False (as NumPy's: a result
+    never aliases its input), with at least `ndmin` dimensions (ones in front) and, when
+    ndmax is given, at most ndmax."""
+    x = asarray(a, dtype, order)
+    if copy and isinstance(a, np.ndarray) and np.may_share_memory(x, a):
+        x = x.copy()
+    nd = len(_base.shape(x))
+    if ndmax and nd > ndmax:
+        raise ArgumentValueError(f"array: the value has {nd} dimensions, more than "
+                                 f"ndmax={ndmax}")
+    if ndmin > nd:
+        from tracer.numpy.shape_ops import reshape
+        x = reshape(x, (1,) * (ndmin - nd) + _base.shape(x))
+    return x
 
 
 def astype(x, dtype, *, copy=True):
@@ -103,15 +143,14 @@ def astype(x, dtype, *, copy=True):
 
 
 # ---- more creation (issue 11) ------------------------------------------------------------
-def empty(shape, dtype=float, order="C"):
+def empty(shape, dtype=float, order="C", *, device=None, like=None):
     """Zeros: an uninitialized array would make results depend on memory contents."""
-    return full(shape, 0, dtype)
+    _placed("empty", order, device)
+    return zeros(shape, dtype)
 
 
-def empty_like(prototype, dtype=None, order="K", subok=True, shape=None):
-    x = value(prototype, "empty_like")
-    return full(array_shape(x) if shape is None else shape, 0,
-                dtype if dtype is not None else dtype_of(x))
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _like("empty_like", prototype, 0, dtype, order, shape, device)
 
 
 def copy(a, order="K", subok=False):
@@ -121,11 +160,12 @@ def copy(a, order="K", subok=False):
     return as_array(np.array(a, copy=True), "copy")
 
 
-def eye(N, M=None, k=0, dtype=float, order="C"):
+def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
+    _placed("eye", order, device)
     return as_array(np.eye(N, M, k, dtype=check_dtype(dtype, "eye")), "eye")
 
 
-def identity(n, dtype=None):
+def identity(n, dtype=None, *, like=None):
     return eye(n, dtype=float if dtype is None else dtype)
 
 
@@ -135,8 +175,10 @@ def _space_dtype(op, dtype, *ends):
     return dtype if dtype is not None else result_dtype(op, *[value(e, op) for e in ends], 0.0)
 
 
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             device=None):
     """numpy.linspace; start and stop may be traced (num is static)."""
+    _placed("linspace", device=device)
     if not (_traced(start) or _traced(stop)):
         dtype = _space_dtype("linspace", dtype, start, stop)
         out = np.linspace(start, stop, num, endpoint, retstep, dtype, axis)

@@ -6,7 +6,7 @@ from ir.types import dtype_kind
 from tracer.core import Tracer
 from tracer.numpy._base import (FLOAT64, INT8, broadcast, broadcast_shapes, convert, dtype_of,
                                 elementwise, float_dtype, innermost_trace, is_weak, named,
-                                result_dtype, run_kernel, shape, value)
+                                no_out, result_dtype, run_kernel, shape, value)
 
 
 
@@ -118,9 +118,10 @@ def where(condition, x, y):
                                        for v in (x, y)])
 
 
-def clip(a, a_min=None, a_max=None, *, min=None, max=None):
+def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     """minimum(maximum(a, min), max); either bound (or both, as in NumPy 2) may be None.
     `min`/`max` are NumPy 2.1's and JAX's names, `a_min`/`a_max` the older ones."""
+    no_out("clip", out)
     bounds = []
     for old, new, name in ((a_min, min, "min"), (a_max, max, "max")):
         if old is not None and new is not None:

@@ -12,8 +12,8 @@ from ml_dtypes import finfo      # NumPy's finfo, and bfloat16's
 from ir.errors import DTypeError, ShapeError
 from ir.types import dtype_kind
 from tracer.core import Tracer
-from tracer.numpy._base import (INT8, convert, dtype_of, named, result_dtype, run_kernel, shape,
-                                value)
+from tracer.numpy._base import (INT8, convert, dtype_of, named, no_out, result_dtype,
+                                run_kernel, shape, value)
 from tracer.numpy.bitwise import logical_and, logical_not, logical_or
 from tracer.numpy.creation import full
 from tracer.numpy.elementwise import abs, equal, less, less_equal, not_equal, where
@@ -28,7 +28,8 @@ def _constant(x, v):
 
 def _float_test(name, test, otherwise):
     @named(name, f"Elementwise {name}, as numpy.{name}.")
-    def op(x):
+    def op(x, out=None):
+        no_out(name, out)
         x = value(x, name)
         return test(x) if dtype_kind(dtype_of(x)) == "f" else _constant(x, otherwise)
     return op

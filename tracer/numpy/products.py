@@ -22,8 +22,8 @@ import numpy as np
 from ir.errors import ArgumentError, ShapeError, ShapeMismatchError
 from ir.types import dtype_kind
 from tracer.core import innermost_trace, run_kernel
-from tracer.numpy._base import (broadcast, broadcast_shapes, convert, dtype_of, result_dtype,
-                                shape, value)
+from tracer.numpy._base import (broadcast, broadcast_shapes, convert, dtype_of, no_out,
+                                result_dtype, shape, value)
 from tracer.numpy.elementwise import multiply, not_equal, subtract
 from tracer.numpy.reductions import computation, sum
 from tracer.numpy.shape_ops import ravel, reshape, stack, transpose
@@ -78,10 +78,11 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     return reshape(out, final)
 
 
-def dot(a, b, *, precision=None, preferred_element_type=None):
+def dot(a, b, out=None, *, precision=None, preferred_element_type=None):
     """numpy.dot: inner product of vectors, matmul of matrices, for N-D a sum over the
     last axis of a and the second-to-last of b, and a product when one is 0-d (where,
     unlike in ufuncs, a Python scalar counts as a strong array)."""
+    no_out("dot", out)
     a, b = _jax_keywords("dot", (a, b), precision, preferred_element_type)
     if len(shape(value(a, "dot"))) == 0 or len(shape(value(b, "dot"))) == 0:
         from tracer.numpy.creation import asarray
@@ -98,7 +99,8 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     return reshape(out, sa[:-1] + sb[:-2] + sb[-1:])
 
 
-def outer(a, b):
+def outer(a, b, out=None):
+    no_out("outer", out)
     return matmul(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
 

@@ -13,8 +13,8 @@ from ir.types import BFLOAT16, dtype_kind
 from tracer.core import Tracer
 from tracer.numpy._base import (FLOAT16, FLOAT32, FLOAT64, INT8, broadcast,
                                 broadcast_shapes, convert, dtype_of, elementwise,
-                                innermost_trace, named, result_dtype, run_kernel, shape,
-                                value)
+                                innermost_trace, named, no_out, result_dtype, run_kernel,
+                                shape, value)
 
 from tracer.numpy.bitwise import logical_and, logical_xor
 from tracer.numpy.elementwise import (_float_dtype, divide, equal, less, multiply, not_equal,
@@ -28,7 +28,8 @@ def _keep_int(x):
 
 def _rounding(kernel, name):
     @named(name, f"Elementwise {name}, as numpy.{name} (integers pass unchanged).")
-    def op(x):
+    def op(x, out=None):
+        no_out(name, out)
         x = value(x, name)
         return elementwise(kernel, name, [x]) if dtype_kind(dtype_of(x)) == "f" else _keep_int(x)
     return op

@@ -98,7 +98,8 @@ def swapaxes(a, axis1, axis2):
     return transpose(x, perm)
 
 
-def broadcast_to(array, shape):
+def broadcast_to(array, shape, subok=False):
+    """numpy.broadcast_to (`subok` changes nothing: there are no array subclasses here)."""
     from tracer.numpy._base import aval, broadcast_shapes
     x = value(array, "broadcast_to")
     shp = _shape_arg("broadcast_to", shape)
@@ -199,7 +200,7 @@ def broadcast_shapes(*shapes):
     return _bs("broadcast_shapes", *[_shape_arg("broadcast_shapes", s) for s in shapes])
 
 
-def broadcast_arrays(*args):
+def broadcast_arrays(*args, subok=False):
     xs = [value(a, "broadcast_arrays") for a in args]
     shp = broadcast_shapes(*[shape(x) for x in xs])
     return tuple(broadcast_to(x, shp) for x in xs)

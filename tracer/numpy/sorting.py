@@ -183,8 +183,9 @@ def argwhere(a, *, size=None, fill_value=None):
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
-           *, equal_nan=True):
-    """Eager only: the number of unique values is data."""
+           *, equal_nan=True, sorted=True):
+    """Eager only: the number of unique values is data. Sorted whatever `sorted` says
+    (NumPy 2.3's sorted=False allows any order)."""
     if isinstance(ar, Tracer):
         raise ConcretizationError("unique: the result's shape depends on the data, so it "
                                   "cannot be traced; call it outside jit/grad (or use sort)")

@@ -13,6 +13,7 @@ which refuses both too).
 """
 import functools
 import inspect
+import sys
 
 import numpy as np
 
@@ -71,15 +72,20 @@ def with_ufunc_keywords(fn, ufunc):
             return convert(outs, loop[-1], name)
         return tuple(convert(o, dt, name) for o, dt in zip(outs, loop[ufunc.nin:]))
 
-    params = list(inspect.signature(fn).parameters.values())
+    params = [p for p in inspect.signature(fn).parameters.values()
+              if p.name not in {k.name for k in _KEYWORDS}]    # fn's own out= is shadowed
     op.__signature__ = inspect.Signature(params + _KEYWORDS)
     return op
 
 
 def wrap_ufuncs(namespace):
     """Give every function of `namespace` (a module's globals) named after a NumPy ufunc
-    the ufunc keywords."""
+    the ufunc keywords; the module defining it exports the same function (so
+    tracer.numpy.products.matmul is tracer.numpy.matmul)."""
     for name, fn in list(namespace.items()):
         ufunc = getattr(np, name, None)
         if isinstance(ufunc, np.ufunc) and callable(fn) and not name.startswith("_"):
-            namespace[name] = with_ufunc_keywords(fn, ufunc)
+            namespace[name] = op = with_ufunc_keywords(fn, ufunc)
+            home = sys.modules.get(fn.__module__)
+            if home is not None and getattr(home, name, None) is fn:
+                setattr(home, name, op)
