@@ -172,7 +172,9 @@ def _integer_pow(x, y):
         if n:
             base = base * base
     acc = tnp.ones_like(x) if acc is None else acc
-    return tnp.reciprocal(acc) if y < 0 else acc
+    if y < 0:
+        return tnp.reciprocal(acc)
+    return tnp.copy(acc) if acc is x else acc        # x ** 1 is a new array, never x
 
 
 def _nextafter(x, y):

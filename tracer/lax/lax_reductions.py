@@ -150,7 +150,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
 
     if reverse:
         xs = [rev(x, (axis,)) for x in xs]
-    out = scan(xs)
+    out = scan(xs) if n > 1 else [tnp.copy(x) for x in xs]    # never elems themselves
     return unflatten(tree, [rev(x, (axis,)) for x in out] if reverse else out)
 
 

@@ -108,18 +108,18 @@ def _check_impl(impl, dtype, op):
 
 
 def key_data(keys):
-    """The uint32 words of keys (..., 2): keys here are already raw, so they are returned."""
+    """The uint32 words of keys (..., 2): keys here are already raw, so a copy of them."""
     return _raw_keys(keys, "key_data")
 
 
 def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
-    """Keys from uint32 words of shape (..., 2), as JAX's raw keys: checked, returned."""
+    """Keys from uint32 words of shape (..., 2), as JAX's raw keys: checked, copied."""
     _check_impl(impl, dtype, "wrap_key_data")
     return _raw_keys(key_bits_array, "wrap_key_data")
 
 
 def clone(key):
-    """The key itself (JAX's clone only matters to its key-reuse checker)."""
+    """A copy of the key (JAX's clone only matters to its key-reuse checker)."""
     return _raw_keys(key, "clone")
 
 
@@ -128,7 +128,7 @@ def _raw_keys(keys, op):
     if dtype_of(keys) != U32 or shape_of(keys)[-1:] != (2,):
         raise ShapeError(f"{op}: keys are uint32 arrays of shape (..., 2), got "
                          f"{dtype_of(keys)}{list(shape_of(keys))} ({_KEY_HELP})")
-    return keys
+    return tnp.copy(keys)                   # a new array: never the caller's own
 
 
 def _traced_seed(seed, op):
@@ -378,7 +378,9 @@ def permutation(key, x, axis=0, independent=False):
         key, sub = split(key)
         sort = tnp.argsort(bits(sub, shape_of(order)), axis=along, stable=True)
         order = tnp.take_along_axis(order, sort, axis=along)
-    return order if independent else tnp.take(x, order, axis=axis)
+    if independent:
+        return order if rounds else tnp.copy(x)     # no round (one element): never x itself
+    return tnp.take(x, order, axis=axis)
 
 
 def shuffle(key, x, axis=0):
