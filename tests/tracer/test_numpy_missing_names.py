@@ -295,3 +295,10 @@ def test_unique_takes_sorted():
     x = np.array([3, 1, 3, 2])
     np.testing.assert_array_equal(tnp.unique(x, sorted=True), np.unique(x, sorted=True))
     np.testing.assert_array_equal(np.sort(tnp.unique(x, sorted=False)), [1, 2, 3])
+
+
+def test_aliases_stay_one_function_and_modules_export_the_wrapper():
+    from tracer.numpy import elementwise, products
+    assert tnp.abs is tnp.absolute and tnp.divide is tnp.true_divide
+    assert tnp.mod is tnp.remainder and tnp.invert is tnp.bitwise_not
+    assert elementwise.add is tnp.add and products.matmul is tnp.matmul

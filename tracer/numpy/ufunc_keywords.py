@@ -82,10 +82,12 @@ def wrap_ufuncs(namespace):
     """Give every function of `namespace` (a module's globals) named after a NumPy ufunc
     the ufunc keywords; the module defining it exports the same function (so
     tracer.numpy.products.matmul is tracer.numpy.matmul)."""
+    wrapped = {}        # id(fn) -> its wrapper, so aliases (abs/absolute) stay one function
     for name, fn in list(namespace.items()):
         ufunc = getattr(np, name, None)
         if isinstance(ufunc, np.ufunc) and callable(fn) and not name.startswith("_"):
-            namespace[name] = op = with_ufunc_keywords(fn, ufunc)
+            op = wrapped.get(id(fn)) or with_ufunc_keywords(fn, ufunc)
+            namespace[name] = wrapped[id(fn)] = op
             home = sys.modules.get(fn.__module__)
             if home is not None and getattr(home, name, None) is fn:
                 setattr(home, name, op)
