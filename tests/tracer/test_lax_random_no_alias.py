@@ -1,8 +1,9 @@
 """Eager results of tracer.lax and tracer.random never alias their arguments (the
 library's rule for every op: results are the caller's own NumPy arrays), also where an op
 returns its input's value unchanged: integer_pow(x, 1), a scan along an axis of one
-element, JAX's raw-key helpers (key_data, wrap_key_data, clone) and an independent
-permutation of one element. Writing into the result must leave the argument as it was."""
+element, select_n of one case, broadcast_to_rank to a rank x has, psum/pmax over no axis,
+JAX's raw-key helpers (key_data, wrap_key_data, clone) and an independent permutation of
+one element. Writing into the result must leave the argument as it was."""
 import numpy as np
 import pytest
 
@@ -20,6 +21,10 @@ CASES = {
     "cummax": (lambda x: lax.cummax(x, axis=1), X),
     "cummin": (lambda x: lax.cummin(x, axis=1), X),
     "cumlogsumexp": (lambda x: lax.cumlogsumexp(x, axis=1), X),
+    "select_n": (lambda x: lax.select_n(np.int32(0), x), X),
+    "broadcast_to_rank": (lambda x: lax.broadcast_to_rank(x, 2), X),
+    "psum_over_no_axis": (lambda x: lax.psum(x, ()), X),
+    "pmax_over_no_axis": (lambda x: lax.pmax(x, ()), X),
     "key_data": (tr.key_data, KEYS),
     "wrap_key_data": (tr.wrap_key_data, KEYS),
     "clone": (tr.clone, KEYS),

@@ -66,9 +66,10 @@ def _one_name(op, axis_name):
 
 
 def _reduce(kernel, x, axis_name):
-    for name in _names(axis_name):
+    names = _names(axis_name)
+    for name in names:
         x = _bind(kernel, x, name)
-    return x
+    return x if names else tnp.copy(x)          # over no axis: x's value, a new array
 
 
 def psum(x, axis_name):

@@ -349,7 +349,7 @@ def select_n(which, *cases):
     if which.ndim and any(c.shape != which.shape for c in cases):
         raise LaxShapeError(f"lax.select_n: which {which.shape} must be a scalar or have "
                             f"the cases' shape {cases[0].shape}")
-    out = cases[-1]
+    out = cases[-1] if len(cases) > 1 else tnp.copy(cases[0])     # never the case itself
     for i in range(len(cases) - 2, -1, -1):
         out = tnp.where(which == i if kind != "b" else ~which, cases[i], out)
     return out

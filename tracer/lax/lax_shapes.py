@@ -193,7 +193,7 @@ def tile(operand, reps):
 
 def broadcast_to_rank(x, rank):
     x = tnp.asarray(x)
-    return x if x.ndim >= rank else broadcast(x, (1,) * (rank - x.ndim))
+    return tnp.copy(x) if x.ndim >= rank else broadcast(x, (1,) * (rank - x.ndim))
 
 
 def broadcast_like(arr, like_arr):
