@@ -302,3 +302,16 @@ def test_aliases_stay_one_function_and_modules_export_the_wrapper():
     assert tnp.abs is tnp.absolute and tnp.divide is tnp.true_divide
     assert tnp.mod is tnp.remainder and tnp.invert is tnp.bitwise_not
     assert elementwise.add is tnp.add and products.matmul is tnp.matmul
+
+
+@pytest.mark.parametrize("args, dtype", [((1, 2), np.int8), ((True, 2.5), np.float32),
+                                         ((np.int8(100), 100), np.int16), (([1, 2], 1.5), bool)])
+def test_ufunc_dtype_with_python_scalars_as_numpy(args, dtype):
+    name = "less" if dtype is bool else "add"
+    want = getattr(np, name)(*args, dtype=dtype)
+    _same(getattr(tnp, name)(*args, dtype=dtype), want)
+    for b in BACKENDS:      # jit arguments that are Python scalars stay weak, as NumPy's
+        _same(tracer.jit(lambda *a: getattr(tnp, name)(*a, dtype=dtype), backend=b)(*args),
+              want)
+    with pytest.raises(TypeError, match=r"add: NumPy has no loop for inputs \['float', 'int'\]"):
+        tnp.add(3.0, 2, dtype=np.int16)

@@ -21,7 +21,7 @@ from ir.errors import ArgumentError, ArgumentValueError, DTypeError
 from tracer.numpy._base import check_casting, convert, dtype_of, is_weak, no_out, value
 
 ORDERS = ("K", "A", "C", "F")
-_PYTHON_TYPES = {"b": bool, "i": int, "u": int, "f": float}
+_PYTHON_TYPES = {"b": np.dtype(bool), "i": int, "u": int, "f": float}  # NumPy: bools strong
 _KEYWORDS = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
              for name, default in (("out", None), ("where", True), ("casting", "same_kind"),
                                    ("order", "K"), ("dtype", None), ("subok", True))]
@@ -36,7 +36,8 @@ def _loop_dtypes(ufunc, name, xs, dtype, casting):
     try:
         return ufunc.resolve_dtypes(ins + (None,) * ufunc.nout, casting=casting, **options)
     except TypeError as e:      # numpy's UFuncTypeError, or no loop for the signature
-        raise DTypeError(f"{name}: NumPy has no loop for inputs {[str(d) for d in ins]}"
+        raise DTypeError(f"{name}: NumPy has no loop for inputs "
+                         f"{[getattr(d, '__name__', str(d)) for d in ins]}"
                          f"{'' if dtype is None else f' with dtype={np.dtype(dtype)}'} "
                          f"under casting={casting!r} ({e}); pass another dtype, "
                          f"casting='unsafe', or astype the inputs first") from None
