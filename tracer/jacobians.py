@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ir import Graph
-from ir.errors import GradientError
+from ir.errors import DTypeError, GradientError, GradientTypeError
 from ir.types import dtype_kind
 from tracer import numpy as tnp
 from tracer.autodiff import partition
@@ -159,8 +159,14 @@ def linearize(fun, *primals, has_aux=False):
 
     def f_jvp(residuals, *tangents):
         where = "linearize's f_jvp"
-        ts = matching_leaves(where, "tangent", list(tangents), in_tree, [a.shape for a in avals])
-        check_tangent_dtypes(where, [a.dtype for a in avals], ts)
+        try:
+            ts = matching_leaves(where, "tangent", list(tangents), in_tree,
+                                 [a.shape for a in avals])
+            check_tangent_dtypes(where, [a.dtype for a in avals], ts)
+        except (GradientError, DTypeError) as e:    # JAX's ValueError and words (a
+            raise GradientTypeError(f"linearized function called on tangent values "
+                                    f"inconsistent with the original primal values: {e}"
+                                    ) from None
         ts = [t for t, f in zip(ts, floats) if f]
         return unflatten(trees["out"], eval_graph(late, residuals + ts))
     n_out = num_leaves(trees["out"])
