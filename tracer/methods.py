@@ -79,6 +79,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if kwargs.pop("out", None) is not None:
         raise ArgumentError(f"numpy.{name}(..., out=...) on a traced value: traced values "
                             f"are immutable; use the result instead of out=")
+    if method == "outer" and hasattr(getattr(tnp, name, None), "outer"):
+        return getattr(tnp, name).outer(*inputs, **kwargs)
     target = {"__call__": name, "reduce": _REDUCE.get(name),
               "accumulate": _ACCUMULATE.get(name)}.get(method)
     fn = getattr(tnp, target, None) if target else None

@@ -315,3 +315,27 @@ def test_ufunc_dtype_with_python_scalars_as_numpy(args, dtype):
               want)
     with pytest.raises(TypeError, match=r"add: NumPy has no loop for inputs \['float', 'int'\]"):
         tnp.add(3.0, 2, dtype=np.int16)
+
+
+# ---- ufunc.outer ---------------------------------------------------------------------------
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", [n for n in UFUNC_NAMES
+                                  if getattr(np, n).nin == 2 and n != "matmul"])
+def test_binary_ufunc_outer_as_numpy(name):
+    x = I8 if name.startswith(("bitwise", "left", "right")) else F32
+    a, b = x, x[:2].reshape(2, 1)
+    want = getattr(np, name).outer(a, b)
+    _same(getattr(tnp, name).outer(a, b), want)
+    for bk in BACKENDS:     # NumPy's own ufunc.outer on traced values too
+        _same(tracer.jit(lambda a, b: getattr(np, name).outer(a, b), backend=bk)(a, b), want)
+
+
+def test_ufunc_outer_differentiates_batches_and_takes_0d_and_empty():
+    a = F32.astype(np.float64)
+    tracer.check_grads(lambda a, b: tnp.multiply.outer(a, b), (a, a[:2]), order=2)
+    got = tracer.vmap(tnp.subtract.outer)(np.stack([F32, 2 * F32]), F32[None].repeat(2, 0))
+    _same(got, np.stack([np.subtract.outer(F32, F32), np.subtract.outer(2 * F32, F32)]))
+    _same(tnp.add.outer(2.0, F32), np.add.outer(2.0, F32))
+    _same(tnp.add.outer(F32[:0], F32), np.add.outer(F32[:0], F32))
+    _same(tnp.add.outer(I8, I8, dtype=np.int16), np.add.outer(I8, I8, dtype=np.int16))

@@ -9,7 +9,7 @@ the function runs, and its results are converted to the loop's output dtypes, so
 `casting` alone only checks the inputs against NumPy's loop (a UFuncTypeError in NumPy, a
 DTypeError here). `order` and `subok` change no value here (results are new C-ordered
 arrays); `out` must be None and `where` True, since results are new values (as in JAX,
-which refuses both too).
+which refuses both too). Binary ones also have numpy's `.outer` (as jax.numpy's ufuncs).
 """
 import functools
 import inspect
@@ -18,7 +18,8 @@ import sys
 import numpy as np
 
 from ir.errors import ArgumentError, ArgumentValueError, DTypeError
-from tracer.numpy._base import check_casting, convert, dtype_of, is_weak, no_out, value
+from tracer.numpy._base import (check_casting, convert, dtype_of, is_weak, no_out, shape,
+                                value)
 
 ORDERS = ("K", "A", "C", "F")
 _PYTHON_TYPES = {"b": np.dtype(bool), "i": int, "u": int, "f": float}  # NumPy: bools strong
@@ -73,10 +74,23 @@ def with_ufunc_keywords(fn, ufunc):
             return convert(outs, loop[-1], name)
         return tuple(convert(o, dt, name) for o, dt in zip(outs, loop[ufunc.nin:]))
 
+    if ufunc.nin == 2:
+        op.outer = _outer(op)
     params = [p for p in inspect.signature(fn).parameters.values()
               if p.name not in {k.name for k in _KEYWORDS}]    # fn's own out= is shadowed
     op.__signature__ = inspect.Signature(params + _KEYWORDS)
     return op
+
+
+def _outer(op):
+    def outer(A, B, /, **keywords):
+        """op of every element of A with every element of B: shape A.shape + B.shape, as
+        numpy's ufunc.outer (the ufunc keywords pass through)."""
+        from tracer.numpy.shape_ops import reshape
+        a, b = value(A, op.__name__), value(B, op.__name__)
+        return op(reshape(a, shape(a) + (1,) * len(shape(b))), b, **keywords)
+    outer.__qualname__ = f"{op.__name__}.outer"
+    return outer
 
 
 def wrap_ufuncs(namespace):
