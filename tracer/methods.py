@@ -68,28 +68,20 @@ def _setitem(self, key, _):
                         f"functional update; .add, .multiply, .min, .max too)")
 
 
-_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
-           "logical_and": "all", "logical_or": "any"}
-_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
-
-
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """np.sin(t), np.add(t, 1), np.add.reduce(t) ... run tracer.numpy's function."""
+    """np.sin(t), np.add(t, 1), np.add.reduce(t), np.subtract.outer(t, u) ... run
+    tracer.numpy's function (or its .reduce/.accumulate/.outer: tracer/numpy/ufunc_keywords)."""
     name = ufunc.__name__
     if kwargs.pop("out", None) is not None:
         raise ArgumentError(f"numpy.{name}(..., out=...) on a traced value: traced values "
                             f"are immutable; use the result instead of out=")
-    if method == "outer" and hasattr(getattr(tnp, name, None), "outer"):
-        return getattr(tnp, name).outer(*inputs, **kwargs)
-    target = {"__call__": name, "reduce": _REDUCE.get(name),
-              "accumulate": _ACCUMULATE.get(name)}.get(method)
-    fn = getattr(tnp, target, None) if target else None
+    fn = getattr(tnp, name, None)
+    if method != "__call__":
+        fn = getattr(fn, method, None)
     if fn is None:
         raise ArgumentError(f"numpy.{name}{'' if method == '__call__' else '.' + method} "
                             f"has no tracer.numpy counterpart, so it cannot take a traced "
                             f"value; write it with tracer.numpy functions")
-    if method != "__call__" and "axis" not in kwargs:
-        kwargs["axis"] = 0          # ufunc.reduce/accumulate default to the first axis
     return fn(*inputs, **kwargs)
 
 

@@ -339,3 +339,38 @@ def test_ufunc_outer_differentiates_batches_and_takes_0d_and_empty():
     _same(tnp.add.outer(2.0, F32), np.add.outer(2.0, F32))
     _same(tnp.add.outer(F32[:0], F32), np.add.outer(F32[:0], F32))
     _same(tnp.add.outer(I8, I8, dtype=np.int16), np.add.outer(I8, I8, dtype=np.int16))
+
+
+# ---- ufunc.reduce and ufunc.accumulate -------------------------------------------------------
+
+M = np.array([[1., 3, 2], [5, 0, 4]], np.float32)
+
+
+@pytest.mark.parametrize("name", ["add", "multiply", "maximum", "minimum", "logical_and",
+                                  "logical_or"])
+@pytest.mark.parametrize("method, axes", [("reduce", (0, 1, None)), ("accumulate", (0, 1))])
+def test_ufunc_reduce_and_accumulate_as_numpy(name, method, axes):
+    x = M > 1 if name.startswith("logical") else M
+    for axis in axes:
+        want = getattr(getattr(np, name), method)(x, axis=axis)
+        agreement.agree(lambda x: getattr(getattr(tnp, name), method)(x, axis=axis), want, x)
+        agreement.agree(lambda x: getattr(getattr(np, name), method)(x, axis=axis), want, x,
+                        eager=False)
+    want = getattr(getattr(np, name), method)(x)        # the first axis by default
+    agreement.agree(lambda x: getattr(getattr(np, name), method)(x), want, x, eager=False)
+
+
+def test_ufunc_reduce_keywords_gradients_and_vmap():
+    want = np.add.reduce(M, keepdims=True, initial=1.0, dtype=np.float64)
+    agreement.agree(lambda x: tnp.add.reduce(x, 0, np.float64, keepdims=False, initial=1.0)[None],
+                    want, M)
+    agreement.agree(lambda x: tnp.add.accumulate(x, 1, np.float64),
+                    np.add.accumulate(M, 1, np.float64), M)
+    g = tracer.grad(lambda x: tnp.sum(tnp.maximum.accumulate(x, axis=1)))(M)
+    np.testing.assert_array_equal(g, [[1, 2, 0], [3, 0, 0]])
+    tracer.check_grads(lambda x: tnp.multiply.accumulate(x, axis=1), (M.astype(np.float64),),
+                       order=2)
+    got = tracer.vmap(lambda x: np.maximum.accumulate(x))(M)
+    np.testing.assert_array_equal(got, np.maximum.accumulate(M, axis=1))
+    with pytest.raises(TypeError, match="numpy.subtract.reduce has no tracer.numpy counterpart"):
+        tracer.jit(lambda x: np.subtract.reduce(x))(M)

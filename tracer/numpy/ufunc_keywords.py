@@ -9,7 +9,8 @@ the function runs, and its results are converted to the loop's output dtypes, so
 `casting` alone only checks the inputs against NumPy's loop (a UFuncTypeError in NumPy, a
 DTypeError here). `order` and `subok` change no value here (results are new C-ordered
 arrays); `out` must be None and `where` True, since results are new values (as in JAX,
-which refuses both too). Binary ones also have numpy's `.outer` (as jax.numpy's ufuncs).
+which refuses both too). Binary ones also have numpy's `.outer`, and those with a
+reduction here `.reduce` and `.accumulate` (as jax.numpy's ufuncs).
 """
 import functools
 import inspect
@@ -18,8 +19,8 @@ import sys
 import numpy as np
 
 from ir.errors import ArgumentError, ArgumentValueError, DTypeError
-from tracer.numpy._base import (check_casting, convert, dtype_of, is_weak, no_out, shape,
-                                value)
+from tracer.numpy._base import (check_casting, convert, dtype_of, is_weak, no_out,
+                                normalize_axis, shape, value)
 
 ORDERS = ("K", "A", "C", "F")
 _PYTHON_TYPES = {"b": np.dtype(bool), "i": int, "u": int, "f": float}  # NumPy: bools strong
@@ -76,6 +77,8 @@ def with_ufunc_keywords(fn, ufunc):
 
     if ufunc.nin == 2:
         op.outer = _outer(op)
+    if ufunc.__name__ in REDUCTIONS:
+        op.reduce, op.accumulate = _reduce(ufunc.__name__), _accumulate(ufunc.__name__)
     params = [p for p in inspect.signature(fn).parameters.values()
               if p.name not in {k.name for k in _KEYWORDS}]    # fn's own out= is shadowed
     op.__signature__ = inspect.Signature(params + _KEYWORDS)
@@ -91,6 +94,45 @@ def _outer(op):
         return op(reshape(a, shape(a) + (1,) * len(shape(b))), b, **keywords)
     outer.__qualname__ = f"{op.__name__}.outer"
     return outer
+
+
+# ufunc -> its reduction (tracer.numpy's) and its scan (tracer.numpy's cumsum/cumprod,
+# which promote as NumPy's accumulate does, else tracer.lax's; the logical ones on bools)
+REDUCTIONS = {"add": ("sum", "cumsum"), "multiply": ("prod", "cumprod"),
+              "maximum": ("max", "cummax"), "minimum": ("min", "cummin"),
+              "logical_and": ("all", "cummin"), "logical_or": ("any", "cummax")}
+
+
+def _reduce(name):
+    def reduce(array, axis=0, dtype=None, out=None, keepdims=False, initial=None, where=True):
+        """numpy's ufunc.reduce: the reduction over `axis` (the first by default)."""
+        import tracer.numpy as tnp
+        given = {k: v for k, v in (("dtype", dtype), ("initial", initial)) if v is not None}
+        if where is not True:
+            given["where"] = where
+        return getattr(tnp, REDUCTIONS[name][0])(array, axis=axis, out=out, keepdims=keepdims,
+                                                 **given)
+    reduce.__qualname__ = f"{name}.reduce"
+    return reduce
+
+
+def _accumulate(name):
+    def accumulate(array, axis=0, dtype=None, out=None):
+        """numpy's ufunc.accumulate: the running op along `axis` (the first by default)."""
+        import tracer.numpy as tnp
+        from tracer import lax
+        op, scan = f"{name}.accumulate", REDUCTIONS[name][1]
+        if hasattr(tnp, scan):
+            return getattr(tnp, scan)(array, axis=axis, dtype=dtype, out=out)
+        no_out(op, out)
+        x = value(array, op)
+        if not shape(x):
+            raise ArgumentValueError(f"{op}: a 0-d array has no axis to accumulate along")
+        dt = np.bool_ if name.startswith("logical") else dtype
+        x = x if dt is None else convert(x, dt, op)
+        return getattr(lax, scan)(x, axis=normalize_axis(op, axis, len(shape(x))))
+    accumulate.__qualname__ = f"{name}.accumulate"
+    return accumulate
 
 
 def wrap_ufuncs(namespace):
