@@ -142,6 +142,13 @@ def convert(x, dtype, op="astype"):
     return run_kernel("convert", [x], {"dtype": dtype})
 
 
+def fresh(out, x):
+    """`out`, copied if it is the eager array `x` itself: an op that leaves its argument's
+    value unchanged (x ** 1, concatenate of one array, diff with n=0) still returns a new
+    array, since results never alias arguments (NumPy's diff(a, n=0) returns a)."""
+    return np.array(out) if out is x and isinstance(x, np.ndarray) else out
+
+
 def broadcast_shapes(op, *shapes):
     ndim = max((len(s) for s in shapes), default=0)
     out = []

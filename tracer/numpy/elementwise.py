@@ -5,7 +5,7 @@ from ir.errors import ArgumentValueError, DTypeError
 from ir.types import dtype_kind
 from tracer.core import Tracer
 from tracer.numpy._base import (FLOAT64, INT8, broadcast, broadcast_shapes, convert, dtype_of,
-                                elementwise, float_dtype, innermost_trace, is_weak, named,
+                                elementwise, float_dtype, fresh, innermost_trace, is_weak, named,
                                 no_out, result_dtype, run_kernel, shape, value)
 
 
@@ -71,7 +71,7 @@ def power(x, y):
         out = base
         for _ in range(int(y) - 1):
             out = multiply(out, base)
-        return out
+        return fresh(out, x)
     return _pow(x, y)
 
 

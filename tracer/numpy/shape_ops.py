@@ -10,7 +10,7 @@ from ir.errors import ArgumentError, ArgumentValueError, ShapeError, ShapeMismat
 from registry import infer_avals
 from tracer.core import Tracer, run_kernel
 from tracer.numpy import _base
-from tracer.numpy._base import (broadcast, check_casting, convert, dtype_of, no_out,
+from tracer.numpy._base import (broadcast, check_casting, convert, dtype_of, fresh, no_out,
                                 normalize_axes, normalize_axis, result_dtype, shape, value)
 
 
@@ -149,9 +149,9 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
                                                                              "concatenate")
     check_casting("concatenate", casting, [dtype_of(x) for x in xs], dt)
     ax = normalize_axis("concatenate", axis, len(shape(xs[0])))
-    xs = [convert(x, dt, "concatenate") for x in xs]
     if len(xs) == 1:
-        return xs[0]
+        return fresh(convert(xs[0], dt, "concatenate"), xs[0])
+    xs = [convert(x, dt, "concatenate") for x in xs]
     return run_kernel("concatenate", xs, {"axis": ax})
 
 

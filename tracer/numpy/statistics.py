@@ -11,7 +11,7 @@ from ir.errors import (ArgumentError, ArgumentValueError, ConcretizationError, D
                        ShapeError)
 from ir.types import dtype_kind
 from tracer.core import Tracer
-from tracer.numpy._base import (FLOAT64, convert, dtype_of, normalize_axes, normalize_axis,
+from tracer.numpy._base import (FLOAT64, convert, dtype_of, fresh, normalize_axes, normalize_axis,
                                 result_dtype, shape, value)
 from tracer.numpy.bitwise import logical_and, logical_not
 from tracer.numpy.creation import zeros
@@ -225,7 +225,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     """n-th discrete difference; bool arrays give not_equal, as in NumPy."""
     from tracer.numpy.indexing import getitem
-    a = value(a, "diff")
+    a = given = value(a, "diff")
     if len(shape(a)) == 0:
         raise ShapeError("diff requires input that is at least one dimensional")
     ax = normalize_axis("diff", axis, len(shape(a)))
@@ -242,7 +242,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     for _ in range(n):
         x1, x0 = getitem(a, lo), getitem(a, hi)
         a = not_equal(x1, x0) if dtype_kind(dtype_of(a)) == "b" else subtract(x1, x0)
-    return a
+    return fresh(a, given)
 
 
 def ediff1d(ary, to_end=None, to_begin=None):
