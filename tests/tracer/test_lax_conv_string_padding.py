@@ -42,3 +42,14 @@ def test_conv_transpose_unit_strides(padding, pads):
 def test_conv_transpose_other_spellings_with_strides_are_value_errors(padding):
     with pytest.raises(ValueError, match="string padding"):
         lax.conv_transpose(X, W, (2,), padding)
+
+
+def test_a_0d_convolution_takes_string_padding():
+    """No spatial axes, so no lhs dilation: 'SAME' and 'VALID' are fine (a dot, as jax's
+    testConv0DIsDot and testConvTranspose0D*)."""
+    x, w = np.ones((2, 3), np.float32), np.arange(12, dtype=np.float32).reshape(4, 3)
+    for padding in ("SAME", "VALID"):
+        np.testing.assert_allclose(lax.conv_general_dilated(x, w, (), padding), x @ w.T)
+        np.testing.assert_allclose(lax.conv_transpose(x, w.T, (), padding,
+                                                      dimension_numbers=("NC", "IO", "NC")),
+                                   x @ w.T)
