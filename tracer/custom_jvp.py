@@ -12,9 +12,9 @@ import threading
 
 from ir.errors import ArgumentError, GradientError
 from tracer import numpy as tnp
+from tracer.core import run_kernel
 from tracer.custom import (bind_positional, custom_vjp, known_value, nondiff_positions,
                            split_nondiff)
-from tracer.lax.indexing import stop_gradient
 from tracer.pytree import flatten, unflatten
 from tracer.transforms import vjp
 from tracer.tree_util import tree_map
@@ -85,7 +85,7 @@ class custom_jvp:
             """The nondiff arguments, their traced leaves `ts` (inputs of the node, so a
             later backward reads them) with no gradient, as JAX's stop_gradient."""
             it = iter(ts)
-            return unflatten(tree, [stop_gradient(next(it)) if v is None else v
+            return unflatten(tree, [run_kernel("stop_gradient", [next(it)]) if v is None else v
                                     for v in values])
 
         def call(ts, *xs):

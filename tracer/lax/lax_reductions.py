@@ -11,6 +11,7 @@ import numpy as np
 from ir.errors import ShapeError
 from ir.types import dtype_kind
 from tracer import numpy as tnp
+from tracer.numpy import ufunc_keywords
 from tracer.lax import lax_elementwise as ew
 from tracer.lax.lax_shapes import axis_of, rev
 from tracer.pytree import flatten, unflatten
@@ -185,6 +186,7 @@ cumprod = _cumulative("cumprod", None, ew.NUM, tnp.cumprod)
 cummax = _cumulative("cummax", tnp.maximum, ew.ANY)
 cummin = _cumulative("cummin", tnp.minimum, ew.ANY)
 cumlogsumexp = _cumulative("cumlogsumexp", tnp.logaddexp, ew.FLOAT)
+ufunc_keywords.SCANS.update(cummax=cummax, cummin=cummin)   # maximum.accumulate, ...
 
 __all__ = ["reduce", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
            "reduce_or", "reduce_xor", "argmax", "argmin", "associative_scan", "cumsum",

@@ -101,6 +101,8 @@ def _outer(op):
 REDUCTIONS = {"add": ("sum", "cumsum"), "multiply": ("prod", "cumprod"),
               "maximum": ("max", "cummax"), "minimum": ("min", "cummin"),
               "logical_and": ("all", "cummin"), "logical_or": ("any", "cummax")}
+SCANS = {}      # "cummax"/"cummin" -> tracer.lax's, which registers them (lax builds on
+                # tracer.numpy, so tracer.numpy does not import it)
 
 
 def _reduce(name):
@@ -120,7 +122,6 @@ def _accumulate(name):
     def accumulate(array, axis=0, dtype=None, out=None):
         """numpy's ufunc.accumulate: the running op along `axis` (the first by default)."""
         import tracer.numpy as tnp
-        from tracer import lax
         op, scan = f"{name}.accumulate", REDUCTIONS[name][1]
         if hasattr(tnp, scan):
             return getattr(tnp, scan)(array, axis=axis, dtype=dtype, out=out)
@@ -130,7 +131,7 @@ def _accumulate(name):
             raise ArgumentValueError(f"{op}: a 0-d array has no axis to accumulate along")
         dt = np.bool_ if name.startswith("logical") else dtype
         x = x if dt is None else convert(x, dt, op)
-        return getattr(lax, scan)(x, axis=normalize_axis(op, axis, len(shape(x))))
+        return SCANS[scan](x, axis=normalize_axis(op, axis, len(shape(x))))
     accumulate.__qualname__ = f"{name}.accumulate"
     return accumulate
 
