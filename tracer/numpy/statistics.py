@@ -10,14 +10,13 @@ from ir import check_dtype
 from ir.errors import (ArgumentError, ArgumentValueError, ConcretizationError, DTypeError,
                        ShapeError)
 from ir.types import dtype_kind
-from tracer.core import Tracer
+from tracer.core import Tracer, run_kernel
 from tracer.numpy._base import (FLOAT64, convert, dtype_of, fresh, normalize_axes, normalize_axis,
                                 result_dtype, shape, value)
 from tracer.numpy.bitwise import logical_and, logical_not
 from tracer.numpy.creation import zeros
-from tracer.numpy.elementwise import (add, divide, maximum, multiply, not_equal, sqrt,
-                                      subtract, where as where_)
-from tracer.numpy.index_updates import Update
+from tracer.numpy.elementwise import (add, divide, less, maximum, multiply, not_equal,
+                                      sqrt, subtract, where as where_)
 from tracer.numpy.reductions import (_reduce, accumulator, all, argmax, argmin,
                                      check_where, computation, mean, no_out, sum)
 from tracer.numpy.shape_ops import concatenate, ravel, reshape, transpose
@@ -316,12 +315,16 @@ def bincount(x, weights=None, minlength=0, *, length=None):
             raise ArgumentValueError("bincount: x must have no negative elements")
         length = max(minlength, int(x.max()) + 1 if x.size else 0)
     if weights is None:
-        counts, w = zeros(length, np.int64), 1
+        dt, w = np.dtype(np.int64), None
     else:
-        counts, w = zeros(length, FLOAT64), convert(value(weights, "bincount"), FLOAT64,
-                                                    "bincount")
+        dt, w = FLOAT64, convert(value(weights, "bincount"), FLOAT64, "bincount")
         if shape(w) != shape(x):
             raise ShapeError(f"bincount: weights of shape {shape(w)} must have x's shape "
                              f"{shape(x)}")
+    w = zeros(shape(x), dt) + 1 if w is None else w
     ids = maximum(convert(x, np.int64, "bincount"), 0)
-    return Update(counts, ids).add(w, mode="drop")
+    ids = where_(less(ids, length), ids, length)    # past the end: a spare slot, dropped
+    # the scatter kernel (tracer.lax.scatters registers it), by name: tracer.numpy does not
+    # import tracer.lax, which builds on it
+    counts = run_kernel("scatter", [zeros(length + 1, dt), w, ids], {"how": "add"})
+    return counts[:length]
