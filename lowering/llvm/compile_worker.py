@@ -76,16 +76,26 @@ def unlocked(name):
     return getattr(wrapper, "_cfn", wrapper)
 
 
-O2 = "; tracer-pipeline: O2\n"    # a module's first line asking for LLVM's O2 pipeline
+PIPELINE = "; tracer-pipeline:"   # a module's first line asking for another LLVM pipeline
 
 
-def speed_level(text):
-    """LLVM's O level for module `text`: 3, or 2 if its first line asks for it (being in
-    the text, the choice is part of its cache key). The matmul library does (its tiles are
-    written as vector code already): O3 spent 0.42 s of CPU optimizing it, 5,446 lines out,
-    O2 0.27 s and 3,821 lines, the same speed (llvm-notes: O2 and O3 ran these kernels
-    alike; python examples/bench_steps.py --only MM)."""
-    return 2 if text.startswith(O2) else 3
+def pipeline(level, slp=True):
+    """The first line of a module asking for LLVM's O`level` pipeline, without the SLP
+    vectorizer unless `slp` (being in the text, the choice is part of its cache key)."""
+    return f"{PIPELINE} O{level}{'' if slp else ' no-slp'}\n"
+
+
+def tuning(text):
+    """(O level, SLP vectorizer on) for module `text`: (3, True) unless its first line
+    asks otherwise (pipeline()). The matmul library asks for O2 (its tiles are written as
+    vector code already): O3 spent 0.42 s of CPU optimizing it, 5,446 lines out, O2 0.27 s
+    and 3,821 lines, the same speed (llvm-notes: O2 and O3 ran these kernels alike; python
+    examples/bench_steps.py --only MM); and, but for the dtypes it widens, without SLP,
+    which made the same code from it in 0.08 s more (float32; int8 0.5 s)."""
+    if not text.startswith(PIPELINE):
+        return 3, True
+    words = text[len(PIPELINE):text.index("\n")].split()
+    return int(words[0][1:]), "no-slp" not in words
 
 
 def optimize(text, context, machine, triple, data_layout):
@@ -96,8 +106,9 @@ def optimize(text, context, machine, triple, data_layout):
     try:
         mod.triple, mod.data_layout = triple, data_layout
         mod.verify()
-        pto = llvm.create_pipeline_tuning_options(speed_level=speed_level(text))
-        pto.loop_vectorization = pto.slp_vectorization = True
+        level, slp = tuning(text)
+        pto = llvm.create_pipeline_tuning_options(speed_level=level)
+        pto.loop_vectorization, pto.slp_vectorization = True, slp
         pto.loop_interleaving = pto.loop_unrolling = True
         pb = llvm.create_pass_builder(machine, pto)
         unlocked("LLVMPY_RunNewModulePassManager")(pb.getModulePassManager(), mod, pb)
