@@ -19,7 +19,7 @@ from lowering.llvm.entries import argv_entry, emit_segment, inline_into_caller
 from lowering.llvm.epilogues import emit_epilogue
 from lowering.llvm.protocol import Index
 from lowering.llvm.rows import emit_rows
-from lowering.llvm.sharing import share_duplicates
+from lowering.llvm.sharing import forward, share_duplicates
 
 
 class ModuleBuilder:
@@ -30,6 +30,7 @@ class ModuleBuilder:
         self.module = ir.Module(name="tracer")
         self.module.triple, self.module.data_layout = target.TRIPLE, target.DATA_LAYOUT
         self.texts = {}         # symbol -> IR text defining it
+        self.forwarded = {}     # call -> the earlier call whose code it runs (sharing.py)
         self.errors = []        # (exception class, message); code = index + 1
         self.range_checks = {}  # function name -> [(lo slot, hi slot, n, code)]
 
@@ -61,23 +62,37 @@ class ModuleBuilder:
                          ['attributes #0 = { nounwind "no-trapping-math"="true" }\n'])
 
 
-def emit_program(sched):
+def emit_program(sched, key=None):
     """The module of schedule `sched`: each step's group functions, and each segment's
     entry (LLVM inlines its groups there, but for those that share another call's body:
-    lowering.llvm.sharing)."""
-    mb = ModuleBuilder()
-    declared = 0
+    lowering.llvm.sharing). A call whose `key(part, step kind, call)` an earlier call had
+    is not emitted: its entries forward to that call's (None: no key)."""
+    mb, part = ModuleBuilder(), sched.part
+    declared, first_of, forwarded = 0, {}, mb.forwarded
     for step in sched.steps:
+        parallel = step.kind == "parallel"
         for call in step.calls:
-            emit_group(mb, sched.part, call, call.name)
+            k = key and key(part, step.kind, call)
+            first = call.name if k is None else first_of.setdefault(k, call.name)
+            if first == call.name:
+                emit_group(mb, part, call, call.name)
+            else:
+                forwarded[call.name] = first
+                if not parallel:
+                    forward(mb, call.name, first, [f for f, _ in call.launch.functions(call.name)],
+                            False)
         if step.kind == "segment":
             entries = step.entries()
             for f, _, _ in entries:
                 inline_into_caller(mb.module.globals[f])
             emit_segment(mb.module, step.name, entries, step.objects)
-        for call in step.calls if step.kind == "parallel" else ():
-            for f, _ in call.launch.functions(call.name):
-                argv_entry(mb.module, mb.module.globals[f])
+        for call in step.calls if parallel else ():
+            functions = [f for f, _ in call.launch.functions(call.name)]
+            if call.name in forwarded:
+                forward(mb, call.name, forwarded[call.name], functions, True)
+            else:
+                for f in functions:
+                    argv_entry(mb.module, mb.module.globals[f])
         declared = _prefetch(mb, declared)
     share_duplicates(mb, sched.steps)
     return mb

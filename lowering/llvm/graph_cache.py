@@ -26,9 +26,10 @@ import sys
 import llvmlite
 import numpy as np
 
-from ir import Graph, Var
+from ir import Graph, Literal, Node, Var
 from lowering.llvm import (artifact, caches, control, conv, entries, linalg, reductions,
                            scalars, scans, shapes, target, windows)
+from lowering.llvm.fusion import Group
 from lowering.settings import settings
 from registry.families import family as _family
 from registry.tables import KERNELS
@@ -152,3 +153,52 @@ def store(key, g, art):
     directory = target.disk_cache_dir()
     if directory:
         caches.write(directory, key + ".g", marshal.dumps(entry))
+
+
+def call_key(part, kind, call):
+    """What emitting schedule call `call` (of a step of `kind`) of partition `part` reads,
+    as bytes, for codegen to emit each distinct call once (lowering.llvm.sharing); None
+    for a call running regions or a kernel without its built-in llvm impl. The group's
+    fields (member groups, nodes, values: recursively, in a fixed order), each value
+    numbered where it first appears, with its type and whether it is materialized or fused
+    (then its producer too), each node's kernel, kind, attrs and source, and the launch
+    facts but the time estimate."""
+    if call.regions:
+        return None
+    number = {}
+
+    def value(x):
+        if type(x) is Literal:
+            return ("literal", x.key)
+        k = number.get(id(x))
+        if k is not None:
+            return k
+        number[id(x)] = k = len(number)
+        a, fused = x.aval, id(x) not in part.materialized and part.fusable(x)
+        return (k, a.shape, a.dtype.str, a.weak_type, not fused,
+                fused and node(part.producer[id(x)]))
+
+    def node(n):
+        if part.impls[id(n)] is not BUILTIN.get(n.kernel):
+            raise _Uncacheable
+        return (n.kernel, part.kind[id(n)], [value(x) for x in n.inputs],
+                [(k, _attr(v)) for k, v in n.attr_items], [value(o) for o in n.outputs],
+                n.source)
+
+    def field(v):
+        t = type(v)
+        if t is Var or t is Literal:
+            return value(v)
+        if t is Node:
+            return node(v)
+        if t is Group:
+            return ("group",) + tuple((k, field(x)) for k, x in sorted(vars(v).items()))
+        if t is list or t is tuple:
+            return (t.__name__,) + tuple(field(x) for x in v)
+        return _attr(v)
+    launch = call.launch
+    try:
+        return marshal.dumps((kind, field(call.group), launch.items, launch.scratch,
+                              launch.prepare, launch.grain), 0)
+    except _Uncacheable:
+        return None

@@ -97,7 +97,7 @@ def _compile(graph):
         sched = schedule.Schedule(part, settings.num_threads, settings.parallel_ns,
                                   settings.segment_size)
     with phase("codegen"):
-        art = artifact.build(sched, codegen.emit_program(sched))
+        art = artifact.build(sched, codegen.emit_program(sched, graph_cache.call_key))
     graph_cache.store(key, g, art)
     return art
 

@@ -4,19 +4,43 @@ constants; a flat loop's trip count is its `end` argument, so tensors of any siz
 The first such call keeps its functions; each later one keeps only its entries (a parallel
 call's `.a` functions, a segment call's group functions), which call the first's (not
 inlined), so LLVM optimizes and emits each distinct body once per module.
+
+Two ways find them. Before emitting, codegen skips a call whose key (what its emission
+reads: graph_cache.call_key) an earlier call has, and forwards it: W18's 24 layers were
+emitted, printed and compared 24 times, 0.25 s of its codegen's 0.26. After emitting,
+share_duplicates compares the text of the calls that had no key or a key of their own.
 """
 import re
 
 from llvmlite import ir
 
 
+def forward(mb, name, first, functions, parallel):
+    """Make the entries of call `name` (its launch `functions`: `.a` ones if `parallel`)
+    call the same functions of call `first`, defining them if they are not yet."""
+    for f in functions:
+        entry = f + ".a" if parallel else f
+        callee = mb.module.globals[first + entry[len(name):]]
+        fn = mb.module.globals.get(entry)
+        if fn is None:
+            fn = ir.Function(mb.module, callee.function_type, entry)
+            fn.attributes.add("nounwind")
+        fn.blocks = []
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        b.ret(b.call(callee, fn.args, tail=True))
+
+
 def share_duplicates(mb, steps):
     """Make each call of the segment and parallel `steps` (module builder `mb`, entries
-    emitted) whose functions are an earlier call's up to names forward to the earlier's."""
-    first_of = {}
+    emitted) whose functions are an earlier call's up to names forward to the earlier's,
+    adding it to mb.forwarded ({call: the call it forwards to}, which holds those codegen
+    did not emit). Then keep the bodies forwarded to out of line."""
+    first_of, forwarded = {}, mb.forwarded
     for step in steps:
         for call in step.calls:
             name = call.name
+            if name in forwarded:
+                continue
             own = [g for g in mb.module.globals.values()
                    if g.name == name or g.name.startswith(name + ".")]
             # a kernel's pasted-in IR (conv's) is declared in the module, defined in
@@ -26,22 +50,25 @@ def share_duplicates(mb, steps):
             key = (step.kind, re.sub(r'"' + re.escape(name) + r'(?=[".])', '"\0', text))
             first = first_of.setdefault(key, name)
             if first != name:
-                _forward(mb, own, name, first, step.kind == "parallel", call.launch)
-
-
-def _forward(mb, own, name, first, parallel, launch):
-    """Reduce call `name`'s functions `own` to its entries, each calling the same
-    function of call `first`."""
-    entries = {f + ".a" if parallel else f for f, _ in launch.functions(name)}
-    for g in own:
-        if g.name not in entries:
-            del mb.module.globals[g.name]
-            mb.texts.pop(g.name, None)
-    for entry in entries:
-        callee = mb.module.globals[first + entry[len(name):]]
-        callee.attributes.discard("alwaysinline")
-        callee.attributes.add("noinline")
-        fn = mb.module.globals[entry]
-        fn.blocks = []
-        b = ir.IRBuilder(fn.append_basic_block("entry"))
-        b.ret(b.call(callee, fn.args, tail=True))
+                parallel, functions = step.kind == "parallel", call.launch.functions(name)
+                entries = {f + ".a" if parallel else f for f, _ in functions}
+                for g in own:
+                    if g.name not in entries:
+                        del mb.module.globals[g.name]
+                        mb.texts.pop(g.name, None)
+                forward(mb, name, first, [f for f, _ in functions], parallel)
+                forwarded[name] = first
+    for step in steps:
+        for call in step.calls:
+            first = forwarded.get(call.name)
+            if first in forwarded:      # codegen's first was found a later duplicate
+                while first in forwarded:
+                    first = forwarded[first]
+                forwarded[call.name] = first
+                forward(mb, call.name, first, [f for f, _ in call.launch.functions(call.name)],
+                        step.kind == "parallel")
+            for f, _ in call.launch.functions(call.name) if first else ():
+                callee = mb.module.globals[first + f[len(call.name):] +
+                                           ".a" * (step.kind == "parallel")]
+                callee.attributes.discard("alwaysinline")
+                callee.attributes.add("noinline")
