@@ -114,7 +114,6 @@ class Program:
         self._text, self._errors = art.text, art.errors
         if any(s[0] == "parallel" for s in art.steps):
             pool.warm()
-        self.loaded = target.load(self._text)
         self._in = [(v.aval.shape, v.aval.dtype) for v in graph.invars]
         self._consts = [np.require(c, v.aval.dtype, ["C", "A"])
                         for v, c in zip(graph.constvars, graph.consts)]
@@ -134,6 +133,9 @@ class Program:
         self.donations = _donations(art, donated)
         fixed = frozenset(id(x) for c in self._consts for x in (c, c.base) if x is not None)
         self._reusable = functools.partial(_reusable, fixed)
+        self._temps.prefault()          # before LLVM's work, which the first call waits for
+        self._outputs.prefault()
+        self.loaded = target.load(self._text)
         self.steps = [s[0] for s in art.steps]    # "segment" | "python" | "parallel"
         if all(s[0] == "segment" for s in art.steps):
             self.run = self._fast_run([(self._function(name), objects)

@@ -250,3 +250,20 @@ def test_small_outputs_and_programs_without_room_are_not_recycled(monkeypatch):
     del first
     kept = p._outputs.last[0]
     assert kept is None or kept.ctypes.data != address
+
+
+def test_the_first_call_finds_its_temporaries_and_large_outputs_made():
+    """Made, their pages touched, while LLVM compiles (Program.__init__), so that the first
+    call does not page-fault on them: W18's first call took 11,800 faults on its new
+    weights. The first call uses exactly those."""
+    p = compiled(mlp, X, W)
+    made = list(p._temps.free)
+    assert len(made) == 1
+    np.testing.assert_allclose(p.run([X, W])[0], np.tanh(X @ W) @ W.T, rtol=1e-12)
+    assert p._temps.free == made
+    q = compile_graph(tracer.make_graph(lambda x: tnp.tanh(x) * 2.0)(BIG))
+    assert q._recycled and q._outputs.last[0] is not None
+    address = q._outputs.last[0].ctypes.data
+    first = q.run([BIG])[0]
+    assert first.ctypes.data == address
+    np.testing.assert_allclose(first, np.tanh(BIG) * 2.0, rtol=1e-6)
