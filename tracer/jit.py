@@ -38,6 +38,12 @@ from tracer.signature import Call, check_disjoint, check_function, leaf_aval, st
 from tracer.vmap import NAMED_RULES, named_axes
 
 DEFAULT_BACKEND = "llvm"
+
+
+def _nothing():
+    pass
+
+
 _ndarray = np.ndarray
 _cache_lock = forks.lock()   # guards changes to every Jitted's cache (not lookups); a
                              # child forked mid-sweep at worst lacks an entry: rebuilt
@@ -99,6 +105,7 @@ class Jitted:
         self.cache_size = CACHE_SIZE
         self._misses = self._evicted_hits = 0
         self._recompiles = compile_log.Recompiles(self.__name__, fun)
+        getattr(backend_compiler(self.backend or DEFAULT_BACKEND), "warm", _nothing)()
 
     def __reduce__(self):
         """Pickled as the function and options it was made from, never compiled code (the

@@ -81,6 +81,23 @@ def _load(art, donated):
 compile_graph.prepare = prepare
 
 
+_warmed = []    # [True] once warm() has run in this process
+
+
+def warm():
+    """Once per process, when jit decorates a function: compile the thread pool's module
+    (its compile, on a daemon thread, leaves a compile worker process idle), or just start
+    a worker, so that the first compile needing one (a library's) does not wait for it to
+    start: from W18's process, 30-46 ms to fork and exec, then 85 ms for Python and
+    llvmlite to load, ahead of its matmul library, beside a pool compile of its own."""
+    if not _warmed:
+        _warmed.append(True)
+        (pool.warm if settings.num_threads > 1 else target.warm_worker)()
+
+
+compile_graph.warm = warm
+
+
 def _compile(graph):
     check_kernels(graph)
     with phase("passes"):

@@ -128,6 +128,13 @@ _workers = []       # idle compile_worker.Worker processes
 atexit.register(lambda: [w.close() for w in _workers])
 
 
+def warm_worker():
+    """Start a compile worker process unless one is idle (see program.warm)."""
+    if not _workers:
+        with contextlib.suppress(OSError):
+            _workers.append(compile_worker.Worker(CPU, FEATURES))
+
+
 def _after_fork():
     """The child has no compiling threads and none of the parent's workers: no module is
     pending (one the parent was compiling is compiled anew if the child asks for it)."""
