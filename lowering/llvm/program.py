@@ -85,14 +85,13 @@ _warmed = []    # [True] once warm() has run in this process
 
 
 def warm():
-    """Once per process, when jit decorates a function: compile the thread pool's module
-    (its compile, on a daemon thread, leaves a compile worker process idle), or just start
-    a worker, so that the first compile needing one (a library's) does not wait for it to
-    start: from W18's process, 30-46 ms to fork and exec, then 85 ms for Python and
-    llvmlite to load, ahead of its matmul library, beside a pool compile of its own."""
+    """Once per process, when jit decorates a function: start a compile worker process,
+    so that the first compile needing one (a library's, on a daemon thread) does not wait
+    for it to start: from W18's process, 30-46 ms to fork and exec, then 85 ms for Python
+    and llvmlite to load, ahead of its matmul library."""
     if not _warmed:
         _warmed.append(True)
-        (pool.warm if settings.num_threads > 1 else target.warm_worker)()
+        target.warm_worker()
 
 
 compile_graph.warm = warm
@@ -113,6 +112,8 @@ def _compile(graph):
     with phase("schedule"):
         sched = schedule.Schedule(part, settings.num_threads, settings.parallel_ns,
                                   settings.segment_size)
+    if any(s.kind == "parallel" for s in sched.steps):
+        pool.warm()             # its module compiles beside codegen
     with phase("codegen"):
         art = artifact.build(sched, codegen.emit_program(sched, graph_cache.call_key))
     graph_cache.store(key, g, art)
@@ -130,7 +131,7 @@ class Program:
         self.graph = graph = art.graph
         self._text, self._errors = art.text, art.errors
         if any(s[0] == "parallel" for s in art.steps):
-            pool.warm()
+            pool.warm()         # (a cached artifact skipped codegen)
         self._in = [(v.aval.shape, v.aval.dtype) for v in graph.invars]
         self._consts = [np.require(c, v.aval.dtype, ["C", "A"])
                         for v, c in zip(graph.constvars, graph.consts)]
