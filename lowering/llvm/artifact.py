@@ -35,7 +35,7 @@ class Artifact:
 def build(sched, mb):
     """The artifact of schedule `sched` whose module `mb` codegen built."""
     return Artifact(mb.text(), tuple(mb.errors), sched.specs,
-                    tuple(s.program_step() for s in sched.steps), sched.outs, plan(sched),
+                    tuple(s.program_step(mb.forwarded) for s in sched.steps), sched.outs, plan(sched),
                     display_graph(sched.part.graph, sched.part.groups))
 
 

@@ -66,33 +66,27 @@ def emit_program(sched, key=None):
     """The module of schedule `sched`: each step's group functions, and each segment's
     entry (LLVM inlines its groups there, but for those that share another call's body:
     lowering.llvm.sharing). A call whose `key(part, step kind, call)` an earlier call had
-    is not emitted: its entries forward to that call's (None: no key)."""
+    is not emitted: it runs that call's code (None: no key)."""
     mb, part = ModuleBuilder(), sched.part
     declared, first_of, forwarded = 0, {}, mb.forwarded
     for step in sched.steps:
-        parallel = step.kind == "parallel"
         for call in step.calls:
             k = key and key(part, step.kind, call)
             first = call.name if k is None else first_of.setdefault(k, call.name)
             if first == call.name:
                 emit_group(mb, part, call, call.name)
-            else:
+            else:               # it runs the first's code (lowering.llvm.sharing)
                 forwarded[call.name] = first
-                if not parallel:
-                    forward(mb, call.name, first, [f for f, _ in call.launch.functions(call.name)],
-                            False)
+                if step.kind == "segment":
+                    forward(mb, call.name, first, [f for f, _ in call.launch.functions(call.name)])
         if step.kind == "segment":
             entries = step.entries()
             for f, _, _ in entries:
                 inline_into_caller(mb.module.globals[f])
             emit_segment(mb.module, step.name, entries, step.objects)
-        for call in step.calls if parallel else ():
-            functions = [f for f, _ in call.launch.functions(call.name)]
-            if call.name in forwarded:
-                forward(mb, call.name, forwarded[call.name], functions, True)
-            else:
-                for f in functions:
-                    argv_entry(mb.module, mb.module.globals[f])
+        for call in step.calls if step.kind == "parallel" else ():
+            for f, _ in call.launch.functions(call.name) if call.name not in forwarded else ():
+                argv_entry(mb.module, mb.module.globals[f])
         declared = _prefetch(mb, declared)
     share_duplicates(mb, sched.steps)
     return mb

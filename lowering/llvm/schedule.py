@@ -166,7 +166,7 @@ class Segment:
         return [(f, [objects.index(k) for k in c.buffers], items)
                 for c in self.calls for f, items in c.launch.functions(c.name)]
 
-    def program_step(self):
+    def program_step(self, forwarded):
         return ("segment", self.name, self.objects)
 
     def lines(self):
@@ -180,9 +180,11 @@ class Parallel:
     threads: int
     kind = "parallel"
 
-    def program_step(self):
+    def program_step(self, forwarded):
+        """Its functions are those of the call whose code it runs (`forwarded`: {call: that
+        call}, lowering.llvm.sharing), with its own buffers and work items."""
         c = self.calls[0]
-        fns = c.launch.functions(c.name)
+        fns = c.launch.functions(forwarded.get(c.name, c.name))
         grains = [1] * (len(fns) - 1) + [c.launch.grain]      # a prepare step's: any item
         return ("parallel", tuple((f, c.buffers, items, grain)
                                   for (f, items), grain in zip(fns, grains)), self.threads)
@@ -200,7 +202,7 @@ class Python:
     kind = "python"
     calls = ()
 
-    def program_step(self):
+    def program_step(self, forwarded):
         return ("python", self.node, self.ins, self.outs)
 
     def lines(self):

@@ -38,7 +38,7 @@ def test_matmul_rows_split_on_whole_register_tiles(monkeypatch, vector_bytes):
     step = _launch(np.ones((256, 64), np.float32), np.ones((64, 32), np.float32))
     assert step.kind == "parallel" and step.calls[0].launch.grain == mr
     packs = matmul.pack_plan(1, 64, 32, np.float32)[1]
-    assert step.program_step()[1] == (("g0.prep", step.calls[0].buffers, packs, 1),
+    assert step.program_step({})[1] == (("g0.prep", step.calls[0].buffers, packs, 1),
                                       ("g0", step.calls[0].buffers, 256, mr))
     # a batch whose rows do not line up with the tiles keeps the default grain
     odd = _launch(np.ones((4, mr + 1, 8), np.float32), np.ones((4, 8, 8), np.float32))
@@ -54,6 +54,6 @@ def test_a_big_matmul_packs_b_on_every_thread():
     for transposed in (False, True):
         step = _launch(a, a, lambda a, b: a @ b.T) if transposed else _launch(a, a.T.copy())
         assert step.calls[0].group.node.attrs.get("transpose_b", False) == transposed
-        (prep, _, items, grain), rows = step.program_step()[1]
+        (prep, _, items, grain), rows = step.program_step({})[1]
         assert prep == "g0.prep" and grain == 1 and items >= 2 * step.threads
         assert len(program._pieces(items, step.threads, grain)) - 1 >= step.threads

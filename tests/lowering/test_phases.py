@@ -43,7 +43,7 @@ def test_a_big_elementwise_graph_is_a_parallel_step_when_threads_pay():
     assert [st.kind for st in schedule_of(f, x, threads=1).steps] == ["segment"]
     assert [st.kind for st in schedule_of(f, X, threads=2).steps] == ["segment"]
     step = schedule_of(f, x, threads=3).steps[0]
-    assert step.threads == 3 and step.program_step() == (
+    assert step.threads == 3 and step.program_step({}) == (
         "parallel", (("g0", (0, 1), 1 << 22, None),), 3)
 
 
