@@ -11,7 +11,19 @@ from tracer.pytree import LEAF, flatten, num_leaves, register_dataclass, registe
 from tracer.pytree import unflatten
 
 __all__ = ["tree_map", "tree_leaves", "tree_flatten", "tree_unflatten", "tree_structure",
-           "register_pytree_node", "register_dataclass", "PyTreeDef"]
+           "register_pytree_node", "register_pytree_node_class", "register_dataclass",
+           "PyTreeDef"]
+
+
+def register_pytree_node_class(cls):
+    """Make class `cls` a pytree node through its own methods, as jax's decorator does:
+    `x.tree_flatten()` returns (children, aux data), classmethod
+    `cls.tree_unflatten(aux_data, children)` rebuilds it. Returns `cls`."""
+    missing = [m for m in ("tree_flatten", "tree_unflatten") if not hasattr(cls, m)]
+    if not isinstance(cls, type) or missing:
+        raise ArgumentError(f"register_pytree_node_class: {cls!r} must be a class with "
+                            f"tree_flatten and tree_unflatten methods (missing: {missing})")
+    return register_pytree_node(cls, cls.tree_flatten, cls.tree_unflatten)
 
 
 class PyTreeDef:

@@ -82,3 +82,35 @@ def test_grad_of_a_dataclass_and_namedtuple_returns_the_same_types():
     np.testing.assert_allclose(g.w, 2 * x.T @ (x @ p.w + p.b))
     gp = tracer.jit(tracer.grad(lambda q: tnp.sum(q.a * q.b)))(Pair(np.ones(2), np.full(2, 3.)))
     assert isinstance(gp, Pair) and np.allclose(gp.a, 3)
+
+
+def test_register_pytree_node_class_as_jax():
+    register_pytree_node_class, tree_leaves = tu.register_pytree_node_class, tu.tree_leaves
+
+    @register_pytree_node_class
+    class Pair:
+        def __init__(self, a, b, name="p"):
+            self.a, self.b, self.name = a, b, name
+
+        def tree_flatten(self):
+            return (self.a, self.b), self.name
+
+        @classmethod
+        def tree_unflatten(cls, name, children):
+            return cls(*children, name=name)
+
+    p = Pair(np.float32(2.0), np.arange(3.0), "q")
+    assert [np.asarray(x).tolist() for x in tree_leaves(p)] == [2.0, [0.0, 1.0, 2.0]]
+    for f in (tracer.jit(lambda p: Pair(p.a * p.b, p.b + 1.0, p.name)),
+              tracer.jit(lambda p: Pair(p.a * p.b, p.b + 1.0, p.name), backend="numpy")):
+        out = f(p)
+        assert isinstance(out, Pair) and out.name == "q"
+        np.testing.assert_allclose(out.a, [0.0, 2.0, 4.0])
+    g = tracer.grad(lambda p: tnp.sum(p.a * p.b))(
+        Pair(np.float32(2.0), np.arange(3.0, dtype=np.float32)))
+    np.testing.assert_allclose(g.a, 3.0)
+    np.testing.assert_allclose(g.b, [2.0, 2.0, 2.0])
+    v = tracer.vmap(lambda p: p.a * p.b)(Pair(np.arange(2.0), np.ones((2, 3))))
+    np.testing.assert_allclose(v, [[0, 0, 0], [1, 1, 1]])
+    with pytest.raises(TypeError, match="register_pytree_node_class.*tree_flatten"):
+        register_pytree_node_class(int)
