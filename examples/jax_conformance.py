@@ -26,7 +26,7 @@ JAX passes and tracer fails. A test passes only if pytest says it passed.
 Needs jax and absl-py installed (neither is a dependency of the project). Run:
 
     python examples/jax_conformance.py [--repo /work/.mirror/jax-ml+jax/repo]
-        [--ref jax-v0.10.2] [--files lax_test random_test ...] [-k EXPR] [--top 25]
+        [--ref jax-v0.10.2] [--files lax_test random_test ...] [-k EXPR] [--top 25] [--list]
 """
 import argparse
 import collections
@@ -234,6 +234,8 @@ def main():
     parser.add_argument('--files', nargs='*', default=list(FILES))
     parser.add_argument('-k', dest='keyword', default=None)
     parser.add_argument('--top', type=int, default=25)
+    parser.add_argument('--list', action='store_true',
+                        help='print each test JAX passes and tracer fails, with its cause')
     args = parser.parse_args()
     causes = collections.Counter()
     totals = [0, 0, 0]
@@ -258,6 +260,8 @@ def main():
                 r = under_tracer.get(t)
                 if r is None or r['outcome'] != 'passed':
                     causes[cause_key(r and r['cause'] or 'not run under tracer')] += 1
+                    if args.list:
+                        print(f'  {t}: {r and r["cause"]}', flush=True)
             ratio = len(both) / len(jax_pass) if jax_pass else 0.0
             print(f'{name:26} {len(touched):6} {len(jax_pass):6} {len(both):6} {ratio:6.1%}',
                   flush=True)

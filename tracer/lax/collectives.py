@@ -139,12 +139,40 @@ def ppermute(x, axis_name, perm):
 def all_to_all(x, axis_name, split_axis, concat_axis, *, tiled=False):
     """Split `split_axis` into one block per position, send block j to position j, and
     concatenate the received blocks along `concat_axis` (untiled: `split_axis` has the
-    axis size and goes; the blocks form a new axis `concat_axis`)."""
-    name = _one_name("all_to_all", axis_name)
-    return _per_leaf(x, name, lambda v: _bind(
-        "all_to_all", v, name, tiled=bool(tiled),
-        split_axis=_axis("all_to_all", split_axis, v.ndim, v.shape),
-        concat_axis=_axis("all_to_all", concat_axis, v.ndim, v.shape)))
+    axis size and goes; the blocks form a new axis `concat_axis`). Over a tuple of names
+    the positions are numbered row-major over them, as axis_index does."""
+    names = _names(axis_name)
+    if len(names) == 1:
+        return _per_leaf(x, names[0], lambda v: _bind(
+            "all_to_all", v, names[0], tiled=bool(tiled),
+            split_axis=_axis("all_to_all", split_axis, v.ndim, v.shape),
+            concat_axis=_axis("all_to_all", concat_axis, v.ndim, v.shape)))
+    return _per_leaf(x, names, lambda v: _all_to_all_names(v, names, split_axis, concat_axis,
+                                                           bool(tiled)))
+
+
+def _all_to_all_names(v, names, split_axis, concat_axis, tiled):
+    """all_to_all over several names: `split_axis` cut into one axis per name (and the
+    block), an untiled all_to_all over each name on its axis, last name first (each
+    axis then numbers its source), and the sources merged into `concat_axis`."""
+    sizes = [bound_axis_size(n) for n in names]
+    n, k = int(np.prod(sizes)), len(names)
+    split = _axis("all_to_all", split_axis, v.ndim, v.shape)
+    concat = _axis("all_to_all", concat_axis, v.ndim, v.shape)
+    block = _blocks("all_to_all", v.shape, split, n, tiled, "split_axis")
+    shape = v.shape[:split] + tuple(sizes) + (block,) * tiled + v.shape[split + 1:]
+    y = tnp.reshape(v, shape)
+    for m in reversed(range(k)):
+        y = _bind("all_to_all", y, names[m], tiled=False, split_axis=split + m,
+                  concat_axis=split + m)
+    y = tnp.reshape(y, v.shape[:split] + (n,) + shape[split + k:])     # the sources, merged
+    if not tiled:
+        return moveaxis(y, split, concat)
+    at = concat + (concat > split)              # the concat axis in y (the block's, if split)
+    y = moveaxis(y, split, at - 1 if at > split else at)
+    out = list(v.shape)
+    out[split], out[concat] = block, out[concat] * n if concat != split else n * block
+    return tnp.reshape(y, tuple(out))
 
 
 def axis_index(axis_name):
