@@ -35,8 +35,8 @@ class Artifact:
 def build(sched, mb):
     """The artifact of schedule `sched` whose module `mb` codegen built."""
     return Artifact(mb.text(), tuple(mb.errors), sched.specs,
-                    tuple(s.program_step(mb.forwarded) for s in sched.steps), sched.outs, plan(sched),
-                    display_graph(sched.part.graph, sched.part.groups))
+                    tuple(s.program_step(mb.forwarded) for s in sched.steps), sched.outs,
+                    plan(sched), display_graph(sched.part.graph, sched.part.groups))
 
 
 def cacheable(art):

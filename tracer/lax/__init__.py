@@ -31,6 +31,7 @@ from tracer.lax.lax_conv import *  # noqa: F401,F403
 from tracer.lax import (lax_conv, lax_dot, lax_elementwise, lax_gather, lax_incomplete,
                         lax_reductions, lax_shapes, lax_slicing, lax_sorting, lax_special)
 from tracer.lax import scatters  # noqa: F401  (registers the kernel of x.at[...] updates)
+from tracer.lax import linalg  # noqa: F401  (jax.lax.linalg's solves and Cholesky)
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "stop_gradient",
            "dynamic_index", "dynamic_update_index", "conv_general_dilated", "reduce_window",
