@@ -298,11 +298,18 @@ def _axes_per_leaf(prefix, tree, what, where):
                         f"{type(tree).__name__}")
 
 
-def _normalize(axis, ndim, what, where):
+def _normalize(axis, ndim, what, where, shape=None):
+    """axis in [0, ndim), or None; out of range, an error in JAX's words (of an
+    argument's `shape`, or of an output)."""
     if axis is not None and not -ndim <= axis < ndim:
         valid = f"valid: {-ndim} to {ndim - 1}" if ndim else "a 0-d value has no axis to map"
-        raise ShapeError(f"{where}: {what} has axis {axis}, out of range for rank {ndim} "
-                         f"({valid}; use None to leave it unmapped)")
+        least = axis + 1 if axis >= 0 else -axis
+        jax_words = (f"vmap was requested to map its argument along axis {axis}, which "
+                     f"implies that its rank should be at least {least}, but is only "
+                     f"{ndim} (its shape is {shape})" if shape is not None else
+                     f"axis {axis} is out of bounds for an output of dimension {ndim}")
+        raise ShapeError(f"{where}: {what}: {jax_words} ({valid}; use None to leave it "
+                         f"unmapped)")
     return None if axis is None else axis % ndim
 
 
@@ -350,7 +357,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             f"keyword argument {k!r}" + (f" leaf {j}" if n > 1 else "") + " (keyword "
             "arguments are mapped over axis 0: pass it positionally to choose its axis)"
             for k, v in kwargs.items() for n in [len(flatten(v)[0])] for j in range(n)]
-        axes = [_normalize(d, len(a.shape), f"in_axes for {nm} of shape {a.shape}", where)
+        axes = [_normalize(d, len(a.shape), f"in_axes for {nm}", where, a.shape)
                 for d, a, nm in zip(axes, avals, names)]
         sizes = [(nm, a.shape[d]) for nm, a, d in zip(names, avals, axes) if d is not None]
         if axis_size is not None:
@@ -369,6 +376,13 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         def flat_fun(*xs):
             *a, kw = unflatten(in_tree, xs)
             outs, trees["out"] = flatten(fun(*a, **kw))
+            for out in outs:
+                if not isinstance(out, (Tracer, np.ndarray, np.generic, int, float)) and \
+                        not hasattr(out, "__array__"):
+                    raise ArgumentError(
+                        f"{where}: Output from batched function {out!r} of type "
+                        f"{type(out).__name__} is not a valid JAX type: return arrays or "
+                        f"numbers (in pytrees)")
             return outs
         outside = named_axes.bound
         bound = outside if axis_name is None else outside + [(axis_name, size)]

@@ -183,7 +183,7 @@ def test_unbatched_output_is_broadcast_and_axis_size():
 def test_errors_name_arguments_and_sizes():
     with pytest.raises(ShapeError, match=r"argument 0 has size 3.*argument 1 has size 4"):
         vmap(lambda a, b: a + b)(np.ones(3), np.ones(4))
-    with pytest.raises(ShapeError, match="out of range"):
+    with pytest.raises(ShapeError, match="rank should be at least 3, but is only 2"):
         vmap(lambda a: a, in_axes=2)(np.ones((3, 4)))
     with pytest.raises(ArgumentError, match="in_axes"):
         vmap(lambda a, b: a, in_axes=(0,))(np.ones(3), np.ones(3))
@@ -333,3 +333,18 @@ def test_cond_on_a_batched_predicate_under_vmap_and_grad():
         warnings.simplefilter("error")          # a rule, not the loop fallback
         np.testing.assert_allclose(vmap(f)(x), np.where(x > 0, 2 * x, x - 1))
         np.testing.assert_allclose(vmap(tracer.grad(f))(x), np.where(x > 0, 2.0, 1.0))
+
+
+def test_axis_and_output_errors_use_jaxs_words():
+    """JAX's own tests match these messages (batching_test's testNegativeAxes and
+    testNonJaxTypedOutput); the errors are ValueError and TypeError as there."""
+    x = np.arange(60.0).reshape(3, 4, 5)
+    with pytest.raises(ValueError, match=r"vmap was requested to map its argument along axis "
+                       r"-4, which implies that its rank should be at least 4, but is only "
+                       r"3 \(its shape is \(3, 4, 5\)\)"):
+        tracer.vmap(tnp.sum, in_axes=-4)(x)
+    with pytest.raises(ValueError, match="axis -4 is out of bounds"):
+        tracer.vmap(lambda y: y, out_axes=-4)(x)
+    with pytest.raises(TypeError, match="Output from batched function 'hello' of type str "
+                       "is not a valid JAX type"):
+        tracer.vmap(lambda y: "hello")(np.arange(5))
