@@ -1,7 +1,7 @@
 """Where a real workload's first call goes, as a timeline: tracing, lowering, each compile a
 worker process runs (the matmul library's, the thread pool's, a background compile's: its
 start, and LLVM's optimize and emit seconds), codegen's share_duplicates, then each
-step. Run it with an empty cache to see what a new user waits for: which compile is
+step (with the page faults the process took meanwhile). Run it with an empty cache to see what a new user waits for: which compile is
 the last one the first step waits for, and how much the first step costs beyond a steady
 one. The figures of the first-call commits of issue 23 (the library prefetched before
 partitioning, the compile estimate) were read off this timeline.
@@ -11,6 +11,7 @@ Run:  TRACER_CACHE_DIR=$(mktemp -d) python examples/bench_first_call.py W18 [ste
 """
 import contextlib
 import os
+import resource
 import sys
 import threading
 import time
@@ -67,10 +68,11 @@ def main(key, steps=3):
     workload = next(w for w in real_workloads.WORKLOADS if w.key == key)
     run, state = workload.setup(real_workloads.tracer_lib(), np.random.default_rng(0))
     for i in range(steps):
-        start = time.perf_counter()
+        start, faults = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         state, value = run(state)
         float(value)
-        _record(f"step {i}", start)
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+        _record(f"step {i} ({faults} page faults in the process)", start)
     print(f"{key}: events in seconds since the script started (start, end, length, thread)")
     for thread, what, start, end in sorted(EVENTS, key=lambda e: e[2]):
         if end - start >= 0.01:
