@@ -79,6 +79,15 @@ def check_peers():
             f"OpenBLAS core {core or 'unknown'}{jax}"]
 
 
+def isa_lines(host):
+    """Header lines: the ISA tracer compiled for, and the peers' (capped or the host's)."""
+    from lowering.llvm import cpu
+    line = f"tracer llvm compiled for {cpu.CURRENT.name} ({cpu.CURRENT.isa})"
+    if os.environ.get("TRACER_CPU"):
+        line += f" via TRACER_CPU={os.environ['TRACER_CPU']} on a {host.name} ({host.isa}) host"
+    return "\n".join([line] + (check_peers() or [f"peers use the host's {host.isa}"]))
+
+
 def _openblas_core():
     """OpenBLAS's kernel family, as NumPy's bundled OpenBLAS reports it (None if unknown)."""
     import ctypes

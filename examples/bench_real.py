@@ -12,7 +12,11 @@ and with TRACER_BACKGROUND_COMPILE=0 (compile first); the phases of the latter's
 call say where the compile time goes. Targets (issue 23): each figure <= 1.0x jax.jit,
 losses within 1e-3 (relative).
 
-Run:  python examples/bench_real.py [--only W17,W19] [--steps N] [--no-jax]
+Under TRACER_CPU=avx2 on an AVX-512 host the peers (jax's XLA, NumPy, OpenBLAS, glibc) are
+capped at AVX2 too, as in benchmark.py (examples/bench_isa.py), unless --peers-on-host;
+jax.jit's matmuls (YNNPACK) cannot be capped and keep the host's AVX-512.
+
+Run:  [TRACER_CPU=avx2] python examples/bench_real.py [--only W17,W19] [--steps N] [--no-jax]
       (or python examples/benchmark.py --real ...)
 """
 import argparse
@@ -29,6 +33,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import real_workloads  # noqa: E402
+from bench_isa import isa_lines, restrict_peers  # noqa: E402
 
 RUNS = {"tracer": ("tracer", {}), "tracer, compile first": ("tracer",
                                                               {"TRACER_BACKGROUND_COMPILE": "0"}),
@@ -150,11 +155,18 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=0, help="steps per run (default: each "
                     "workload's own)")
     ap.add_argument("--no-jax", action="store_true", help="leave out the jax.jit runs")
+    ap.add_argument("--peers-on-host", action="store_true",
+                    help="keep jax, NumPy, OpenBLAS and glibc on the host's ISA when "
+                         "TRACER_CPU asks for a lower one")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--lib", help=argparse.SUPPRESS)
     opts = ap.parse_args(argv)
     if opts.worker:
         return worker(opts.worker, opts.lib, opts.steps)
+    from lowering.llvm import cpu
+    host = cpu.Cpu("host")
+    if not opts.peers_on_host:
+        restrict_peers(cpu.CURRENT.isa, host.isa)
     only = set(filter(None, opts.only.split(",")))
     try:
         import jax
@@ -162,6 +174,7 @@ def main(argv=None):
     except ImportError:
         jax, has_jax = None, False
     runs = [r for r in RUNS if has_jax or RUNS[r][0] != "jax"]
+    print(isa_lines(host))
     print(f"real workloads, each run in a fresh process, tracer's disk cache empty; jax "
           f"{jax.__version__ if has_jax else 'not run'}; {os.cpu_count()} cpus, load average "
           f"{os.getloadavg()[0]:.1f} at the start; ratios are tracer / jax.jit for "

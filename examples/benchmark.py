@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 
 import tracer  # noqa: E402
 from bench_compile import compile_latency, loop_compile, profile_compile  # noqa: E402
-from bench_isa import check_peers, restrict_peers  # noqa: E402
+from bench_isa import isa_lines, restrict_peers  # noqa: E402
 from bench_timing import (copy_bandwidth, thread_column, thread_counts,  # noqa: E402
                           time_interleaved, with_threads)
 from bench_workloads import COMPILE_TARGETS, ROWS, _ratio, jax  # noqa: E402
@@ -65,14 +65,6 @@ def fmt(seconds):
     if seconds is None:
         return "-"
     return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
-
-
-def isa_lines(host):
-    line = f"tracer llvm compiled for {cpu.CURRENT.name} ({cpu.CURRENT.isa})"
-    if os.environ.get("TRACER_CPU"):
-        line += f" via TRACER_CPU={os.environ['TRACER_CPU']} on a {host.name} ({host.isa}) host"
-    peers = check_peers()
-    return "\n".join([line] + (peers or [f"peers use the host's {host.isa}"]))
 
 
 def main():
