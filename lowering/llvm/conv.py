@@ -10,11 +10,16 @@ rows in chunks, K in blocks, and for each register tile gathers its MR x KC slic
 from x into the stack buffer that matmul.py's micro-kernel reads — the only copy of A
 that the plain matmul makes anyway, so im2col costs no extra pass over memory. Rows are
 independent work items, split across threads. Empty shapes run the NumPy kernel.
+
+The register tiles are the matmul library's (lowering.llvm.matmul_shared: compiled once
+per process and CPU, disk-cached), so a node's own code is its pack, gather and loops.
+Emitted per node, its tiles had been most of a CNN's compile time: W20's first call on
+AVX2 spent 1.3 s in LLVM's optimizer and 1.35 s emitting, against jax's 1.36 s in all.
 """
 import numpy as np
 
 from ir.errors import DTypeError
-from lowering.llvm import matmul as mm
+from lowering.llvm import irutil, matmul as mm, matmul_shared
 from lowering.llvm.irtext import BYTES, Body
 from lowering.llvm.irutil import I64, PTR
 from lowering.llvm.protocol import KernelEmitter
@@ -36,7 +41,7 @@ class _Shape:
         self.kw = int(np.prod(self.ksp, dtype=np.int64))
         self.kdim = self.kw * self.cg
         self.strides, self.pads, self.ldil, self.rdil = strides, pads, ldil, rdil
-        self.elems, self.vl, self.mr, nv = mm.tile_geometry(self.dtype)   # (compute, memory)
+        self.elems, self.vl, _, nv = mm.tile_geometry(self.dtype)   # (compute, memory)
         self.elem, self.isz = self.elems[0], BYTES[self.elems[0]]
         self.nr = self.vl * nv
         self.npan = -(-self.og // self.nr)
@@ -125,13 +130,12 @@ def _gather(sym, s, cc, lda, single):
 
 
 def _rows(sym, s):
-    """Rows [start, end) of the (M, O) output: chunks -> groups -> K blocks -> row tiles."""
-    f, isz = Body(*s.elems), s.isz
-    kce = max(1, mm.KC_BYTES // isz)
+    """Rows [start, end) of the (M, O) output: chunks -> groups -> K blocks -> row tiles,
+    each tile's slice of A gathered into a stack buffer laid out as the matmul library's
+    row function lays out its copy of A, for the library's tiles to read."""
+    f = Body(*s.elems)
+    sizes, kce, lda = mm.a_block(s.dtype)
     nw_max, cc = (max(1, kce // s.cg), s.cg) if s.cg <= kce else (1, kce)
-    kc_max = nw_max * cc
-    lda = kc_max + 64 // isz
-    sizes = sorted({min(s.mr, s.m), min(4, s.m), 1}, reverse=True)
     chunk = sizes[0] * settings.conv_row_chunk   # rows stay in cache across K blocks
 
     def clamp(fn, x, y):
@@ -159,20 +163,22 @@ def _rows(sym, s):
                 def tile(size, row):
                     f.emit(f"call void @\"{sym}.gather\"(ptr %x, ptr %abuf, i64 {row}, "
                            f"i64 {size}, i64 {g}, i64 {wp0}, i64 {nw}, i64 {c0}, i64 {ccb})")
-                    mm.call_tiles(f, f"{sym}.{size}", "%abuf", bpan, s.kdim,
+                    mm.call_tiles(f, _tile_stem(s, size), "%abuf", bpan, s.kdim,
                                   f.mgep("%out", f.add(f.mul(row, s.o), f.mul(g, s.og))),
-                                  s.og, s.nr, kc, add)
+                                  s.og, s.nr, kc, add, s.vl, ldc=s.o)
                 mm.over_rows(f, lo, hi, sizes, tile)
             f.loop(0, -(-s.kw // nw_max), lambda wb: f.loop(0, -(-s.cg // cc),
                                                             lambda cb: k_block(wb, cb)))
         f.loop(0, s.groups, group)
     f.loop(0, nchunks, one_chunk)
-    tiles = [mm.tile_function(f"{sym}.{r}x{w}", s.elems, s.vl, s.nr, r, w, lda, s.o, s.kdim)
-             for w in [s.nr] * (s.og >= s.nr) + [s.og % s.nr] * (s.og % s.nr > 0) for r in sizes]
     return "\n".join([f.text(f"void @\"{sym}\"(ptr noalias %x, ptr noalias %scratch, "
                              f"ptr noalias %out, i64 %start, i64 %end)"),
                       _gather(sym, s, cc if s.cg <= kce else "%cc", lda,
-                              s.kw <= nw_max and s.cg <= kce), *tiles])
+                              s.kw <= nw_max and s.cg <= kce)])
+
+
+def _tile_stem(s, rows):
+    return matmul_shared.tile(s.dtype, rows, 1)[:-len("xe1")]
 
 
 def _text(ctx, ins, outs, attrs):
@@ -189,6 +195,10 @@ def _prepare(ctx, ins, outs, **attrs):
 
 def _emit(ctx, ins, outs, **attrs):
     sym, s, text = _text(ctx, ins, outs, attrs)
+    for rows in mm.a_block(s.dtype)[0]:      # the matmul library's tiles it calls
+        for v in range(1, s.nr // s.vl + 1):
+            irutil.intrinsic(ctx.b.module, matmul_shared.tile(s.dtype, rows, v), ir.VoidType(),
+                             [PTR, PTR, PTR, I64, ir.IntType(1)] + [I64] * 6)
     fn = ctx.external(sym, ir.VoidType(), [PTR, PTR, PTR, I64, I64], text)
     ctx.b.call(fn, [ins[0].ptr, ctx.scratch, outs[0].ptr, ctx.start, ctx.end])
 

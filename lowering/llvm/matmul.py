@@ -85,23 +85,24 @@ def scratch_bytes(batch, m, k, n, dtype) -> int:
     return batch * -(-n // nr) * k * nr * BYTES[elem]
 
 
-def tile_function(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1, vectors=None, kept=False):
+def tile_function(name, elems, vl, nr, rows, vectors, lda):
     """`void name(ptr a, ptr b, ptr c, i64 kc, i1 add, i64 panels, i64 n, i64 k, i64 lda,
     i64 ldk, i64 cols)`: for each of `panels` panels, C[rows x cols] = (C if add else 0)
     + A @ B over kc steps of k, where a is a sliver of A (rows x kc; A[r, kk] at a + r *
     lda + kk * ldk), b the first packed B panel (kc x NR, the next one k * NR further) and
-    c the tile's first element (row stride n). Each of cols, lda, n, k, ldk is a constant
-    or the name of its parameter ("%cols"...: given at run time; cols <= `vectors` * VL
-    then, masked).
+    c the tile's first element (row stride n); cols <= `vectors` * VL, its columns past
+    cols masked. `lda` is a constant (then ldk is 1, and both parameters unused) or
+    "%lda" (both given at run time).
     The panel loop is here rather than in the caller so that LLVM does not unroll it into
-    many calls. `kept`: LLVM does not unroll the loops of a tile of several rows (marked
-    for irtext.kept_loops, which the module's text must then go through)."""
-    (elem, mem), nv = elems, -(-cols // vl) if isinstance(cols, int) else vectors
-    f, vec = Body(elem, mem, unrolled=rows == 1 or not kept), f"<{vl} x {elem}>"
+    many calls; nor does it unroll the k loop of a tile of several rows (marked for
+    irtext.kept_loops, which the library's text goes through). The tiles are public:
+    conv's code (lowering.llvm.conv) calls the library's."""
+    (elem, mem), nv = elems, vectors
+    f, vec = Body(elem, mem, unrolled=rows == 1), f"<{vl} x {elem}>"
     is_float = elem in ("float", "double")
-    # narrow panel: masked
-    lanes = [f.mask(vl, cols - v * vl if isinstance(cols, int) else f(f"sub nsw i64 {cols}, {v * vl}"))
-             for v in range(nv)]
+    ldk = 1 if isinstance(lda, int) else "%ldk"
+    lanes = [f.mask(vl, f(f"sub nsw i64 %cols, {v * vl}")) for v in range(nv)]
+    n, k = "%n", "%k"
 
     def panel(p):
         b, c, pre = f.gep("%b", f.mul(p, f.mul(k, nr))), f.mgep("%c", f.mul(p, nr)), f.block
@@ -144,32 +145,38 @@ def tile_function(name, elems, vl, nr, rows, cols, lda, n, k, ldk=1, vectors=Non
             f.emit(f"br label {out}")
         f.label(out)
     f.loop(0, "%panels", panel)
-    return f.text(f"internal void @\"{name}\"(ptr noalias %a, ptr noalias %b, ptr noalias %c, i64 %kc, "
-                  "i1 %add, i64 %panels, i64 %n, i64 %k, i64 %lda, i64 %ldk, i64 %cols)",
-                  "noinline")  # inlined, it would be copied per call site
+    return f.text(f"void @\"{name}\"({TILE_PARAMS})", "noinline")  # inlined: a copy per call
 
 
-def call_tiles(f, stem, abuf, panels, k, c, n, nr, kc, add, ldc=None, lda=0, ldk=0, vl=None):
-    """Call the register tiles on n columns of C (row stride ldc, default n): `stem`x{nr}
-    on the full nr-wide panels (B packed as k x nr panels from `panels`), then on the
-    remainder `stem`x{n % nr}; if n is given at run time, `stem`xe{v}, the width given
-    at run time too, v the vectors of VL = `vl` lanes it spans: all NV on a full panel,
-    as few as cover the remainder on the last (computing both of NV = 2 on a remainder
-    of at most VL cost 1.4x on a 256x512 @ 512x10)."""
-    if isinstance(n, int):
-        parts = [(f'@"{stem}x{nr}"', nr, n // nr, 0), (f'@"{stem}x{n % nr}"', n % nr, 1, n // nr)]
-    else:
-        full, edge = f(f"udiv i64 {n}, {nr}"), f(f"urem i64 {n}, {nr}")
-        fn = f'@"{stem}xe{nr // vl}"'
-        for v in range(nr // vl - 1, 0, -1):
-            fn = f(f'select i1 {f(f"icmp ule i64 {edge}, {v * vl}")}, ptr @"{stem}xe{v}", ptr {fn}')
-        parts = [(f'@"{stem}xe{nr // vl}"', nr, full, 0),
-                 (fn, edge, f(f"zext i1 {f(f'icmp ne i64 {edge}, 0')} to i64"), full)]
+TILE_PARAMS = ("ptr noalias %a, ptr noalias %b, ptr noalias %c, i64 %kc, i1 %add, i64 %panels, "
+               "i64 %n, i64 %k, i64 %lda, i64 %ldk, i64 %cols")
+
+
+def call_tiles(f, stem, abuf, panels, k, c, n, nr, kc, add, vl, ldc=None, lda=0, ldk=0):
+    """Call the register tiles `stem`xe{v} on n columns of C (row stride ldc, default n;
+    B packed as k x nr panels from `panels`): `stem`xe{NV} on the full nr-wide panels,
+    then on the remainder the tile of as few vectors v of VL = `vl` lanes as cover it
+    (computing both of NV = 2 on a remainder of at most VL cost 1.4x on a 256x512 @
+    512x10). Sizes are IR values (or constants) of i64."""
+    full, edge = f(f"udiv i64 {n}, {nr}"), f(f"urem i64 {n}, {nr}")
+    fn = f'@"{stem}xe{nr // vl}"'
+    for v in range(nr // vl - 1, 0, -1):
+        fn = f(f'select i1 {f(f"icmp ule i64 {edge}, {v * vl}")}, ptr @"{stem}xe{v}", ptr {fn}')
+    parts = [(f'@"{stem}xe{nr // vl}"', nr, full, 0),
+             (fn, edge, f(f"zext i1 {f(f'icmp ne i64 {edge}, 0')} to i64"), full)]
     for fn, cols, count, p in parts:
-        if cols and count:
-            f.emit(f"call void {fn}(ptr {abuf}, ptr {f.gep(panels, f.mul(p, f.mul(k, nr)))}, "
-                   f"ptr {f.mgep(c, f.mul(p, nr))}, i64 {kc}, i1 {add}, i64 {count}, "
-                   f"i64 {n if ldc is None else ldc}, i64 {k}, i64 {lda}, i64 {ldk}, i64 {cols})")
+        f.emit(f"call void {fn}(ptr {abuf}, ptr {f.gep(panels, f.mul(p, f.mul(k, nr)))}, "
+               f"ptr {f.mgep(c, f.mul(p, nr))}, i64 {kc}, i1 {add}, i64 {count}, "
+               f"i64 {n if ldc is None else ldc}, i64 {k}, i64 {lda}, i64 {ldk}, i64 {cols})")
+
+
+def a_block(dtype):
+    """(row tile sizes, largest K block, row stride of the stack copy of A) of the
+    library's row function, which conv's code, calling the library's tiles, shares."""
+    (elem, _), _, mr, _ = tile_geometry(dtype)
+    size = BYTES[elem]
+    kc = KC_BYTES // size
+    return sorted({mr, 4, 1}, reverse=True), kc, kc + 64 // size  # +1 line: no L1 set conflicts
 
 
 def over_rows(f, lo, hi, sizes, tile):
@@ -348,15 +355,11 @@ def matmul_ir(base: str, dtype) -> str:
     and `<base>.rows`, which take the storage as an i1 flag, so that one compiled copy of
     the tiles (`<base>.<r>x<c>`) serves all four storages."""
     elem, vl, mr, nv = tile_geometry(dtype)
-    nr, size = vl * nv, BYTES[elem[0]]
-    sizes = sorted({mr, 4, 1}, reverse=True)
-    kc = KC_BYTES // size
-    lda = kc + 64 // size  # +1 cache line: A rows 4 KB apart share L1 sets
-    widths = [(f"e{v}", "%cols", v) for v in range(1, nv + 1)]
-    tiles = [tile_function(f"{base}.{r}{mode}x{w}", elem, vl, nr, r, cols, *strides, vectors=v,
-                           kept=True)
-             for r in sizes for w, cols, v in widths
-             for mode, strides in (("", (lda, "%n", "%k", 1)), ("i", ("%lda", "%n", "%k", "%ldk")))]
+    nr = vl * nv
+    sizes, kc, lda = a_block(dtype)
+    tiles = [tile_function(f"{base}.{r}{mode}xe{v}", elem, vl, nr, r, v, stride)
+             for r in sizes for v in range(1, nv + 1)
+             for mode, stride in (("", lda), ("i", "%lda"))]
     wrappers = [f'define void @"{base}.{s}{tail}"({params}) {{\nentry:\n  call void @"{base}.{fn}"('
                 f'{params.replace("ptr noalias", "ptr")}, i1 {"false true".split()[flag == "t"]})\n'
                 f'  ret void\n}}\n'

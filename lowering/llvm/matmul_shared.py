@@ -6,6 +6,9 @@ register tiles were optimized and emitted by LLVM anew: ~100-200 ms a node, 72 i
 24-layer MLP's value_and_grad; one library per pair of transposes cost a transformer's
 training step three libraries' compile time instead of one.
 
+Its register tiles are public too: conv's code (lowering.llvm.conv) gathers its rows of A
+and calls them, so a convolution node compiles only its gather and loops.
+
 A library's symbols name its dtype and a digest of the generating code, so that a cached
 module never calls a library of another ABI.
 """
@@ -29,7 +32,8 @@ def _source_digest():
 
 _SOURCE = _source_digest()
 _DTYPES = {dt.name: dt for dt in matmul.ELEMENT_TYPES}
-_DECLARED = re.compile(r'^declare [^\n]*@"?(tracer\.mm\.' + _SOURCE + r'\.\w+)\.[nt][nt]"?\(', re.M)
+_DECLARED = re.compile(r'^declare [^\n]*@"?(tracer\.mm\.' + _SOURCE +
+                       r'\.\w+)\.(?:[nt][nt]|\d+xe\d+)"?\(', re.M)
 
 
 def symbol(dtype, transpose_a=False, transpose_b=False):
@@ -37,6 +41,12 @@ def symbol(dtype, transpose_a=False, transpose_b=False):
     function is `<symbol>_pack` (see matmul.matmul_ir)."""
     matmul.tile_geometry(dtype)         # an unsupported dtype fails here, naming it
     return f"{_base(np.dtype(dtype))}.{'nt'[transpose_a]}{'nt'[transpose_b]}"
+
+
+def tile(dtype, rows, vectors):
+    """The library's register tile of `rows` rows (of matmul.a_block's sizes) and
+    `vectors` vectors (see matmul.tile_function), reading A rows a_block's stride apart."""
+    return f"{_base(np.dtype(dtype))}.{rows}xe{vectors}"
 
 
 def _base(dtype):
@@ -52,5 +62,7 @@ def library(name, isa):
     """(the symbols it defines, its identity, a function making its module text) of the
     matmul library `name` (of libraries()) on `isa`."""
     dtype = _DTYPES[name.split(".")[3]]
-    return [f"{name}.{s}{tail}" for s in matmul.STORAGES for tail in ("", "_pack")], \
+    nv = matmul.tile_geometry(dtype)[3]
+    tiles = [tile(dtype, r, v) for r in matmul.a_block(dtype)[0] for v in range(1, nv + 1)]
+    return [f"{name}.{s}{tail}" for s in matmul.STORAGES for tail in ("", "_pack")] + tiles, \
         f"{name} {isa} {settings.vector_bytes}", lambda: matmul.matmul_ir(name, dtype)

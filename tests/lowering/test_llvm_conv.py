@@ -3,6 +3,7 @@ reduce_window (an unrolled window per output element) and tile_scatter (the pool
 gradient) against the NumPy kernels, on layouts, strides, padding, dilations, groups,
 empty batches and sizes that leave partial register tiles, panels and K blocks; both ISAs
 (the tile geometry follows TRACER_CPU)."""
+import re
 import warnings
 
 import numpy as np
@@ -86,6 +87,34 @@ def test_conv_gradients_under_jit_match_numpy_backend(case):
     np.testing.assert_allclose(fast[0], want[0], rtol=1e-11)
     for g, h in zip(fast[1], want[1]):
         np.testing.assert_allclose(g, h, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.int8, np.uint16])
+def test_narrow_dtypes_run_the_library_tiles(dtype):
+    """float16/bfloat16 widen to float in the gather and the pack, and round when the tile
+    stores C; small integers wrap as NumPy's."""
+    dt = np.dtype(dtype)
+    x, w = ((RNG.integers(0, 5, s).astype(dt) if dt.kind in "iu" else
+             RNG.standard_normal(s).astype(dt)) for s in ((2, 6, 5, 3), (3, 3, 3, 20)))
+    check(conv(), x, w)
+
+
+def test_conv_nodes_call_the_matmul_librarys_tiles():
+    """Two convolutions of different geometries define no register tiles of their own: the
+    module declares the float32 matmul library's and calls them (compiled once per
+    process, lowering.llvm.matmul_shared), so a node compiles only its gather and loops."""
+    from lowering.llvm import matmul_shared
+    f = conv(padding="SAME")
+    g = conv(strides=(2, 1), padding="VALID")
+    x, w, v = data((2, 9, 7, 3), (3, 3, 3, 37), (2, 2, 37, 5))
+    h = lambda x, w, v: g(f(x, w), v)      # noqa: E731
+    text = tracer.jit(h).lower(x, w, v).as_text()
+    names = set(re.findall(r'@"tracer\.mm\.\w+\.float32\.\d+xe\d"', text))
+    kinds = [line.split()[0] for line in text.splitlines() if any(n in line for n in names)]
+    assert names and "define" not in kinds and kinds.count("declare") == len(names)
+    assert all(text.count(n) > 1 for n in names)          # called (or selected) beyond that
+    assert matmul_shared.libraries(text) == [matmul_shared.tile(np.float32, 1, 1).rsplit(".", 1)[0]]
+    check(h, x, w, v)
 
 
 # ---- reduce_window and the pooling gradient -------------------------------------------------
