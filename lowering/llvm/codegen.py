@@ -167,6 +167,6 @@ def _flat(ctx, shape, hints=()):
 
 @contextlib.contextmanager
 def _nested(ctx, shape):
-    outer, row = row_hints(shape[-1] if shape else 1)
+    outer, row = row_hints(shape)
     with ctx.nest(shape, parallel=True, hints=outer, inner=row) as multi:
         yield Index(ctx.b, shape, multi=multi)

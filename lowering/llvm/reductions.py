@@ -189,7 +189,7 @@ def _reduce_columns(ctx, kernel, x, out, axes, red):
     acc = Buffer(b, ShapedArray(shape, np.float64), ctx.scratch) if wide else out
     combine = _combine(kernel, np.float64 if wide else dtype)
     split_rows = parallel_extent(shape[:-1]) > 1
-    outer, row = row_hints(shape[-1])
+    outer, row = row_hints(shape)
     with ctx.nest(shape[:-1], parallel=split_rows, hints=outer) as pm:
         lo, hi = (0, shape[-1]) if split_rows else (ctx.start, ctx.end)
         with ctx.loop(lo, hi, "j", row) as j:
