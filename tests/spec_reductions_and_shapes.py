@@ -156,6 +156,9 @@ ROWS = [
         m.tril_indices(3, 1, 4) + m.triu_indices(3, -1, 4)).sum()
         + m.stack(m.diag_indices(3, 2)).sum() + m.indices((2, 3)).sum(), [((3, 4),)],
         (F64, I32), grad=False),
+    _same("indices_from", lambda m, x: x[m.tril_indices_from(x, 1)].sum() * x[
+        m.triu_indices_from(x, -1)] + x[:, :3][m.diag_indices_from(x[:, :3])].sum(),
+        [((3, 4),), ((3, 3),)], (F64, I32)),
     _same("meshgrid", lambda m, x, y: m.stack(m.meshgrid(x, y)) * m.stack(
         m.meshgrid(x, y, indexing="ij")).sum(), [((3,), (2,)), ((1,), (2,))], SOME),
     _same("meshgrid3", lambda m, x, y: m.meshgrid(x, y, x, sparse=True)[1] * 2,

@@ -2,6 +2,7 @@
 creation names: data-dependent shapes (nonzero & co. eagerly, with size=/fill_value= under
 jit), NaN ordering in sorts and medians, scans on the llvm backend, cumprod's gradient at
 zeros, errors, 0-d reductions, swapaxes keywords, where(cond) and too-large zeros/full."""
+import inspect
 import warnings
 
 import numpy as np
@@ -18,13 +19,26 @@ nanvar nanstd nanmax nanmin nanargmax nanargmin median percentile quantile nanme
 ediff1d gradient moveaxis rollaxis broadcast_arrays broadcast_shapes atleast_1d atleast_2d
 atleast_3d vstack hstack dstack column_stack row_stack block split array_split hsplit vsplit
 dsplit tile repeat flip fliplr flipud rot90 roll pad take_along_axis diagonal diag diagflat tril
-triu tri tril_indices triu_indices diag_indices indices meshgrid ix_ r_ c_ append insert delete
+triu tri tril_indices triu_indices tril_indices_from triu_indices_from diag_indices
+diag_indices_from indices meshgrid ix_ r_ c_ append insert delete
 nonzero flatnonzero argwhere unique searchsorted sort argsort lexsort partition argpartition
 copy empty empty_like linspace logspace geomspace eye identity ndim shape size newaxis""".split()
 
 
 def test_every_reduction_and_shape_name_exists():
     assert [n for n in NAMES if not hasattr(tnp, n)] == []
+
+
+def test_grid_functions_have_numpys_signatures_and_shape_errors():
+    """tri and the *_indices functions take NumPy's parameters by name; the *_from ones
+    read only a (traced) array's shape and reject a wrong rank as NumPy does."""
+    assert list(inspect.signature(tnp.tri).parameters)[:4] == ["N", "M", "k", "dtype"]
+    assert list(inspect.signature(tnp.tril_indices).parameters) == ["n", "k", "m"]
+    np.testing.assert_array_equal(tnp.tri(N=3, M=2, k=1), np.tri(3, 2, 1))
+    with pytest.raises(ValueError, match="tril_indices_from: input array must be 2-d"):
+        tnp.tril_indices_from(np.ones(3))
+    with pytest.raises(ValueError, match="diag_indices_from"):
+        tnp.diag_indices_from(np.ones((2, 3)))
 
 
 X = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]])

@@ -35,8 +35,9 @@ from tracer.numpy.assembly import (append, array_split, block, column_stack,  # 
                                    delete, diag, diagflat, diagonal, dsplit, dstack, flip,
                                    fliplr, flipud, hsplit, hstack, insert, pad, repeat, roll,
                                    rot90, row_stack, split, tile, tril, triu, vsplit, vstack)
-from tracer.numpy.grids import (c_, diag_indices, indices, ix_, meshgrid, r_,  # noqa: E402
-                                tri, tril_indices, triu_indices)
+from tracer.numpy.grids import (c_, diag_indices, diag_indices_from, indices,  # noqa: E402
+                                ix_, meshgrid, r_, tri, tril_indices, tril_indices_from,
+                                triu_indices, triu_indices_from)
 from tracer.numpy.indexing import take_along_axis  # noqa: E402
 from tracer.numpy.sorting import (argpartition, argsort, argwhere, compress,  # noqa: E402
                                   extract, flatnonzero, lexsort, nonzero, partition,

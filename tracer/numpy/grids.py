@@ -1,5 +1,7 @@
 """Index grids and small constant arrays: tri and the *_indices functions (concrete:
 their arguments fix the result), meshgrid, ix_, and the r_ / c_ index tricks."""
+import functools
+
 import numpy as np
 
 from ir.errors import ArgumentError, ShapeError
@@ -10,18 +12,45 @@ from tracer.numpy.shape_ops import atleast_1d, concatenate, ravel, reshape
 
 
 def _concrete(fn):
-    """A creation function of concrete arguments only: NumPy's, as a fresh array."""
+    """A creation function of concrete arguments only (an array argument counts for its
+    shape): NumPy's, as a fresh array, with NumPy's signature."""
+    @functools.wraps(getattr(np, fn))
     def op(*args, **kwargs):
         out = getattr(np, fn)(*args, **kwargs)
         return tuple(as_array(o, fn) for o in out) if isinstance(out, tuple) else \
             as_array(out, fn)
-    op.__name__ = fn
     op.__doc__ = f"numpy.{fn} (its arguments fix the result's shape: concrete only)."
     return op
 
 
 tri, tril_indices, triu_indices, diag_indices, indices = (
     _concrete(n) for n in ("tri", "tril_indices", "triu_indices", "diag_indices", "indices"))
+
+
+def _matrix_shape(arr, fn):
+    """The shape of a 2-d `arr` (traced or not: only its shape is read)."""
+    s = shape(arr)
+    if len(s) != 2:
+        raise ShapeError(f"{fn}: input array must be 2-d, got shape {s}")
+    return s
+
+
+def tril_indices_from(arr, k=0):
+    n, m = _matrix_shape(arr, "tril_indices_from")
+    return tril_indices(n, k=k, m=m)
+
+
+def triu_indices_from(arr, k=0):
+    n, m = _matrix_shape(arr, "triu_indices_from")
+    return triu_indices(n, k=k, m=m)
+
+
+def diag_indices_from(arr):
+    s = shape(arr)
+    if len(s) < 2 or len(set(s)) != 1:
+        raise ShapeError(f"diag_indices_from: input array must be at least 2-d with all "
+                         f"dimensions of equal length, got shape {s}")
+    return diag_indices(s[0], len(s))
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
