@@ -34,8 +34,6 @@ select), so each lane ends with the value it would have alone. The body still ru
 finished lanes (its result discarded): as with jnp.where, a body that makes NaN there
 (e.g. 1/x at x = 0) can make a NaN gradient. Its trip count is per lane.
 """
-import operator
-
 import numpy as np
 
 import registry
@@ -51,6 +49,7 @@ from tracer.lax.indexing import dynamic_index, dynamic_update_index
 from tracer.lax.region_batching import at_dim, carry_dims, lanes, probe, split
 from tracer.lax.scan import scan
 from tracer.pytree import flatten, unflatten
+from tracer.signature import leaf_aval
 from tracer.vmap import batch_size, batch_values
 
 
@@ -84,22 +83,38 @@ def while_loop(cond_fun, body_fun, init_val):
 
 
 def _static_int(x):
-    """x as a Python int if it is a concrete integer scalar, else None."""
-    if isinstance(x, core.Tracer):
-        return None
-    arr = np.asarray(x)
-    if arr.ndim or dtype_kind(arr.dtype) not in "iu":
-        raise DTypeError(f"fori_loop: bounds must be integer scalars, got {arr.dtype}"
-                         f"{list(arr.shape)}")
-    return operator.index(arr[()])
+    """x as a Python int (a float bound truncated, as JAX's int(x)) if it is concrete,
+    else None."""
+    return None if isinstance(x, core.Tracer) else int(np.asarray(x)[()])
+
+
+def _index_dtype(lower, upper):
+    """The dtype of the bounds, checked as jax.lax.fori_loop checks them: equal, except
+    that a weakly typed bound (a Python scalar) takes the other's dtype when both are
+    integers or both floats. (JAX allows this for signed integers; its Python float is
+    float32, so a Python float beside a float32 bound passes there too.)"""
+    lo, hi = leaf_aval(lower, "fori_loop"), leaf_aval(upper, "fori_loop")
+    if lo.dtype == hi.dtype:
+        dt = lo.dtype
+    elif lo.weak_type != hi.weak_type and dtype_kind(lo.dtype) == dtype_kind(hi.dtype):
+        dt = hi.dtype if lo.weak_type else lo.dtype
+    else:
+        raise DTypeError(f"lower and upper arguments to fori_loop must have equal types, "
+                         f"got {lo.dtype.name} and {hi.dtype.name}")
+    if lo.shape or hi.shape or dtype_kind(dt) not in "iuf":
+        raise DTypeError(f"fori_loop: bounds must be integer or float scalars, got {lo} "
+                         f"and {hi}")
+    return dt
 
 
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """`for i in range(lower, upper): val = body_fun(i, val)`, as jax.lax.fori_loop.
-    Concrete bounds give a scan of static length (unrolled as `unroll` says, as scan's);
-    traced bounds a while loop, which cannot be unrolled."""
+    Concrete bounds give a scan of static length (unrolled as `unroll` says, as scan's)
+    whose i is a Python int, float bounds truncated; traced bounds a while loop, which
+    cannot be unrolled, whose i has the bounds' dtype (float bounds: a float i)."""
     if not callable(body_fun):
         raise ArgumentError("fori_loop: body_fun must be a function body_fun(i, val)")
+    dt = _index_dtype(lower, upper)
     lo, hi = _static_int(lower), _static_int(upper)
     step = lambda c: (c[0] + 1, body_fun(c[0], c[1]))   # noqa: E731
     if lo is not None and hi is not None:       # i is a Python int (weak), as JAX's
@@ -108,10 +123,6 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError(f"fori_loop: unroll={unroll!r} needs loop bounds known when traced "
                          f"(Python ints or concrete arrays), got traced bounds")
-    dt = np.result_type(*[x.dtype if hasattr(x, "dtype") else x      # a Python int is weak
-                          for x in (lower, upper)])
-    if dtype_kind(dt) not in "iu":
-        raise DTypeError(f"fori_loop: bounds must be integers, got {dt}")
     up = tnp.astype(upper, dt)
     return while_loop(lambda c: c[0] < up, step, (tnp.astype(lower, dt), init_val))[1]
 
