@@ -179,6 +179,15 @@ def test_prevent_cse_is_accepted_and_the_recomputation_stays():
         assert top["tanh"] == 1
 
 
+@pytest.mark.parametrize("make", [checkpoint, tracer.remat])
+def test_prevent_cse_of_another_type_is_jaxs_type_error(make):
+    for bad, name in [(1, "int"), (None, "NoneType")]:
+        with pytest.raises(TypeError, match=r"^prevent_cse must be a bool or tuple of bools, "
+                                            rf"got type\(prevent_cse\)=<class '{name}'>$"):
+            make(f, prevent_cse=bad)
+    close(grad(make(f, prevent_cse=(True, False)), (0, 1))(X, W), grad(f, (0, 1))(X, W))
+
+
 def test_a_bad_policy_is_a_clear_error():
     with pytest.raises(TypeError, match="policy must be None or a hashable callable"):
         checkpoint(f, policy="dots_saveable")

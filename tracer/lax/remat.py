@@ -12,6 +12,7 @@ A control-flow node in the body (a loop, cond, nested checkpoint, custom_vjp) is
 saved as a whole: it is recomputed, and its own gradient decides what it stores.
 """
 import functools
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -38,7 +39,8 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
     Python values `fun` sees as they are (not traced); each is completed from the other
     through fun's signature, as jit's, so a static parameter is static however it is
     passed (jax 0.10.2 ignores static_argnames unless its remat3 flag is on; with it, a
-    name covers keyword arguments). `prevent_cse` is accepted for JAX's sake and changes
+    name covers keyword arguments). `prevent_cse` (a bool, or a sequence of them, one per
+    argument; its type checked as JAX checks it) is accepted for JAX's sake and changes
     nothing: the recomputation is never merged with the forward here, as the forward runs
     inside the node that no pass looks into across its boundary. `concrete` was removed
     in JAX 0.10: passing it is a NotImplementedError, as there."""
@@ -47,6 +49,9 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
                                   "v0.8.2 and removed in v0.10.0; mark the arguments "
                                   "Python code branches on with static_argnums or "
                                   "static_argnames instead")
+    if not isinstance(prevent_cse, (bool, Sequence)):    # JAX checks only this, too
+        raise ArgumentError(f"prevent_cse must be a bool or tuple of bools, got "
+                            f"{type(prevent_cse)=}")
     if policy is not None and not (callable(policy) and _hashable(policy)):
         raise ArgumentError(f"checkpoint(fun, policy=...): policy must be None or a "
                             f"hashable callable policy(prim, *avals, **attrs) -> bool such "
