@@ -191,6 +191,17 @@ def test_bad_arguments_are_tracer_errors():
         tnp.where(x > 0, x)
 
 
+@pytest.mark.parametrize("name, shapes", [("vstack", [(2, 3), (2, 4)]),
+                                          ("hstack", [(2, 3), (3, 3)]),
+                                          ("dstack", [(2, 3), (2, 4)]),
+                                          ("column_stack", [(2,), (3,)])])
+def test_stack_shape_errors_name_the_function_called(name, shapes):
+    xs = [np.ones(s) for s in shapes]
+    for run in (getattr(tnp, name), tracer.jit(getattr(tnp, name))):
+        with pytest.raises(ShapeError, match=f"^{name}: shapes .* differ"):  # a ValueError
+            run(xs)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_meshgrid_with_an_empty_axis(backend):
     """(Not in the spec table: ONNX Runtime's Expand of a size-1 dim to 0 fails.)"""

@@ -31,8 +31,15 @@ def _empty_like(x, shp):
 
 
 def _cat(name, arrays, axis, prep, dtype=None, casting="same_kind"):
-    return concatenate([prep(value(a, name)) for a in arrays], axis=axis, dtype=dtype,
-                       casting=casting)
+    """concatenate of the prepared arrays; its shape errors name `name`, the function the
+    user called (its dtype and casting errors still name concatenate)."""
+    xs = [prep(value(a, name)) for a in arrays]
+    try:
+        return concatenate(xs, axis=axis, dtype=dtype, casting=casting)
+    except ShapeError as e:
+        if not str(e).startswith("concatenate:"):
+            raise
+        raise type(e)(name + str(e)[len("concatenate"):]) from None
 
 
 def vstack(tup, *, dtype=None, casting="same_kind"):
