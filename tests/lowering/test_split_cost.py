@@ -34,15 +34,36 @@ def test_not_cut_when_a_part_would_not_pay():
                                               (1.0, 4, 3), (2.9, 4, 1)])
 def test_idle_cores_beside_the_callers_thread(monkeypatch, load, cpus, idle):
     monkeypatch.setattr(host.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(host, "runnable", lambda: None)
     monkeypatch.setattr(host.os, "sched_getaffinity", lambda pid: set(range(cpus)),
                         raising=False)
     assert host.idle_cores() == idle and host.idle_core() is (idle > 0)
+
+
+@pytest.mark.parametrize("average, now, idle", [(1.6, 1, 1), (1.6, 2, 0), (0.2, 3, 1),
+                                                (2.9, 1, 3)])
+def test_the_load_is_the_threads_runnable_now_when_fewer_than_the_average(
+        monkeypatch, average, now, idle):
+    """The 1-minute average still counts a program that has just finished: an idle 2-CPU
+    host right after one read as busy. Fewer threads runnable now win; more do not (one
+    reading is a moment, the average a minute)."""
+    monkeypatch.setattr(host.os, "getloadavg", lambda: (average,) * 3)
+    monkeypatch.setattr(host, "runnable", lambda: now)
+    cpus = 4 if average > 2 else 2
+    monkeypatch.setattr(host.os, "sched_getaffinity", lambda pid: set(range(cpus)),
+                        raising=False)
+    assert host.idle_cores() == idle
+
+
+def test_runnable_threads_count_the_reader():
+    assert host.runnable() is None or host.runnable() >= 1
 
 
 @pytest.mark.parametrize("load, parts", [(0.0, 2), (3.0, 1)], ids=["idle", "busy"])
 def test_parts_only_on_idle_cores(monkeypatch, tmp_path, load, parts):
     """On a busy host a part only takes a share of the caller's cores: no parts."""
     monkeypatch.setattr(host.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(host, "runnable", lambda: 1 + int(load))
     monkeypatch.setattr(host.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setenv("TRACER_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("TRACER_DISK_CACHE", raising=False)

@@ -11,6 +11,7 @@ import pytest
 import registry
 import tracer
 import tracer.numpy as tnp
+from lowering import host
 from tracer import background_compile as programs
 
 from compile_fakes import Sevens, chain
@@ -84,6 +85,7 @@ def test_a_core_is_idle_under_a_load_of_the_cpus_less_half_a_core(monkeypatch, l
                                                                      idle):
     """The caller's own thread counts in the load: a 2-CPU host running only it is idle."""
     monkeypatch.setattr(programs.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(host, "runnable", lambda: None)
     monkeypatch.setattr(programs.os, "sched_getaffinity", lambda pid: set(range(cpus)),
                         raising=False)
     assert programs.idle_core() is idle
