@@ -58,7 +58,8 @@ def bf16_ref(ref):
 # on an eager bfloat16 array and a Python float give float32 (ml_dtypes), an explicit
 # astype(float32), an int64 operand (bfloat16 wins, as in JAX; float32 gives float64)
 NOT_BF16 = {"scalar_ops", "operator_reflected", "operator_float_reflected", "operator_matmul",
-            "methods_shape", "astype", "astype_float32", "tri_indices", "average_weights"}
+            "methods_shape", "astype", "astype_float32", "tri_indices", "average_weights",
+            "ix_"}
 SIGNED_ONLY = {"operator_int_reflected"}    # negative Python ints: NumPy refuses for uints
 
 
