@@ -19,7 +19,7 @@ AVX2 spent 1.3 s in LLVM's optimizer and 1.35 s emitting, against jax's 1.36 s i
 import numpy as np
 
 from ir.errors import DTypeError
-from lowering.llvm import irutil, matmul as mm, matmul_shared
+from lowering.llvm import matmul as mm, matmul_shared
 from lowering.llvm.irtext import BYTES, Body
 from lowering.llvm.irutil import I64, PTR
 from lowering.llvm.protocol import KernelEmitter
@@ -163,8 +163,8 @@ def _rows(sym, s):
                 def tile(size, row):
                     f.emit(f"call void @\"{sym}.gather\"(ptr %x, ptr %abuf, i64 {row}, "
                            f"i64 {size}, i64 {g}, i64 {wp0}, i64 {nw}, i64 {c0}, i64 {ccb})")
-                    mm.call_tiles(f, _tile_stem(s, size), "%abuf", bpan, s.kdim,
-                                  f.mgep("%out", f.add(f.mul(row, s.o), f.mul(g, s.og))),
+                    mm.call_tiles(f, matmul_shared.tile_stem(s.dtype, size), "%abuf", bpan,
+                                  s.kdim, f.mgep("%out", f.add(f.mul(row, s.o), f.mul(g, s.og))),
                                   s.og, s.nr, kc, add, s.vl, ldc=s.o)
                 mm.over_rows(f, lo, hi, sizes, tile)
             f.loop(0, -(-s.kw // nw_max), lambda wb: f.loop(0, -(-s.cg // cc),
@@ -175,10 +175,6 @@ def _rows(sym, s):
                              f"ptr noalias %out, i64 %start, i64 %end)"),
                       _gather(sym, s, cc if s.cg <= kce else "%cc", lda,
                               s.kw <= nw_max and s.cg <= kce)])
-
-
-def _tile_stem(s, rows):
-    return matmul_shared.tile(s.dtype, rows, 1)[:-len("xe1")]
 
 
 def _text(ctx, ins, outs, attrs):
@@ -195,10 +191,7 @@ def _prepare(ctx, ins, outs, **attrs):
 
 def _emit(ctx, ins, outs, **attrs):
     sym, s, text = _text(ctx, ins, outs, attrs)
-    for rows in mm.a_block(s.dtype)[0]:      # the matmul library's tiles it calls
-        for v in range(1, s.nr // s.vl + 1):
-            irutil.intrinsic(ctx.b.module, matmul_shared.tile(s.dtype, rows, v), ir.VoidType(),
-                             [PTR, PTR, PTR, I64, ir.IntType(1)] + [I64] * 6)
+    matmul_shared.declare_tiles(ctx.b.module, s.dtype)     # the library's tiles it calls
     fn = ctx.external(sym, ir.VoidType(), [PTR, PTR, PTR, I64, I64], text)
     ctx.b.call(fn, [ins[0].ptr, ctx.scratch, outs[0].ptr, ctx.start, ctx.end])
 

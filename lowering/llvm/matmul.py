@@ -152,17 +152,23 @@ TILE_PARAMS = ("ptr noalias %a, ptr noalias %b, ptr noalias %c, i64 %kc, i1 %add
                "i64 %n, i64 %k, i64 %lda, i64 %ldk, i64 %cols")
 
 
+def tile_name(stem, vectors):
+    """The register tile of `vectors` vectors among the tiles named from `stem`."""
+    return f"{stem}xe{vectors}"
+
+
 def call_tiles(f, stem, abuf, panels, k, c, n, nr, kc, add, vl, ldc=None, lda=0, ldk=0):
-    """Call the register tiles `stem`xe{v} on n columns of C (row stride ldc, default n;
+    """Call the register tiles `stem`xe{v} (tile_name) on n columns of C (row stride ldc, default n;
     B packed as k x nr panels from `panels`): `stem`xe{NV} on the full nr-wide panels,
     then on the remainder the tile of as few vectors v of VL = `vl` lanes as cover it
     (computing both of NV = 2 on a remainder of at most VL cost 1.4x on a 256x512 @
     512x10). Sizes are IR values (or constants) of i64."""
     full, edge = f(f"udiv i64 {n}, {nr}"), f(f"urem i64 {n}, {nr}")
-    fn = f'@"{stem}xe{nr // vl}"'
+    fn = f'@"{tile_name(stem, nr // vl)}"'
     for v in range(nr // vl - 1, 0, -1):
-        fn = f(f'select i1 {f(f"icmp ule i64 {edge}, {v * vl}")}, ptr @"{stem}xe{v}", ptr {fn}')
-    parts = [(f'@"{stem}xe{nr // vl}"', nr, full, 0),
+        fn = f(f'select i1 {f(f"icmp ule i64 {edge}, {v * vl}")}, ptr @"{tile_name(stem, v)}", '
+               f'ptr {fn}')
+    parts = [(f'@"{tile_name(stem, nr // vl)}"', nr, full, 0),
              (fn, edge, f(f"zext i1 {f(f'icmp ne i64 {edge}, 0')} to i64"), full)]
     for fn, cols, count, p in parts:
         f.emit(f"call void {fn}(ptr {abuf}, ptr {f.gep(panels, f.mul(p, f.mul(k, nr)))}, "
@@ -357,7 +363,7 @@ def matmul_ir(base: str, dtype) -> str:
     elem, vl, mr, nv = tile_geometry(dtype)
     nr = vl * nv
     sizes, kc, lda = a_block(dtype)
-    tiles = [tile_function(f"{base}.{r}{mode}xe{v}", elem, vl, nr, r, v, stride)
+    tiles = [tile_function(tile_name(f"{base}.{r}{mode}", v), elem, vl, nr, r, v, stride)
              for r in sizes for v in range(1, nv + 1)
              for mode, stride in (("", lda), ("i", "%lda"))]
     wrappers = [f'define void @"{base}.{s}{tail}"({params}) {{\nentry:\n  call void @"{base}.{fn}"('

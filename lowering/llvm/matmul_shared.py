@@ -17,8 +17,9 @@ import os
 import re
 
 import numpy as np
+from llvmlite import ir
 
-from lowering.llvm import matmul
+from lowering.llvm import irutil, matmul
 from lowering.settings import settings
 
 
@@ -43,10 +44,26 @@ def symbol(dtype, transpose_a=False, transpose_b=False):
     return f"{_base(np.dtype(dtype))}.{'nt'[transpose_a]}{'nt'[transpose_b]}"
 
 
-def tile(dtype, rows, vectors):
-    """The library's register tile of `rows` rows (of matmul.a_block's sizes) and
-    `vectors` vectors (see matmul.tile_function), reading A rows a_block's stride apart."""
-    return f"{_base(np.dtype(dtype))}.{rows}xe{vectors}"
+def tile_stem(dtype, rows):
+    """The stem (matmul.call_tiles, tile_name) of the library's register tiles of `rows`
+    rows (of matmul.a_block's sizes), which read A rows a_block's stride apart."""
+    return f"{_base(np.dtype(dtype))}.{rows}"
+
+
+def tiles(dtype):
+    """The library's public register tiles for `dtype`: every row size and vector count."""
+    nv = matmul.tile_geometry(dtype)[3]
+    return [matmul.tile_name(tile_stem(dtype, r), v) for r in matmul.a_block(dtype)[0]
+            for v in range(1, nv + 1)]
+
+
+def declare_tiles(module, dtype):
+    """Declare the library's tiles for `dtype` in llvmlite `module` (their parameters
+    those of matmul.TILE_PARAMS), for code that calls them."""
+    types = {"ptr": irutil.PTR, "i64": irutil.I64, "i1": irutil.I1}
+    params = [types[p.split()[0]] for p in matmul.TILE_PARAMS.split(", ")]
+    for name in tiles(dtype):
+        irutil.intrinsic(module, name, ir.VoidType(), params)
 
 
 def _base(dtype):
@@ -62,7 +79,6 @@ def library(name, isa):
     """(the symbols it defines, its identity, a function making its module text) of the
     matmul library `name` (of libraries()) on `isa`."""
     dtype = _DTYPES[name.split(".")[3]]
-    nv = matmul.tile_geometry(dtype)[3]
-    tiles = [tile(dtype, r, v) for r in matmul.a_block(dtype)[0] for v in range(1, nv + 1)]
-    return [f"{name}.{s}{tail}" for s in matmul.STORAGES for tail in ("", "_pack")] + tiles, \
+    return [f"{name}.{s}{tail}" for s in matmul.STORAGES for tail in ("", "_pack")] + \
+        tiles(dtype), \
         f"{name} {isa} {settings.vector_bytes}", lambda: matmul.matmul_ir(name, dtype)

@@ -113,7 +113,7 @@ def test_conv_nodes_call_the_matmul_librarys_tiles():
     kinds = [line.split()[0] for line in text.splitlines() if any(n in line for n in names)]
     assert names and "define" not in kinds and kinds.count("declare") == len(names)
     assert all(text.count(n) > 1 for n in names)          # called (or selected) beyond that
-    assert matmul_shared.libraries(text) == [matmul_shared.tile(np.float32, 1, 1).rsplit(".", 1)[0]]
+    assert matmul_shared.libraries(text) == [matmul_shared.symbol(np.float32).rsplit(".", 1)[0]]
     check(h, x, w, v)
 
 
