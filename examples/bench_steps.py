@@ -4,7 +4,8 @@ the micro-benchmark (examples/bench_workloads.py) and steps of the real workload
 (examples/real_workloads.py), each after its compile: median and least of `--reps` calls (ms).
 
 Run:  python examples/bench_steps.py [--only W5,W12,W15,W18,MM] [--reps 30] [--cpu]
-      (MM: single matmuls of W5's and W18's steps and small ones; TRACER_NUM_THREADS=1 steadies them)
+      (MM: single matmuls of W5's and W18's steps and small ones, each beside NumPy's;
+      TRACER_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 compare one core's code)
 """
 import argparse
 import os
@@ -57,11 +58,17 @@ MATMULS = {"256x784@784x512": ((256, 784), (784, 512), lambda a, b: a @ b),
 
 
 def matmuls(reps):
+    """Each matmul's least time, and its median ratio to NumPy's (BLAS) on the same
+    operands, the two called in turn: the ratio holds still where a shared host's speed
+    drifts between processes (OPENBLAS_NUM_THREADS=1 with TRACER_NUM_THREADS=1)."""
     rng, out = np.random.default_rng(0), []
     for name, (sa, sb, fn) in MATMULS.items():
         a, b = (rng.standard_normal(s).astype(np.float32) for s in (sa, sb))
         f = tracer.jit(fn)
-        out.append(f"{name} {min(_times(lambda: f(a, b), reps)) * 1e6:.0f} us")
+        pairs = [(_times(lambda: f(a, b), 1)[0], _times(lambda: fn(a, b), 1)[0])
+                 for _ in range(reps)]
+        ratio = statistics.median(ours / theirs for ours, theirs in pairs)
+        out.append(f"{name} {min(p[0] for p in pairs) * 1e6:.0f} us ({ratio:.2f}x numpy)")
     return " | ".join(out)
 
 

@@ -244,6 +244,20 @@ def test_narrow_remainder_computes_only_the_vectors_it_spans():
         assert tile.count("@llvm.fma.") == v
 
 
+def test_only_the_last_panel_masks_its_writes_of_c():
+    """A tile's loads and stores of C are masked only where its columns are fewer than
+    the tile's (masked stores are microcoded on AMD's cores): each of its full-width
+    paths (C stored, or added to) writes whole vectors."""
+    text = matmul.matmul_ir("x", np.float32)
+    _, vl, mr, nv = matmul.tile_geometry(np.float32)
+    tile = text[text.index(f'define void @"x.{mr}xe{nv}"'):]
+    tile = tile[:tile.index("\n}")]
+    assert f"icmp slt i64 %cols, {nv * vl}" in tile
+    plain = re.findall(rf"store <{vl} x float> %\w+, ptr %\w+", tile)
+    masked = re.findall(r"@llvm\.masked\.store\.", tile)
+    assert len(plain) == len(masked) == 2 * mr * nv
+
+
 def test_rejects_bad_dtype_and_shape():
     with pytest.raises(DTypeError, match="complex64"):
         matmul.matmul_ir("x", np.complex64)
