@@ -1,4 +1,4 @@
-"""Convolution as generated LLVM IR: im2col rows gathered straight into the packed matmul.
+"""Convolution as a library: im2col rows gathered straight into the packed matmul.
 
 The `conv` kernel's canonical layout is channels-last (tracer.lax.conv): x (N, *sp, C),
 w (*k, Cg, O), out (N, *osp, O). Viewed as a matmul per feature group g, out[:, g] =
@@ -11,24 +11,28 @@ from x into the stack buffer that matmul.py's micro-kernel reads — the only co
 that the plain matmul makes anyway, so im2col costs no extra pass over memory. Rows are
 independent work items, split across threads. Empty shapes run the NumPy kernel.
 
-The register tiles are the matmul library's (lowering.llvm.matmul_shared: compiled once
-per process and CPU, disk-cached), so a node's own code is its pack, gather and loops.
-Emitted per node, its tiles had been most of a CNN's compile time: W20's first call on
-AVX2 spent 1.3 s in LLVM's optimizer and 1.35 s emitting, against jax's 1.36 s in all.
+The code is compiled once per process, CPU, dtype and number of spatial dimensions and
+kept in the disk cache (lowering.llvm.conv_shared), as the matmul library is: a node
+passes its geometry (`Shape.geometry`) and the matmul library's register tiles as
+arrays built on its stack, so it compiles two calls. Emitted per node with its geometry
+as constants, each convolution of a CNN's step cost ~100 ms of LLVM's time (W20: five).
 """
 import numpy as np
 
-from ir.errors import DTypeError
-from lowering.llvm import matmul as mm, matmul_shared
+from lowering.llvm import matmul as mm
 from lowering.llvm.irtext import BYTES, Body
-from lowering.llvm.irutil import I64, PTR
-from lowering.llvm.protocol import KernelEmitter
 from lowering.settings import settings
-from llvmlite import ir
+
+# the geometry a node passes (i64s): these scalars, then each per-dimension row (one value
+# per spatial dimension). The pack writes the window's offsets (k * rhs dilation per
+# dimension, for each of its kw positions) into the scratch after B's panels, at i64
+# `table`: as constants, a big window's made the node's own code slow to compile.
+SCALARS = ("m", "opix", "c", "cg", "o", "og", "groups", "kdim", "npan", "kw", "nw_max", "cc",
+           "chunk", "table")
+PER_DIM = ("osp", "oinner", "sp", "stride", "pad", "ldil", "extent", "ksp", "kinner", "rdil")
 
 
-
-class _Shape:
+class Shape:
     """Static geometry of one conv node."""
 
     def __init__(self, in_avals, out_aval, strides, pads, ldil, rdil, groups):
@@ -50,171 +54,193 @@ class _Shape:
         return self.m > 0 and self.og > 0 and self.kdim > 0
 
     def scratch(self):
-        return self.groups * self.npan * self.kdim * self.nr * self.isz
+        """Bytes: B's panels, then the window's offsets."""
+        return 8 * (self._table() + self.kw * len(self.osp))
+
+    def _table(self):
+        return -(-self.groups * self.npan * self.kdim * self.nr * self.isz // 8)
+
+    def geometry(self):
+        """The i64s the library reads (SCALARS, then PER_DIM): K blocks of
+        whole window positions of all Cg channels, or of KC channels of one position."""
+        sizes, kce, _ = mm.a_block(self.dtype)
+        nw_max, cc = (max(1, kce // self.cg), self.cg) if self.cg <= kce else (1, kce)
+        osp = list(self.osp)
+        scalars = dict(m=self.m, opix=int(np.prod(osp, dtype=np.int64)), c=self.c, cg=self.cg,
+                       o=self.o, og=self.og, groups=self.groups, kdim=self.kdim,
+                       npan=self.npan, kw=self.kw, nw_max=nw_max, cc=cc,
+                       chunk=sizes[0] * settings.conv_row_chunk, table=self._table())
+        rows = dict(osp=osp, oinner=[int(np.prod(osp[d + 1:], dtype=np.int64))
+                                     for d in range(len(osp))],
+                    sp=list(self.sp), stride=list(self.strides), pad=[lo for lo, _ in self.pads],
+                    ldil=list(self.ldil),
+                    extent=[(n - 1) * ld + 1 if n else 0 for n, ld in zip(self.sp, self.ldil)],
+                    ksp=list(self.ksp), rdil=list(self.rdil),
+                    kinner=[int(np.prod(self.ksp[d + 1:], dtype=np.int64))
+                            for d in range(len(self.ksp))])
+        return [scalars[k] for k in SCALARS] + [v for k in PER_DIM for v in rows[k]]
 
 
-def _shape(in_avals, out_avals, strides, pads, ldil, rdil, groups):
-    return _Shape(in_avals, out_avals[0], strides, pads, ldil, rdil, groups)
+def shape(in_avals, out_avals, strides, pads, ldil, rdil, groups):
+    return Shape(in_avals, out_avals[0], strides, pads, ldil, rdil, groups)
 
 
-def _pack(sym, s):
-    """B_g panels: panel p of group g holds, for each kk, w[kk, g*Og + p*NR : +NR]."""
-    f, vec, edge = Body(*s.elems), f"<{s.nr} x {s.elem}>", s.og % s.nr
+class _Geometry:
+    """The geometry's values in the library's IR, loaded at a function's entry."""
+
+    def __init__(self, f, rank):
+        self.f = f
+        for i, name in enumerate(SCALARS):
+            setattr(self, name, self._at(i))
+        self.dims = {name: [self._at(len(SCALARS) + j * rank + d) for d in range(rank)]
+                     for j, name in enumerate(PER_DIM)}
+
+    def _at(self, index):
+        return self.f.load("i64", self.f.gep("%geom", index, "i64"))
+
+
+def _pack(sym, elems, nr, rank):
+    """B_g panels: panel p of group g holds, for each kk, w[kk, g*Og + p*NR : +NR] (zeros
+    past Og); then the window's offsets."""
+    f, vec = Body(*elems), f"<{nr} x {elems[0]}>"
+    s = _Geometry(f, rank)
+    full, edge = f.div(s.og, nr), f(f"urem i64 {s.og}, {nr}")
+    lanes = f.mask(nr, edge)
 
     def row(g, kk):
         src = f.mgep("%w", f.add(f.mul(kk, s.o), f.mul(g, s.og)))
-        dst = f.gep("%scratch", f.add(f.mul(g, s.npan * s.kdim * s.nr), f.mul(kk, s.nr)))
-        f.loop(0, s.og // s.nr, lambda p: f.store(vec, f.mload(s.nr, f.mgep(src, f.mul(p, s.nr))),
-                                                  f.gep(dst, f.mul(p, s.kdim * s.nr))))
-        if edge:
-            last = (s.npan - 1) * s.nr
-            f.store(vec, f.mload(s.nr, f.mgep(src, last), edge), f.gep(dst, last * s.kdim))
+        dst = f.gep("%scratch", f.add(f.mul(g, f.mul(s.npan, f.mul(s.kdim, nr))), f.mul(kk, nr)))
+        f.loop(0, full, lambda p: f.store(vec, f.mload(nr, f.mgep(src, f.mul(p, nr))),
+                                          f.gep(dst, f.mul(p, f.mul(s.kdim, nr)))))
+        f.loop(full, s.npan, lambda p: f.store(vec, f.mload(nr, f.mgep(src, f.mul(p, nr)), lanes),
+                                               f.gep(dst, f.mul(p, f.mul(s.kdim, nr)))))
     f.loop(0, s.groups, lambda g: f.loop(0, s.kdim, lambda kk: row(g, kk)))
-    return f.text(f"void @\"{sym}_pack\"(ptr noalias %w, ptr noalias %scratch)")
+    table = f.gep("%scratch", s.table, "i64")
+
+    def offsets(j):
+        for d in range(rank):
+            k = f(f"urem i64 {f.div(j, s.dims['kinner'][d])}, {s.dims['ksp'][d]}")
+            f.store("i64", f.mul(k, s.dims["rdil"][d]),
+                    f.gep(table, f.add(f.mul(j, rank), d), "i64"))
+    f.loop(0, s.kw, offsets)
+    return f.text(f"void @\"{sym}.pack\"(ptr noalias %w, ptr noalias %scratch, "
+                  f"ptr noalias %geom)", "noinline")
 
 
-def _digits(f, value, sizes):
-    """Row-major coordinates of flat `value` (< the size of static shape `sizes`)."""
-    out = []
-    for d, n in enumerate(sizes):
-        inner = int(np.prod(sizes[d + 1:], dtype=np.int64))
-        q = value if inner == 1 else f(f"udiv i64 {value}, {inner}")
-        out.append(q if d == 0 else f(f"urem i64 {q}, {n}"))
-    return out
-
-
-def _gather(sym, s, cc, lda, single):
+def _gather(sym, elems, rank, lda):
     """`void sym.gather(ptr x, ptr abuf, i64 row, i64 size, i64 g, i64 wp0, i64 nw, i64 c0,
-    i64 cc)`: abuf[r, j*cc + c] = x at output row `row`+r (r < size), window position
-    wp0+j (j < nw), channel g*Cg + c0 + c (0 outside the operand or on a dilation hole).
-    One function that every tile size calls, so LLVM optimizes the gather once; static
-    values replace the arguments where known (`cc`; with a `single` K block, the whole
-    window: the window loop then unrolls with constant offsets, 2x faster when C = 1)."""
-    f, row, g, abuf = Body(*s.elems), "%row", "%g", "%abuf"
-    wp0, nw, c0 = (0, s.kw, 0) if single else ("%wp0", "%nw", "%c0")
+    i64 cc, ptr geom, ptr scratch)`: abuf[r, j*cc + c] = x at output row `row`+r (r < size), window
+    position wp0+j (j < nw), channel g*Cg + c0 + c (0 outside the operand or on a
+    dilation hole). One function that every tile size calls."""
+    f, row, g, abuf = Body(*elems), "%row", "%g", "%abuf"
+    s = _Geometry(f, rank)
+    table = f.gep("%scratch", s.table, "i64")
+    zero = "0" if elems[0][0] == "i" else "0.0"
 
     def one_row(r):
         m = f.add(row, r)
-        n, *opos = _digits(f, m, (s.m, *s.osp))
+        n = f.div(m, s.opix)
+        opos = [f(f"urem i64 {f.div(m, inner)}, {size}")
+                for inner, size in zip(s.dims["oinner"], s.dims["osp"])]
         base = f.gep(abuf, f.mul(r, lda))
 
         def window(j):
-            kpos = _digits(f, f.add(wp0, j), s.ksp)
             ok, flat = "true", n
-            for o, k, n_, st, (lo, _), ld, rd in zip(opos, kpos, s.sp, s.strides, s.pads,
-                                                      s.ldil, s.rdil):
-                pos = f(f"sub nsw i64 {f.add(f.mul(o, st), f.mul(k, rd))}, {lo}")
-                inside = f(f"icmp ult i64 {pos}, {(n_ - 1) * ld + 1 if n_ else 0}")
-                ok = f(f"and i1 {ok}, {inside}")
-                if ld > 1:
-                    on_grid = f(f"icmp eq i64 {f(f'urem i64 {pos}, {ld}')}, 0")
-                    ok = f(f"and i1 {ok}, {on_grid}")
-                    pos = f(f"udiv i64 {pos}, {ld}")
+            for d, o in enumerate(opos):
+                st, lo, ld, n_, ext = (s.dims[k][d]
+                                       for k in ("stride", "pad", "ldil", "sp", "extent"))
+                off = f.load("i64", f.gep(table, f.add(f.mul(f.add("%wp0", j), rank), d), "i64"))
+                pos = f(f"sub nsw i64 {f.add(f.mul(o, st), off)}, {lo}")
+                ok = f(f"and i1 {ok}, {f(f'icmp ult i64 {pos}, {ext}')}")
+                ok, pos = _undilate(f, ok, pos, ld)
                 flat = f.add(f.mul(flat, n_), pos)
-            src = f.mgep("%x", f.add(f.mul(flat, s.c), f.add(f.mul(g, s.cg), c0)))
-            dst = f.gep(base, f.mul(j, cc))
-            copy, zero, done = f.fresh("copy"), f.fresh("zero"), f.fresh("done")
-            f.emit(f"br i1 {ok}, label {copy}, label {zero}")
+            src = f.mgep("%x", f.add(f.mul(flat, s.c), f.add(f.mul(g, s.cg), "%c0")))
+            dst = f.gep(base, f.mul(j, "%cc"))
+            copy, blank, done = f.fresh("copy"), f.fresh("zero"), f.fresh("done")
+            f.emit(f"br i1 {ok}, label {copy}, label {blank}")
             f.label(copy)
-            f.loop(0, cc, lambda c: f.store(s.elem, f.mload(None, f.mgep(src, c)), f.gep(dst, c)))
+            f.loop(0, "%cc", lambda c: f.store(f.elem, f.mload(None, f.mgep(src, c)),
+                                               f.gep(dst, c)))
             f.emit(f"br label {done}")
-            f.label(zero)
-            f.loop(0, cc, lambda c: f.store(s.elem, "0" if s.elem[0] == "i" else "0.0",
-                                            f.gep(dst, c)))
+            f.label(blank)
+            f.loop(0, "%cc", lambda c: f.store(f.elem, zero, f.gep(dst, c)))
             f.emit(f"br label {done}")
             f.label(done)
-        f.loop(0, nw, window)
+        f.loop(0, "%nw", window)
     f.loop(0, "%size", one_row)
     return f.text(f"internal void @\"{sym}.gather\"(ptr noalias %x, ptr noalias %abuf, i64 %row, "
-                  "i64 %size, i64 %g, i64 %wp0, i64 %nw, i64 %c0, i64 %cc)", "noinline")
+                  "i64 %size, i64 %g, i64 %wp0, i64 %nw, i64 %c0, i64 %cc, ptr noalias %geom, "
+                  "ptr noalias %scratch)",
+                  "noinline")
 
 
-def _rows(sym, s):
+def _undilate(f, ok, pos, ld):
+    """(ok and pos on the lhs dilation's grid, pos / ld): the division only where ld > 1."""
+    pre, div, done = f.block, f.fresh("dilated"), f.fresh("undilated")
+    f.emit(f"br i1 {f(f'icmp ugt i64 {ld}, 1')}, label {div}, label {done}")
+    f.label(div)
+    rem = f(f"urem i64 {pos}, {ld}")
+    on = f(f"and i1 {ok}, {f(f'icmp eq i64 {rem}, 0')}")
+    q = f(f"udiv i64 {pos}, {ld}")
+    f.emit(f"br label {done}")
+    f.label(done)
+    return (f(f"phi i1 [ {ok}, {pre} ], [ {on}, {div} ]"),
+            f(f"phi i64 [ {pos}, {pre} ], [ {q}, {div} ]"))
+
+
+def _rows(sym, elems, vl, nr, sizes, lda, rank):
     """Rows [start, end) of the (M, O) output: chunks -> groups -> K blocks -> row tiles,
     each tile's slice of A gathered into a stack buffer laid out as the matmul library's
-    row function lays out its copy of A, for the library's tiles to read."""
-    f = Body(*s.elems)
-    sizes, kce, lda = mm.a_block(s.dtype)
-    nw_max, cc = (max(1, kce // s.cg), s.cg) if s.cg <= kce else (1, kce)
-    chunk = sizes[0] * settings.conv_row_chunk   # rows stay in cache across K blocks
-
-    def clamp(fn, x, y):
-        return f(f"call i64 @llvm.{fn}.i64(i64 {x}, i64 {y})")
-
-    f.emit(f"%abuf = alloca {s.elem}, i64 {sizes[0] * lda}, align 64")
-    start, end = (clamp("smin", clamp("smax", x, 0), s.m) for x in ("%start", "%end"))
-    rows = clamp("smax", f(f"sub nsw i64 {end}, {start}"), 0)
-    nchunks = f(f"udiv i64 {f.add(rows, chunk - 1)}, {chunk}")
+    row function lays out its copy of A, for the library's tiles (%tiles: pointers to
+    matmul_shared.tiles' in order) to read."""
+    f = Body(*elems)
+    s, nv = _Geometry(f, rank), nr // vl
+    f.emit(f"%abuf = alloca {f.elem}, i64 {sizes[0] * lda}, align 64")
+    start, end = (f.clamp("smin", f.clamp("smax", x, 0), s.m) for x in ("%start", "%end"))
+    nchunks = f.div(f.clamp("smax", f(f"sub nsw i64 {end}, {start}"), 0), s.chunk, up=True)
 
     def one_chunk(q):
-        lo = f.add(start, f.mul(q, chunk))
-        hi = clamp("smin", f.add(lo, chunk), end)
+        lo = f.add(start, f.mul(q, s.chunk))
+        hi = f.clamp("smin", f.add(lo, s.chunk), end)
 
         def group(g):
             def k_block(wb, cb):
-                wp0, c0 = f.mul(wb, nw_max), f.mul(cb, cc)
-                nw = clamp("smin", f(f"sub nsw i64 {s.kw}, {wp0}"), nw_max)
-                ccb = cc if s.cg <= kce else clamp("smin", f(f"sub nsw i64 {s.cg}, {c0}"), cc)
+                wp0, c0 = f.mul(wb, s.nw_max), f.mul(cb, s.cc)
+                nw = f.clamp("smin", f(f"sub nsw i64 {s.kw}, {wp0}"), s.nw_max)
+                ccb = f.clamp("smin", f(f"sub nsw i64 {s.cg}, {c0}"), s.cc)
                 kc = f.mul(nw, ccb)
                 add = f(f"icmp ne i64 {f(f'or i64 {wb}, {cb}')}, 0")
-                bpan = f.gep("%scratch", f.add(f.mul(g, s.npan * s.kdim * s.nr),
-                                               f.mul(f.add(f.mul(wp0, s.cg), c0), s.nr)))
+                bpan = f.gep("%scratch", f.add(f.mul(g, f.mul(s.npan, f.mul(s.kdim, nr))),
+                                               f.mul(f.add(f.mul(wp0, s.cg), c0), nr)))
 
                 def tile(size, row):
                     f.emit(f"call void @\"{sym}.gather\"(ptr %x, ptr %abuf, i64 {row}, "
-                           f"i64 {size}, i64 {g}, i64 {wp0}, i64 {nw}, i64 {c0}, i64 {ccb})")
-                    mm.call_tiles(f, matmul_shared.tile_stem(s.dtype, size), "%abuf", bpan,
-                                  s.kdim, f.mgep("%out", f.add(f.mul(row, s.o), f.mul(g, s.og))),
-                                  s.og, s.nr, kc, add, s.vl, ldc=s.o)
+                           f"i64 {size}, i64 {g}, i64 {wp0}, i64 {nw}, i64 {c0}, i64 {ccb}, "
+                           f"ptr %geom, ptr %scratch)")
+                    at = sizes.index(size) * nv - 1
+                    mm.call_tiles(f, lambda v: f.load("ptr", f.gep("%tiles", at + v, "ptr")),
+                                  "%abuf", bpan, s.kdim,
+                                  f.mgep("%out", f.add(f.mul(row, s.o), f.mul(g, s.og))),
+                                  s.og, nr, kc, add, vl, ldc=s.o)
                 mm.over_rows(f, lo, hi, sizes, tile)
-            f.loop(0, -(-s.kw // nw_max), lambda wb: f.loop(0, -(-s.cg // cc),
-                                                            lambda cb: k_block(wb, cb)))
+            f.loop(0, f.div(s.kw, s.nw_max, up=True), lambda wb: f.loop(
+                0, f.div(s.cg, s.cc, up=True), lambda cb: k_block(wb, cb)))
         f.loop(0, s.groups, group)
     f.loop(0, nchunks, one_chunk)
-    return "\n".join([f.text(f"void @\"{sym}\"(ptr noalias %x, ptr noalias %scratch, "
-                             f"ptr noalias %out, i64 %start, i64 %end)"),
-                      _gather(sym, s, cc if s.cg <= kce else "%cc", lda,
-                              s.kw <= nw_max and s.cg <= kce)])
+    return f.text(f"void @\"{sym}.rows\"(ptr noalias %x, ptr noalias %scratch, ptr noalias %out, "
+                  "i64 %start, i64 %end, ptr noalias %geom, ptr noalias %tiles)", "noinline")
 
 
-def _text(ctx, ins, outs, attrs):
-    s = _shape([x.aval for x in ins], [o.aval for o in outs], **attrs)
-    sym = ctx.unique("conv")
-    return sym, s, _pack(sym, s) + "\n" + _rows(sym, s)
-
-
-def _prepare(ctx, ins, outs, **attrs):
-    sym, s, text = _text(ctx, ins, outs, attrs)
-    ctx.b.call(ctx.external(sym + "_pack", ir.VoidType(), [PTR, PTR], text),
-               [ins[1].ptr, ctx.scratch])
-
-
-def _emit(ctx, ins, outs, **attrs):
-    sym, s, text = _text(ctx, ins, outs, attrs)
-    matmul_shared.declare_tiles(ctx.b.module, s.dtype)     # the library's tiles it calls
-    fn = ctx.external(sym, ir.VoidType(), [PTR, PTR, PTR, I64, I64], text)
-    ctx.b.call(fn, [ins[0].ptr, ctx.scratch, outs[0].ptr, ctx.start, ctx.end])
-
-
-class _ConvEmitter(KernelEmitter):
-    """Native for numeric dtypes the matmul tiles support and non-empty shapes; other
-    nodes run the NumPy kernel inside the program (on purpose: no warning)."""
-
-    def native(self, node):
-        try:
-            s = _shape([x.aval for x in node.inputs], [o.aval for o in node.outputs],
-                       **node.attrs)
-        except DTypeError:      # a dtype the tiles lack: the NumPy kernel runs it
-            return False
-        return s.native()
-
-
-def _work(in_avals, out_avals, **attrs):
-    s = _shape(in_avals, out_avals, **attrs)
-    return 2.0 * s.m * s.kdim * s.og * s.groups / 50.0      # ~50 flop/ns on one core
-
-
-KERNELS = {"conv": _ConvEmitter(_emit, fuse_inputs=False, prepare=_prepare, work=_work,
-                                parallel=lambda i, o, **a: _shape(i, o, **a).m,
-                                scratch=lambda i, o, **a: _shape(i, o, **a).scratch(),
-                                epilogue=True)}
+def conv_ir(base, dtype, rank):
+    """LLVM IR text of the library for `dtype` and `rank` spatial dimensions:
+      define void @<base>.pack(ptr noalias %w, ptr noalias %scratch, ptr noalias %geom)
+      define void @<base>.rows(ptr noalias %x, ptr noalias %scratch, ptr noalias %out,
+                               i64 %start, i64 %end, ptr noalias %geom, ptr noalias %tiles)
+    where geom holds Shape.geometry() and tiles the matmul library's tiles
+    (matmul_shared.tiles(dtype), in order)."""
+    elems, vl, _, nv = mm.tile_geometry(dtype)
+    sizes, _, lda = mm.a_block(dtype)
+    nr = vl * nv
+    return "\n".join([
+        _pack(base, elems, nr, rank), _gather(base, elems, rank, lda),
+        _rows(base, elems, vl, nr, sizes, lda, rank)])

@@ -27,7 +27,7 @@ import llvmlite
 import numpy as np
 
 from ir import Graph, Literal, Node, Var
-from lowering.llvm import (artifact, caches, control, conv, entries, linalg, reductions,
+from lowering.llvm import (artifact, caches, control, conv_shared, entries, linalg, reductions,
                            scalars, scans, shapes, target, windows)
 from lowering.llvm.fusion import Group
 from lowering.settings import settings
@@ -41,7 +41,7 @@ FORMAT = 4
 # impls are all still these objects are graph-cached (their code is fixed by the source).
 BUILTIN = {name: impl for table in (scalars.KERNELS, scans.KERNELS, shapes.KERNELS,
                                     reductions.KERNELS, linalg.KERNELS, control.KERNELS,
-                                    conv.KERNELS, windows.KERNELS)
+                                    conv_shared.KERNELS, windows.KERNELS)
            for name, impl in table.items()}
 SOURCES = ("lowering/llvm", "ir", "registry")   # the code generator, the graphs it reads,
 #                                                 and the tables it asks

@@ -7,7 +7,8 @@ import itertools
 import re
 
 SHORT = {"float": "f32", "double": "f64", "half": "f16"}    # intrinsic name suffixes
-BYTES = {"half": 2, "bf16": 2, "float": 4, "double": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
+BYTES = {"half": 2, "bf16": 2, "float": 4, "double": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
+         "ptr": 8}
 _ATTRS = 'nounwind "no-trapping-math"="true"'
 KEPT = "!llvm.loop !KEPT"      # marks a loop LLVM must not unroll (see kept_loops)
 

@@ -6,7 +6,7 @@ NumPy); the decompositions of tracer.numpy.linalg (LAPACK) run their NumPy kerne
 the compiled program, on purpose: LAPACK is what NumPy itself calls."""
 import numpy as np
 
-from lowering.llvm import irutil, matmul as mm, matmul_shared
+from lowering.llvm import conv_shared, irutil, matmul as mm, matmul_shared
 from lowering.llvm.irutil import I64, PTR, i64
 from lowering.llvm.protocol import KernelEmitter, NumpyInProgram
 from lowering.llvm.scalars import arith
@@ -39,21 +39,25 @@ def _library(ctx, ins, attrs, pack=False):
 
 
 def library_declarations(graph):
-    """Declarations of the matmul libraries that `graph`'s (and its regions') matmuls call,
-    for target.prefetch: a library missing from the caches (~0.7 s of CPU for float32)
-    starts compiling before partitioning and codegen, where it was the last thing a deep
-    MLP's first call waited for. The transposes are left to codegen (one library serves
-    them all)."""
-    dtypes = set()
+    """Declarations of the matmul and conv libraries that `graph`'s (and its regions')
+    matmuls and convolutions call, for target.prefetch: a library missing from the caches
+    (~0.7 s of CPU for float32 matmul) starts compiling before partitioning and codegen,
+    where it was the last thing a deep MLP's first call waited for. The transposes are
+    left to codegen (one library serves them all)."""
+    symbols = set()
 
     def visit(g):
         for n in g.nodes:
-            if n.kernel == "matmul" and _native([x.aval for x in n.inputs], **n.attrs):
-                dtypes.add(n.inputs[0].aval.dtype)
+            x = n.inputs[0].aval if n.inputs else None
+            if n.kernel == "matmul" and _native([i.aval for i in n.inputs], **n.attrs):
+                symbols.add(matmul_shared.symbol(x.dtype))
+            elif n.kernel == "conv" and conv_shared.KERNELS["conv"].native(n):
+                symbols.update((matmul_shared.symbol(x.dtype),
+                                conv_shared.symbol(x.dtype, x.ndim - 2) + ".rows"))
             for r in n.regions:
                 visit(r)
     visit(graph)
-    return "\n".join(f'declare void @"{matmul_shared.symbol(dt)}"()' for dt in dtypes)
+    return "\n".join(f'declare void @"{s}"()' for s in sorted(symbols))
 
 
 def _prepare(ctx, ins, outs, **attrs):

@@ -96,7 +96,7 @@ def tile_function(name, elems, vl, nr, rows, vectors, lda):
     The panel loop is here rather than in the caller so that LLVM does not unroll it into
     many calls; nor does it unroll the k loop of a tile of several rows (marked for
     irtext.kept_loops, which the library's text goes through). The tiles are public:
-    conv's code (lowering.llvm.conv) calls the library's."""
+    the conv library (lowering.llvm.conv) calls the matmul library's."""
     (elem, mem), nv = elems, vectors
     f, vec = Body(elem, mem, unrolled=rows == 1), f"<{vl} x {elem}>"
     is_float = elem in ("float", "double")
@@ -164,18 +164,23 @@ def tile_name(stem, vectors):
     return f"{stem}xe{vectors}"
 
 
-def call_tiles(f, stem, abuf, panels, k, c, n, nr, kc, add, vl, ldc=None, lda=0, ldk=0):
-    """Call the register tiles `stem`xe{v} (tile_name) on n columns of C (row stride ldc, default n;
-    B packed as k x nr panels from `panels`): `stem`xe{NV} on the full nr-wide panels,
-    then on the remainder the tile of as few vectors v of VL = `vl` lanes as cover it
-    (computing both of NV = 2 on a remainder of at most VL cost 1.4x on a 256x512 @
-    512x10). Sizes are IR values (or constants) of i64."""
+def named(stem):
+    """The tiles named from `stem` (tile_name) as call_tiles takes them."""
+    return lambda vectors: f'@"{tile_name(stem, vectors)}"'
+
+
+def call_tiles(f, tile, abuf, panels, k, c, n, nr, kc, add, vl, ldc=None, lda=0, ldk=0):
+    """Call register tiles on n columns of C (row stride ldc, default n; B packed as k x
+    nr panels from `panels`); tile(v) is the pointer operand of the tile of v vectors
+    (`named`, or pointers a caller was given): the tile of NV vectors on the full nr-wide
+    panels, then on the remainder the tile of as few vectors v of VL = `vl` lanes as
+    cover it (computing both of NV = 2 on a remainder of at most VL cost 1.4x on a
+    256x512 @ 512x10). Sizes are IR values (or constants) of i64."""
     full, edge = f(f"udiv i64 {n}, {nr}"), f(f"urem i64 {n}, {nr}")
-    fn = f'@"{tile_name(stem, nr // vl)}"'
+    fn = tile(nr // vl)
     for v in range(nr // vl - 1, 0, -1):
-        fn = f(f'select i1 {f(f"icmp ule i64 {edge}, {v * vl}")}, ptr @"{tile_name(stem, v)}", '
-               f'ptr {fn}')
-    parts = [(f'@"{tile_name(stem, nr // vl)}"', nr, full, 0),
+        fn = f(f'select i1 {f(f"icmp ule i64 {edge}, {v * vl}")}, ptr {tile(v)}, ptr {fn}')
+    parts = [(tile(nr // vl), nr, full, 0),
              (fn, edge, f(f"zext i1 {f(f'icmp ne i64 {edge}, 0')} to i64"), full)]
     for fn, cols, count, p in parts:
         f.emit(f"call void {fn}(ptr {abuf}, ptr {f.gep(panels, f.mul(p, f.mul(k, nr)))}, "
@@ -185,7 +190,7 @@ def call_tiles(f, stem, abuf, panels, k, c, n, nr, kc, add, vl, ldc=None, lda=0,
 
 def a_block(dtype):
     """(row tile sizes, largest K block, row stride of the stack copy of A) of the
-    library's row function, which conv's code, calling the library's tiles, shares."""
+    library's row function, which the conv library, calling its tiles, shares."""
     (elem, _), _, mr, _ = tile_geometry(dtype)
     size = BYTES[elem]
     kc = KC_BYTES // size
@@ -308,7 +313,7 @@ def _rows(symbol, elems, vl, nr, sizes, kc_max, lda):
                 direct, copied, done = f.fresh("direct"), f.fresh("copied"), f.fresh("tiled")
                 f.emit(f"br i1 {in_place}, label {direct}, label {copied}")
                 f.label(direct)
-                call_tiles(f, f"{symbol}.{size}i", src, panels, k, crow, n, nr, kc, add,
+                call_tiles(f, named(f"{symbol}.{size}i"), src, panels, k, crow, n, nr, kc, add,
                            lda=a_lda, ldk=a_ldk, vl=vl)
                 f.emit(f"br label {done}")
                 f.label(copied)
@@ -324,8 +329,9 @@ def _rows(symbol, elems, vl, nr, sizes, kc_max, lda):
                         f.loop(0, kc, lambda kk: f.loop(0, size, lambda r: copy(r, kk)))
                     else:
                         f.loop(0, size, lambda r: f.loop(0, kc, lambda kk: copy(r, kk)))
-                    call_tiles(f, f"{symbol}.{size}{'i' if trans_a else ''}", abuf, panels, k, crow,
-                               n, nr, kc, add, lda=1 if trans_a else 0, ldk=size if trans_a else 0, vl=vl)
+                    call_tiles(f, named(f"{symbol}.{size}{'i' if trans_a else ''}"), abuf, panels,
+                               k, crow, n, nr, kc, add, lda=1 if trans_a else 0,
+                               ldk=size if trans_a else 0, vl=vl)
                 _branches(f, trans, copied)
                 f.emit(f"br label {done}")
                 f.label(done)

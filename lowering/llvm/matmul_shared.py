@@ -6,8 +6,8 @@ register tiles were optimized and emitted by LLVM anew: ~100-200 ms a node, 72 i
 24-layer MLP's value_and_grad; one library per pair of transposes cost a transformer's
 training step three libraries' compile time instead of one.
 
-Its register tiles are public too: conv's code (lowering.llvm.conv) gathers its rows of A
-and calls them, so a convolution node compiles only its gather and loops.
+Its register tiles are public too: the conv library (lowering.llvm.conv_shared) gathers
+its rows of A and calls them, through pointers a convolution node passes it.
 
 A library's symbols name its dtype and a digest of the generating code, so that a cached
 module never calls a library of another ABI.

@@ -60,7 +60,7 @@ import llvmlite.binding as llvm
 from ir.errors import CodegenError
 from lowering import forks
 from lowering.host import idle_core, idle_cores
-from lowering.llvm import caches, compile_worker, mathlib_shared, matmul_shared, split
+from lowering.llvm import caches, compile_worker, conv_shared, mathlib_shared, matmul_shared, split
 from lowering.llvm.cpu import CURRENT, TRIPLE
 from lowering.profile import note, phase
 from lowering.settings import settings
@@ -118,7 +118,7 @@ _tools = []                 # idle (LLVM context, target machine) pairs: one per
 _live = weakref.WeakValueDictionary()       # key -> Loaded, every module loaded now
 _linked = {}        # library (a math function, a matmul variant) -> its Loaded, linked
 _prefetched = set()     # libraries prefetch() has started compiling (once each)
-_LIBRARIES = (mathlib_shared, matmul_shared)
+_LIBRARIES = (mathlib_shared, matmul_shared, conv_shared)
 _recent = caches.Lru(settings.code_cache_size)
 stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
 IN_PROCESS = 64     # compiles this process runs itself before handing them to workers

@@ -99,22 +99,40 @@ def test_narrow_dtypes_run_the_library_tiles(dtype):
     check(conv(), x, w)
 
 
-def test_conv_nodes_call_the_matmul_librarys_tiles():
-    """Two convolutions of different geometries define no register tiles of their own: the
-    module declares the float32 matmul library's and calls them (compiled once per
-    process, lowering.llvm.matmul_shared), so a node compiles only its gather and loops."""
-    from lowering.llvm import matmul_shared
+def test_conv_nodes_call_one_library_and_the_matmul_librarys_tiles():
+    """Two convolutions of different geometries define no code of their own: the module
+    declares the float32 2-d conv library (compiled once per process, CPU, dtype and rank,
+    lowering.llvm.conv_shared), which both call with their geometry, and the matmul
+    library's register tiles, whose addresses they pass it."""
+    from lowering.llvm import conv_shared, matmul_shared
     f = conv(padding="SAME")
     g = conv(strides=(2, 1), padding="VALID")
     x, w, v = data((2, 9, 7, 3), (3, 3, 3, 37), (2, 2, 37, 5))
     h = lambda x, w, v: g(f(x, w), v)      # noqa: E731
     text = tracer.jit(h).lower(x, w, v).as_text()
-    names = set(re.findall(r'@"tracer\.mm\.\w+\.float32\.\d+xe\d"', text))
-    kinds = [line.split()[0] for line in text.splitlines() if any(n in line for n in names)]
-    assert names and "define" not in kinds and kinds.count("declare") == len(names)
-    assert all(text.count(n) > 1 for n in names)          # called (or selected) beyond that
+    lib = conv_shared.symbol(np.float32, 2)
+    assert conv_shared.libraries(text) == [lib]
+    assert text.count(f'call void @"{lib}.rows"(') == 2
+    assert text.count(f'call void @"{lib}.pack"(') == 2
+    assert not re.search(r"^define[^\n]*(conv|gather)", text, re.M)
+    tiles = set(re.findall(r'@"tracer\.mm\.\w+\.float32\.\d+xe\d"', text))
+    assert len(tiles) == len(matmul_shared.tiles(np.float32))
     assert matmul_shared.libraries(text) == [matmul_shared.symbol(np.float32).rsplit(".", 1)[0]]
     check(h, x, w, v)
+
+
+def test_conv_library_is_compiled_once_per_rank():
+    """A 1-d, a 2-d and a 3-d convolution call three libraries; another 2-d geometry in a
+    later module calls the 2-d one again, compiling nothing new but its own module."""
+    from lowering.llvm import conv_shared, target
+    for case in ("1d", "nhwc-same", "3d"):
+        xs, ws, kw = CASES[case]
+        check(conv(**kw), *data(xs, ws))
+    linked = {name for name in target._linked if name.startswith("tracer.conv.")}
+    assert {conv_shared.symbol(np.float32, r) for r in (1, 2, 3)} <= linked
+    before = dict(target._linked)
+    check(conv(strides=(2, 2), padding="VALID"), *data((1, 8, 8, 2), (2, 2, 2, 3)))
+    assert target._linked == before
 
 
 # ---- reduce_window and the pooling gradient -------------------------------------------------
