@@ -115,7 +115,8 @@ def pad(x, *, lo, hi, interior):
 
 
 def check_bounds(kernel, idx, axis, size):
-    """Indices must be in [0, size): ops wrap negative ones before the kernel runs."""
+    """Indices must be in [0, size): ops count negative ones in bounds from the end before
+    the kernel runs, and leave the others as the user wrote them for this message."""
     bad = idx[(idx < 0) | (idx >= size)]
     if bad.size:
         raise OutOfBoundsError(f"{kernel}: index {bad.flat[0]} is out of bounds for axis "

@@ -16,16 +16,41 @@ LINE = r"\S*test_llvm_errors\.py:\d+"
 
 
 @pytest.mark.parametrize("backend", ["llvm", "numpy"])
-@pytest.mark.parametrize("idx,shown", [([0, 7, 1], 7), ([2, -5, 0], -1),
+@pytest.mark.parametrize("idx,shown", [([0, 7, 1], 7), ([2, -5, 0], -5),
                                        (np.array([9, 0], np.int32), 9)])
 def test_out_of_bounds_take_names_index_axis_length_and_source(backend, idx, shown):
     f = tracer.jit(lambda x, i: tnp.take(x, i, axis=0), backend=backend)
     np.testing.assert_array_equal(f(X, np.array([0, -1])), X[[0, -1]])
-    # negative indices are wrapped by the op (-5 + 4), so the kernel reports -1
     with pytest.raises(tracer.OutOfBoundsError,
                        match=rf"take: index {shown} is out of bounds for axis 0 of size 4 "
                              rf"\(in 'take' node created at {LINE}"):
         f(X, np.asarray(idx))
+
+
+ROW_0 = np.arange(4)[:, None] == 0
+OPS_THAT_COUNT_FROM_THE_END = {
+    "getitem": lambda x, i: x[:, i],
+    "take": lambda x, i: tnp.take(x, i, axis=1),
+    "take_along_axis": lambda x, i: tnp.take_along_axis(x, tnp.where(ROW_0, i, 0), axis=1),
+    "two arrays": lambda x, i: x[tnp.zeros(2, np.int64), tnp.full(2, i)],
+    "at set": lambda x, i: x.at[:, i].set(0.0),
+    "at add": lambda x, i: x.at[1:, i].add(1.0),
+}
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+@pytest.mark.parametrize("op", OPS_THAT_COUNT_FROM_THE_END)
+@pytest.mark.parametrize("i", [-10, -4, 3, 4])
+def test_out_of_bounds_traced_index_is_named_as_written(backend, op, i):
+    """The ops count -3..-1 from the end of the axis of 3 but leave -10 and -4 alone, so
+    the kernel names what the user wrote (as eager indexing does), not -7 or -1; and
+    take_along_axis and several index arrays check each index on its own axis (row 0's
+    index 4 in the flattened array is row 1's element 1, which take_along_axis read)."""
+    f = tracer.jit(OPS_THAT_COUNT_FROM_THE_END[op], backend=backend)
+    np.testing.assert_array_equal(f(X, -3), f(X, 0))
+    with pytest.raises(tracer.OutOfBoundsError,
+                       match=rf"take: index {i} is out of bounds for axis 1 of size 3 "):
+        f(X, i)
 
 
 def test_out_of_bounds_scatter_add_and_huge_indices():

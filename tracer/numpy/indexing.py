@@ -20,7 +20,7 @@ from ir.types import dtype_kind
 from tracer.core import Tracer, run_kernel
 from tracer.numpy._base import (broadcast_shapes, convert, dtype_of, no_out, normalize_axis,
                                 shape, value)
-from tracer.numpy.bitwise import logical_or
+from tracer.numpy.bitwise import logical_and, logical_or
 from tracer.numpy.elementwise import (add, clip, greater_equal, less, minimum, multiply,
                                       where)
 from tracer.numpy.rounding import mod
@@ -101,7 +101,7 @@ def _take(x, indices, ax):
         _check_int_index("take", dt)
         if n > np.iinfo(dt).max:    # idx + n must not wrap (int32 indices, a longer axis)
             indices = convert(indices, np.int64, "take")
-        idx = where(less(indices, 0), add(indices, n), indices)
+        idx = _from_end(indices, n)
     else:
         idx = _as_index(indices)
         _check_int_index("take", idx.dtype)
@@ -112,6 +112,23 @@ def _take(x, indices, ax):
         idx = idx.astype(np.int64)          # before adding n, which int8 cannot hold
         idx = np.where(idx < 0, idx + n, idx)
     return run_kernel("take", [x, idx], {"axis": ax})
+
+
+def _from_end(idx, n):
+    """Traced indices with those in [-n, 0) counted from the end and the others as written:
+    the kernel's bounds check then names an index out of bounds as the user wrote it (-10,
+    not -10 + n). idx + n cannot overflow where it is kept."""
+    wrapped = add(idx, n)
+    return where(logical_and(less(idx, 0), greater_equal(wrapped, 0)), wrapped, idx)
+
+
+def _checked(idx, axis, n):
+    """Integer indices into an axis of size n, counted from the end when negative and
+    checked against that axis (as `axis`, in the message) by a take from arange(n): for
+    indices that are then combined into a flat position, whose own check would let an
+    index out of its axis read another row, and would name the position."""
+    ref = np.arange(n, dtype=np.int64).reshape((1,) * axis + (n,))
+    return reshape(_take(ref, idx, axis), shape(idx))
 
 
 def _normalize_key(key, ndim):
@@ -212,7 +229,7 @@ def _flat_index(arrays, axes, dims):
             if bad.size:
                 raise OutOfBoundsError(f"getitem: index {bad.flat[0]} is out of bounds for "
                                        f"axis {axis} with size {d}")
-        k = take(np.arange(d, dtype=np.int64), k)
+        k = _checked(k, axis, d)
         flat = k if flat is None else add(multiply(flat, d), k)
     return flat
 
@@ -242,7 +259,8 @@ def _final_shape(key, dims, nidx, front):
 
 def take_along_axis(arr, indices, axis=-1):
     """arr's elements at `indices` along `axis` (other axes broadcast), as one `take` from
-    the flattened array: the flat index is the row offset plus the wrapped index."""
+    the flattened array: the flat index is the row offset plus the index, checked against
+    its own axis first."""
     arr = value(arr, "take_along_axis")
     if axis is None:
         arr, axis = ravel(arr), 0
@@ -263,7 +281,7 @@ def take_along_axis(arr, indices, axis=-1):
         if bad.size:
             raise OutOfBoundsError(f"take_along_axis: index {bad.flat[0]} is out of bounds "
                                    f"for axis {ax} with size {n}")
-    idx = where(less(idx, 0), add(idx, n), idx)
+    idx = _checked(idx, ax, n)
     rows = np.arange(int(np.prod(lead, dtype=np.int64)), dtype=np.int64).reshape(lead + (1,))
     out = run_kernel("take", [ravel(x), add(idx, rows * n)], {"axis": 0})
     return moveaxis(out, -1, ax)
