@@ -327,7 +327,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     """Vectorize `fun` over an axis of its arguments, as `jax.vmap`: `in_axes` and
     `out_axes` are ints (negative count from the end), None (not mapped / broadcast), or
     pytree prefixes; keyword arguments are mapped over their axis 0, as JAX's (in_axes
-    covers the positional ones only); `axis_size` is needed only when
+    covers the positional ones only). As in JAX, `fun` gets an unmapped argument as it
+    is, as if it closed over it: a function, a static number for custom_vjp's
+    nondiff_argnums, an array Python can branch on. `axis_size` is needed only when
     no argument is mapped; `axis_name` (a hashable, e.g. "i") names the mapped axis for
     the collectives inside `fun` (tracer.lax.psum(x, "i")...). With `sum_match`, an
     output batched where its out_axes is None is summed over the batch (JAX's) instead
@@ -350,16 +352,17 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                               tuple(args), "in_axes", where)
         axes += [0] * len(flatten(kwargs)[0])
         leaves, in_tree = flatten([*args, kwargs])
-        leaves = [x if isinstance(x, Tracer) or d is None else core.as_array(x, where)
-                  for x, d in zip(leaves, axes)]
-        avals = [leaf_aval(x, where) for x in leaves]
+        mapped = [i for i, d in enumerate(axes) if d is not None]
+        ins = [x if isinstance(x, Tracer) else core.as_array(x, where)
+               for x in (leaves[i] for i in mapped)]
+        avals = [leaf_aval(x, where) for x in ins]
         names = _leaf_names(args) + [  # (a keyword argument to leave unmapped: close over it)
             f"keyword argument {k!r}" + (f" leaf {j}" if n > 1 else "") + " (keyword "
             "arguments are mapped over axis 0: pass it positionally to choose its axis)"
             for k, v in kwargs.items() for n in [len(flatten(v)[0])] for j in range(n)]
-        axes = [_normalize(d, len(a.shape), f"in_axes for {nm}", where, a.shape)
-                for d, a, nm in zip(axes, avals, names)]
-        sizes = [(nm, a.shape[d]) for nm, a, d in zip(names, avals, axes) if d is not None]
+        axes = [_normalize(axes[i], len(a.shape), f"in_axes for {names[i]}", where, a.shape)
+                for i, a in zip(mapped, avals)]
+        sizes = [(names[i], a.shape[d]) for i, a, d in zip(mapped, avals, axes)]
         if axis_size is not None:
             sizes.append(("axis_size", axis_size))
         if not sizes:
@@ -374,7 +377,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         trees = {}
 
         def flat_fun(*xs):
-            *a, kw = unflatten(in_tree, xs)
+            given = dict(zip(mapped, xs))
+            *a, kw = unflatten(in_tree, [given.get(i, x) for i, x in enumerate(leaves)])
             outs, trees["out"] = flatten(fun(*a, **kw))
             for out in outs:
                 if not isinstance(out, (Tracer, np.ndarray, np.generic, int, float)) and \
@@ -396,7 +400,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         with _naming(outside, axis_name):
             g, more = batch_graph(graph, size, axes + [None] * len(captured), outs_axes,
                                   where, bool(sum_match))
-        return unflatten(trees["out"], eval_graph(g, list(leaves) + captured + more))
+        return unflatten(trees["out"], eval_graph(g, ins + captured + more))
     vmapped.__name__ = f"vmap_{name}"
     vmapped.__doc__ = getattr(fun, "__doc__", None)
     return vmapped

@@ -1,5 +1,8 @@
 """custom_vjp (JAX semantics) and custom_grad (TensorFlow.js semantics): several inputs
-and outputs, pytrees, jit, grad of grad, jvp, and their errors."""
+and outputs, pytrees, jit, grad of grad, jvp, vmap with nondiff arguments, and their
+errors."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -263,3 +266,51 @@ def _scale_by(w):
     def scale(x):
         return x * w, lambda dy: dy * w
     return scale
+
+
+@functools.partial(custom_vjp, nondiff_argnums=(0,))
+def scaled_sin(n, x):
+    """sin(x) * n, n a number, an array or a function of x; bwd gets n first and marks
+    its gradient (x10, without n's derivative) so the rule is seen."""
+    return tnp.sin(x) * (n(x) if callable(n) else n)
+
+
+scaled_sin.defvjp(lambda n, x: (scaled_sin(n, x), x),
+                  lambda n, x, g: (g * tnp.cos(x) * (n(x) if callable(n) else n) * 10,))
+
+
+def _square(x):
+    return x * x
+
+
+def _scaled_grad(n, x):
+    return grad(lambda x: tnp.sum(scaled_sin(n, x)))(x)
+
+
+@pytest.mark.parametrize("n", [_square, 3.0, np.array(3.0)], ids=["function", "float",
+                                                                    "array"])
+def test_vmap_of_a_custom_vjp_with_an_unbatched_nondiff_argument(n):
+    """The values jax 0.10.2 gives: an unbatched nondiff argument (in_axes None or
+    closed over) reaches fun, fwd and bwd as it is, also under grad and jit."""
+    scale = n(X) if callable(n) else n
+    for f, g in [(tracer.vmap(scaled_sin, in_axes=(None, 0)),
+                  tracer.vmap(_scaled_grad, in_axes=(None, 0))),
+                 (lambda n, x: tracer.vmap(lambda x: scaled_sin(n, x))(x),
+                  lambda n, x: tracer.vmap(lambda x: _scaled_grad(n, x))(x))]:
+        np.testing.assert_allclose(f(n, X), np.sin(X) * scale)
+        np.testing.assert_allclose(g(n, X), np.cos(X) * scale * 10)
+        np.testing.assert_allclose(grad(lambda x: tnp.sum(f(n, x)))(X), np.cos(X) * scale * 10)
+    if callable(n):    # jit may hold a function as a static argument, not an array
+        for backend in ("llvm", "numpy"):
+            g = jit(tracer.vmap(_scaled_grad, in_axes=(None, 0)), static_argnums=0,
+                    backend=backend)
+            np.testing.assert_allclose(g(n, X), np.cos(X) * scale * 10)
+
+
+@pytest.mark.parametrize("transform", [
+    lambda f: tracer.vmap(f), lambda f: jit(tracer.vmap(f, in_axes=(None, 0)))])
+def test_a_batched_or_jitted_nondiff_array_is_an_error_as_in_jax(transform):
+    """jax raises UnexpectedTracerError (a TypeError): the array is a Tracer there."""
+    with pytest.raises(TypeError, match=r"custom_vjp\(scaled_sin\): an argument is marked "
+                                        r"non-differentiable"):
+        transform(_scaled_grad)(Y, X)

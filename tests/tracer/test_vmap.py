@@ -180,6 +180,18 @@ def test_unbatched_output_is_broadcast_and_axis_size():
     assert out.shape == (3, 2)
 
 
+def test_unmapped_arguments_reach_fun_as_they_are():
+    """As jax.vmap's: an argument with in_axes None is not traced, so it may be a
+    function, and Python may branch on an array's value; a mapped one must be an array."""
+    xs = np.arange(3.0)
+    np.testing.assert_array_equal(vmap(lambda f, x: f(x), in_axes=(None, 0))(abs, -xs), xs)
+    branchy = vmap(lambda a, x: x * 2 if a > 0 else x, in_axes=(None, 0))
+    np.testing.assert_array_equal(branchy(np.float32(1), xs), xs * 2)
+    np.testing.assert_array_equal(branchy(np.float32(-1), xs), xs)
+    with pytest.raises(ArgumentError, match="expected an array or a number, got builtin"):
+        vmap(lambda f, x: f(x))(abs, xs)
+
+
 def test_errors_name_arguments_and_sizes():
     with pytest.raises(ShapeError, match=r"argument 0 has size 3.*argument 1 has size 4"):
         vmap(lambda a, b: a + b)(np.ones(3), np.ones(4))
