@@ -58,13 +58,15 @@ def test_indexing_basic_array_and_traced():
     l:f32[1,2] = add g k
     m:f32[1,4] = slice[limit=(1, 4) start=(0, 0) step=(1, 1)] b
     n:f32[4] = reshape[shape=(4,)] m
-    o:bool[] = lt c 0:i32[]
-    p:i32[] = add c 4:i32[]
-    q:i32[] = select o p c
-    r:f32[] = take[axis=0] n q
-    s:f32[1,2] = broadcast_to[shape=(1, 2)] r
-    t:f32[1,2] = add l s
-  in (t) }"""
+    o:i32[] = add c 4:i32[]
+    p:bool[] = lt c 0:i32[]
+    q:bool[] = ge o 0:i32[]
+    r:bool[] = and p q
+    s:i32[] = select r o c
+    t:f32[] = take[axis=0] n s
+    u:f32[1,2] = broadcast_to[shape=(1, 2)] t
+    v:f32[1,2] = add l u
+  in (v) }"""
 
 
 @pytest.fixture
