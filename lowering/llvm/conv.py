@@ -28,7 +28,7 @@ from lowering.settings import settings
 # dimension, for each of its kw positions) into the scratch after B's panels, at i64
 # `table`: as constants, a big window's made the node's own code slow to compile.
 SCALARS = ("m", "opix", "c", "cg", "o", "og", "groups", "kdim", "npan", "kw", "nw_max", "cc",
-           "chunk", "table")
+           "chunk", "table", "dilated")
 PER_DIM = ("osp", "oinner", "sp", "stride", "pad", "ldil", "extent", "ksp", "kinner", "rdil")
 
 
@@ -69,7 +69,8 @@ class Shape:
         scalars = dict(m=self.m, opix=int(np.prod(osp, dtype=np.int64)), c=self.c, cg=self.cg,
                        o=self.o, og=self.og, groups=self.groups, kdim=self.kdim,
                        npan=self.npan, kw=self.kw, nw_max=nw_max, cc=cc,
-                       chunk=sizes[0] * settings.conv_row_chunk, table=self._table())
+                       chunk=sizes[0] * settings.conv_row_chunk, table=self._table(),
+                       dilated=int(any(ld > 1 for ld in self.ldil)))
         rows = dict(osp=osp, oinner=[int(np.prod(osp[d + 1:], dtype=np.int64))
                                      for d in range(len(osp))],
                     sp=list(self.sp), stride=list(self.strides), pad=[lo for lo, _ in self.pads],
@@ -129,19 +130,35 @@ def _pack(sym, elems, nr, rank):
 
 def _gather(sym, elems, rank, lda):
     """`void sym.gather(ptr x, ptr abuf, i64 row, i64 size, i64 g, i64 wp0, i64 nw, i64 c0,
-    i64 cc, ptr geom, ptr scratch)`: abuf[r, j*cc + c] = x at output row `row`+r (r < size), window
-    position wp0+j (j < nw), channel g*Cg + c0 + c (0 outside the operand or on a
-    dilation hole). One function that every tile size calls."""
+    i64 cc, ptr geom, ptr scratch)`: abuf[r, j*cc + c] = x at output row `row`+r (r <
+    size), window position wp0+j (j < nw), channel g*Cg + c0 + c (0 outside the operand or
+    on a dilation hole). One function that every tile size calls."""
     f, row, g, abuf = Body(*elems), "%row", "%g", "%abuf"
     s = _Geometry(f, rank)
     table = f.gep("%scratch", s.table, "i64")
     zero = "0" if elems[0][0] == "i" else "0.0"
+    # the output row's coordinates (n, *opos): divided out for the first row, then counted
+    # up row by row (four divisions a row by run-time sizes took 1.3x a CNN's step)
+    digits = [f(f"alloca i64", "dig") for _ in range(rank + 1)]
+    first = [f.div(row, s.opix)] + [f(f"urem i64 {f.div(row, inner)}, {size}")
+                                    for inner, size in zip(s.dims["oinner"], s.dims["osp"])]
+    for slot, value in zip(digits, first):
+        f.store("i64", value, slot)
 
-    def one_row(r):
-        m = f.add(row, r)
-        n = f.div(m, s.opix)
-        opos = [f(f"urem i64 {f.div(m, inner)}, {size}")
-                for inner, size in zip(s.dims["oinner"], s.dims["osp"])]
+    def run(body):
+        """body(c) for c in [0, cc): alone, without a loop, when cc is 1 (one channel)."""
+        one, many, joined = f.fresh("one"), f.fresh("many"), f.fresh("ran")
+        f.emit(f"br i1 {f('icmp eq i64 %cc, 1')}, label {one}, label {many}")
+        f.label(one)
+        body(0)
+        f.emit(f"br label {joined}")
+        f.label(many)
+        f.loop(0, "%cc", body)
+        f.emit(f"br label {joined}")
+        f.label(joined)
+
+    def one_row(r, dilated):
+        n, *opos = (f.load("i64", slot) for slot in digits)
         base = f.gep(abuf, f.mul(r, lda))
 
         def window(j):
@@ -152,40 +169,41 @@ def _gather(sym, elems, rank, lda):
                 off = f.load("i64", f.gep(table, f.add(f.mul(f.add("%wp0", j), rank), d), "i64"))
                 pos = f(f"sub nsw i64 {f.add(f.mul(o, st), off)}, {lo}")
                 ok = f(f"and i1 {ok}, {f(f'icmp ult i64 {pos}, {ext}')}")
-                ok, pos = _undilate(f, ok, pos, ld)
+                if dilated:
+                    rem = f(f"urem i64 {pos}, {ld}")
+                    ok = f(f"and i1 {ok}, {f(f'icmp eq i64 {rem}, 0')}")
+                    pos = f(f"udiv i64 {pos}, {ld}")
                 flat = f.add(f.mul(flat, n_), pos)
             src = f.mgep("%x", f.add(f.mul(flat, s.c), f.add(f.mul(g, s.cg), "%c0")))
             dst = f.gep(base, f.mul(j, "%cc"))
             copy, blank, done = f.fresh("copy"), f.fresh("zero"), f.fresh("done")
             f.emit(f"br i1 {ok}, label {copy}, label {blank}")
             f.label(copy)
-            f.loop(0, "%cc", lambda c: f.store(f.elem, f.mload(None, f.mgep(src, c)),
-                                               f.gep(dst, c)))
+            run(lambda c: f.store(f.elem, f.mload(None, f.mgep(src, c)), f.gep(dst, c)))
             f.emit(f"br label {done}")
             f.label(blank)
-            f.loop(0, "%cc", lambda c: f.store(f.elem, zero, f.gep(dst, c)))
+            run(lambda c: f.store(f.elem, zero, f.gep(dst, c)))
             f.emit(f"br label {done}")
             f.label(done)
         f.loop(0, "%nw", window)
-    f.loop(0, "%size", one_row)
+        carry = "true"
+        for slot, value, size in reversed(list(zip(digits, [n, *opos], [None, *s.dims["osp"]]))):
+            up = f.add(value, f(f"zext i1 {carry} to i64"))
+            if size is not None:
+                carry = f(f"icmp eq i64 {up}, {size}")
+                up = f(f"select i1 {carry}, i64 0, i64 {up}")
+            f.store("i64", up, slot)
+    yes, no, done = f.fresh("dilated"), f.fresh("plain"), f.fresh("gathered")
+    f.emit(f"br i1 {f(f'icmp ne i64 {s.dilated}, 0')}, label {yes}, label {no}")
+    for label, dilated in ((yes, True), (no, False)):     # divisions only if lhs-dilated
+        f.label(label)
+        f.loop(0, "%size", lambda r: one_row(r, dilated))
+        f.emit(f"br label {done}")
+    f.label(done)
     return f.text(f"internal void @\"{sym}.gather\"(ptr noalias %x, ptr noalias %abuf, i64 %row, "
                   "i64 %size, i64 %g, i64 %wp0, i64 %nw, i64 %c0, i64 %cc, ptr noalias %geom, "
                   "ptr noalias %scratch)",
                   "noinline")
-
-
-def _undilate(f, ok, pos, ld):
-    """(ok and pos on the lhs dilation's grid, pos / ld): the division only where ld > 1."""
-    pre, div, done = f.block, f.fresh("dilated"), f.fresh("undilated")
-    f.emit(f"br i1 {f(f'icmp ugt i64 {ld}, 1')}, label {div}, label {done}")
-    f.label(div)
-    rem = f(f"urem i64 {pos}, {ld}")
-    on = f(f"and i1 {ok}, {f(f'icmp eq i64 {rem}, 0')}")
-    q = f(f"udiv i64 {pos}, {ld}")
-    f.emit(f"br label {done}")
-    f.label(done)
-    return (f(f"phi i1 [ {ok}, {pre} ], [ {on}, {div} ]"),
-            f(f"phi i64 [ {pos}, {pre} ], [ {q}, {div} ]"))
 
 
 def _rows(sym, elems, vl, nr, sizes, lda, rank):
