@@ -327,9 +327,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     """Vectorize `fun` over an axis of its arguments, as `jax.vmap`: `in_axes` and
     `out_axes` are ints (negative count from the end), None (not mapped / broadcast), or
     pytree prefixes; keyword arguments are mapped over their axis 0, as JAX's (in_axes
-    covers the positional ones only). As in JAX, `fun` gets an unmapped argument as it
-    is, as if it closed over it: a function, a static number for custom_vjp's
-    nondiff_argnums, an array Python can branch on. `axis_size` is needed only when
+    covers the positional ones only). As in JAX, `fun` gets an unmapped argument that is
+    not an array as it is (a function, a Python number for custom_vjp's nondiff_argnums);
+    an unmapped array is traced, unlike JAX's, as eager values here are NumPy arrays,
+    whose own indexing cannot take a traced index. `axis_size` is needed only when
     no argument is mapped; `axis_name` (a hashable, e.g. "i") names the mapped axis for
     the collectives inside `fun` (tracer.lax.psum(x, "i")...). With `sum_match`, an
     output batched where its out_axes is None is summed over the batch (JAX's) instead
@@ -352,17 +353,18 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                               tuple(args), "in_axes", where)
         axes += [0] * len(flatten(kwargs)[0])
         leaves, in_tree = flatten([*args, kwargs])
-        mapped = [i for i, d in enumerate(axes) if d is not None]
+        traced = [i for i, (x, d) in enumerate(zip(leaves, axes)) if d is not None or
+                  isinstance(x, (Tracer, np.ndarray, np.generic)) or hasattr(x, "__array__")]
         ins = [x if isinstance(x, Tracer) else core.as_array(x, where)
-               for x in (leaves[i] for i in mapped)]
+               for x in (leaves[i] for i in traced)]
         avals = [leaf_aval(x, where) for x in ins]
         names = _leaf_names(args) + [  # (a keyword argument to leave unmapped: close over it)
             f"keyword argument {k!r}" + (f" leaf {j}" if n > 1 else "") + " (keyword "
             "arguments are mapped over axis 0: pass it positionally to choose its axis)"
             for k, v in kwargs.items() for n in [len(flatten(v)[0])] for j in range(n)]
         axes = [_normalize(axes[i], len(a.shape), f"in_axes for {names[i]}", where, a.shape)
-                for i, a in zip(mapped, avals)]
-        sizes = [(names[i], a.shape[d]) for i, a, d in zip(mapped, avals, axes)]
+                for i, a in zip(traced, avals)]
+        sizes = [(names[i], a.shape[d]) for i, a, d in zip(traced, avals, axes) if d is not None]
         if axis_size is not None:
             sizes.append(("axis_size", axis_size))
         if not sizes:
@@ -377,7 +379,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         trees = {}
 
         def flat_fun(*xs):
-            given = dict(zip(mapped, xs))
+            given = dict(zip(traced, xs))
             *a, kw = unflatten(in_tree, [given.get(i, x) for i, x in enumerate(leaves)])
             outs, trees["out"] = flatten(fun(*a, **kw))
             for out in outs:

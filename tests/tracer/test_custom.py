@@ -290,13 +290,15 @@ def _scaled_grad(n, x):
 @pytest.mark.parametrize("n", [_square, 3.0, np.array(3.0)], ids=["function", "float",
                                                                     "array"])
 def test_vmap_of_a_custom_vjp_with_an_unbatched_nondiff_argument(n):
-    """The values jax 0.10.2 gives: an unbatched nondiff argument (in_axes None or
-    closed over) reaches fun, fwd and bwd as it is, also under grad and jit."""
+    """The values jax 0.10.2 gives: an unbatched nondiff argument (closed over, or with
+    in_axes None unless an array, which vmap traces) reaches fun, fwd and bwd as it is,
+    also under grad and jit."""
     scale = n(X) if callable(n) else n
-    for f, g in [(tracer.vmap(scaled_sin, in_axes=(None, 0)),
-                  tracer.vmap(_scaled_grad, in_axes=(None, 0))),
-                 (lambda n, x: tracer.vmap(lambda x: scaled_sin(n, x))(x),
-                  lambda n, x: tracer.vmap(lambda x: _scaled_grad(n, x))(x))]:
+    given = [(tracer.vmap(scaled_sin, in_axes=(None, 0)),
+              tracer.vmap(_scaled_grad, in_axes=(None, 0)))]
+    for f, g in given * (not isinstance(n, np.ndarray)) + [
+            (lambda n, x: tracer.vmap(lambda x: scaled_sin(n, x))(x),
+             lambda n, x: tracer.vmap(lambda x: _scaled_grad(n, x))(x))]:
         np.testing.assert_allclose(f(n, X), np.sin(X) * scale)
         np.testing.assert_allclose(g(n, X), np.cos(X) * scale * 10)
         np.testing.assert_allclose(grad(lambda x: tnp.sum(f(n, x)))(X), np.cos(X) * scale * 10)
@@ -308,9 +310,12 @@ def test_vmap_of_a_custom_vjp_with_an_unbatched_nondiff_argument(n):
 
 
 @pytest.mark.parametrize("transform", [
-    lambda f: tracer.vmap(f), lambda f: jit(tracer.vmap(f, in_axes=(None, 0)))])
-def test_a_batched_or_jitted_nondiff_array_is_an_error_as_in_jax(transform):
-    """jax raises UnexpectedTracerError (a TypeError): the array is a Tracer there."""
+    lambda f: tracer.vmap(f), lambda f: jit(tracer.vmap(f, in_axes=(None, 0))),
+    lambda f: tracer.vmap(f, in_axes=(None, 0))])
+def test_a_batched_or_traced_nondiff_array_is_an_error(transform):
+    """jax raises UnexpectedTracerError (a TypeError) for a batched or jitted one: the
+    array is a Tracer there; vmap traces an unbatched array too (as NumPy arrays, eager
+    values cannot take traced indices), where jax passes it as it is."""
     with pytest.raises(TypeError, match=r"custom_vjp\(scaled_sin\): an argument is marked "
                                         r"non-differentiable"):
         transform(_scaled_grad)(Y, X)

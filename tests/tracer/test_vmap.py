@@ -181,13 +181,18 @@ def test_unbatched_output_is_broadcast_and_axis_size():
 
 
 def test_unmapped_arguments_reach_fun_as_they_are():
-    """As jax.vmap's: an argument with in_axes None is not traced, so it may be a
-    function, and Python may branch on an array's value; a mapped one must be an array."""
+    """As jax.vmap's: an argument with in_axes None that is not an array is not traced,
+    so it may be a function, and Python may branch on a number; a mapped one must be an
+    array. An unmapped array is traced: a NumPy array indexed by a traced index could
+    not take it (jax's arrays can)."""
     xs = np.arange(3.0)
     np.testing.assert_array_equal(vmap(lambda f, x: f(x), in_axes=(None, 0))(abs, -xs), xs)
     branchy = vmap(lambda a, x: x * 2 if a > 0 else x, in_axes=(None, 0))
-    np.testing.assert_array_equal(branchy(np.float32(1), xs), xs * 2)
-    np.testing.assert_array_equal(branchy(np.float32(-1), xs), xs)
+    np.testing.assert_array_equal(branchy(1.0, xs), xs * 2)
+    np.testing.assert_array_equal(branchy(-1, xs), xs)
+    table = np.arange(10.0) * 3
+    lookup = vmap(lambda t, i: t[i], in_axes=(None, 0))
+    np.testing.assert_array_equal(lookup(table, np.array([1, 4])), [3.0, 12.0])
     with pytest.raises(ArgumentError, match="expected an array or a number, got builtin"):
         vmap(lambda f, x: f(x))(abs, xs)
 
