@@ -18,6 +18,7 @@ directory (one stat per file) on its first write and after every eighth of the c
 writes, and then trims the cache to three quarters of the cap, so the cap can be
 overshot by at most an eighth per concurrently writing process.
 """
+import hashlib
 import os
 import re
 import stat
@@ -25,6 +26,16 @@ from collections import OrderedDict
 
 from lowering.llvm.compile_worker import MAGIC, atomic_write, cache_entry, digest
 from lowering.settings import settings
+
+def source_digest(*names):
+    """sha256 (hex) of this package's files `names`: the code that generates a library,
+    part of its identity (a cached module never calls a library of another ABI)."""
+    digest = hashlib.sha256()
+    for name in names:
+        with open(os.path.join(os.path.dirname(__file__), name), "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()
+
 
 _ENTRY = re.compile(r"([0-9a-f]{64}\.[og]|\.tmp-.*)\Z")     # what trim() may delete
 _written = {}           # directory -> bytes this process wrote since its last scan

@@ -8,29 +8,19 @@ the two compile at the same time and neither waits for the other to be linked.
 A library's symbols name its dtype and a digest of the generating code (which includes
 the matmul tiles' layout of A), so that a cached module never calls one of another ABI.
 """
-import hashlib
-import os
 import re
 
 import numpy as np
 from llvmlite import ir
 
 from ir.errors import DTypeError
-from lowering.llvm import conv, irutil, matmul, matmul_shared
+from lowering.llvm import caches, conv, irutil, matmul, matmul_shared
 from lowering.llvm.irutil import I64, PTR
 from lowering.llvm.protocol import KernelEmitter
 from lowering.settings import settings
 
 
-def _source_digest():
-    digest = hashlib.sha256()
-    for name in ("irtext.py", "matmul.py", "conv.py", "conv_shared.py"):
-        with open(os.path.join(os.path.dirname(__file__), name), "rb") as f:
-            digest.update(f.read())
-    return digest.hexdigest()[:12]
-
-
-_SOURCE = _source_digest()
+_SOURCE = caches.source_digest("irtext.py", "matmul.py", "conv.py", "conv_shared.py")[:12]
 _DTYPES = {dt.name: dt for dt in matmul.ELEMENT_TYPES}
 _DECLARED = re.compile(r'^declare [^\n]*@"?(tracer\.conv\.' + _SOURCE +
                        r'\.\w+\.\d+d)\.(?:pack|rows)"?\(', re.M)

@@ -4,13 +4,11 @@ instead of inlining a copy per call (lowering.llvm.mathlib's `declare`), because
 is optimized and vectorized anew by LLVM.
 """
 import functools
-import hashlib
-import os
 import re
 
 import numpy as np
 
-from lowering.llvm import mathlib
+from lowering.llvm import caches, mathlib
 from lowering.settings import settings
 
 # A module calling math functions more than settings.share_at times calls one precompiled
@@ -30,16 +28,7 @@ _SYMBOLS = {f"tracer.{name}.{suffix}": (name, np.dtype(dtype)) for name in mathl
             for dtype, suffix in ((np.float32, "f32"), (np.float64, "f64"))}
 
 
-def _source_digest():
-    """Of the code that generates the libraries: part of their identity."""
-    digest = hashlib.sha256()
-    for name in ("mathlib.py", "trig.py", "mathir.py", "mathlib_shared.py"):
-        with open(os.path.join(os.path.dirname(__file__), name), "rb") as f:
-            digest.update(f.read())
-    return digest.hexdigest()
-
-
-_SOURCE = _source_digest()
+_SOURCE = caches.source_digest("mathlib.py", "trig.py", "mathir.py", "mathlib_shared.py")
 _DECLARED = re.compile(r'^declare [^\n]*@"?(tracer\.\w+\.f(?:32|64))"?\(', re.M)
 # a function's name and body; lowering.llvm.control names the body of a loop (or of a
 # checkpoint) `<kernel>.body` and the groups inside it `<kernel>.body.g<k>`

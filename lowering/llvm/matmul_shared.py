@@ -12,26 +12,16 @@ its rows of A and calls them, through pointers a convolution node passes it.
 A library's symbols name its dtype and a digest of the generating code, so that a cached
 module never calls a library of another ABI.
 """
-import hashlib
-import os
 import re
 
 import numpy as np
 from llvmlite import ir
 
-from lowering.llvm import irutil, matmul
+from lowering.llvm import caches, irutil, matmul
 from lowering.settings import settings
 
 
-def _source_digest():
-    digest = hashlib.sha256()
-    for name in ("irtext.py", "matmul.py", "matmul_shared.py"):
-        with open(os.path.join(os.path.dirname(__file__), name), "rb") as f:
-            digest.update(f.read())
-    return digest.hexdigest()[:12]
-
-
-_SOURCE = _source_digest()
+_SOURCE = caches.source_digest("irtext.py", "matmul.py", "matmul_shared.py")[:12]
 _DTYPES = {dt.name: dt for dt in matmul.ELEMENT_TYPES}
 _DECLARED = re.compile(r'^declare [^\n]*@"?(tracer\.mm\.' + _SOURCE +
                        r'\.\w+)\.(?:[nt][nt]|\d+xe\d+)"?\(', re.M)
