@@ -75,7 +75,7 @@ class Node:
 
     `source` is "file:line (function)" of the user code that emitted it, for errors.
     """
-    __slots__ = ("kernel", "inputs", "outputs", "attr_items", "source")
+    __slots__ = ("kernel", "inputs", "outputs", "attr_items", "source", "_regions")
 
     def __init__(self, kernel, inputs, outputs, attrs=None, source=None):
         self.kernel = kernel
@@ -83,6 +83,7 @@ class Node:
         self.outputs = tuple(outputs)
         self.attr_items = freeze_attrs(attrs)
         self.source = source
+        self._regions = None    # found on first use: every pass asks each node, often
 
     @property
     def attrs(self):
@@ -91,11 +92,15 @@ class Node:
     @property
     def regions(self):
         """The node's sub-graphs, in attr order (a tuple attr's graphs in its order)."""
-        return [g for _, v in self.attr_items if is_region(v)
-                for g in (v if type(v) is tuple else (v,))]
+        if self._regions is None:       # attrs never change: found once
+            self._regions = tuple([g for _, v in self.attr_items if is_region(v)
+                                   for g in (v if type(v) is tuple else (v,))])
+        return list(self._regions)
 
     def with_regions(self, fn):
         """This node with every region `g` replaced by `fn(g)` (self if none changes)."""
+        if not self.regions:
+            return self
         attrs, changed = {}, False
         for k, v in self.attr_items:
             if is_region(v):
