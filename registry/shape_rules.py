@@ -39,18 +39,28 @@ def apply_shape_rule(kernel, avals, attrs):
                           f"({', '.join(map(str, avals))}) with attrs {attrs}: "
                           f"{type(e).__name__}: {e}") from e
     multi = isinstance(out, (tuple, list))
-    try:
-        outs = tuple(ShapedArray(o.shape, o.dtype) for o in (out if multi else (out,)))
-    except (AttributeError, TypeError, ValueError):
-        raise KernelError(f"shape rule of {kernel!r} must return objects with .shape (a tuple "
-                          f"of ints) and .dtype, or a tuple of them; got {out!r}") from None
-    for o, raw in zip(outs, out if multi else (out,)):
-        check_dtype(o.dtype, f"shape rule of {kernel!r}")
-        if tuple(raw.shape) != o.shape and not _all_ints(raw.shape) or any(d < 0 for d in o.shape):
-            raise KernelError(f"shape rule of {kernel!r} returned a negative "
-                              f"dimension or a non-int: {tuple(raw.shape)}")
-        _check_addressable(kernel, avals, o)
+    outs = tuple([_checked(kernel, avals, raw, out) for raw in (out if multi else (out,))])
     return outs, multi
+
+
+def _checked(kernel, avals, raw, out):
+    """The strong aval of one output `raw` of kernel's rule (which returned `out`), checked.
+    A ShapedArray (what every built-in rule returns) already has a tuple of ints."""
+    if type(raw) is ShapedArray:
+        o = raw.strip_weak()
+    else:
+        try:
+            o = ShapedArray(raw.shape, raw.dtype)
+        except (AttributeError, TypeError, ValueError):
+            raise KernelError(f"shape rule of {kernel!r} must return objects with .shape (a "
+                              f"tuple of ints) and .dtype, or a tuple of them; got {out!r}") \
+                from None
+    check_dtype(o.dtype, f"shape rule of {kernel!r}")
+    if tuple(raw.shape) != o.shape and not _all_ints(raw.shape) or min(o.shape, default=0) < 0:
+        raise KernelError(f"shape rule of {kernel!r} returned a negative "
+                          f"dimension or a non-int: {tuple(raw.shape)}")
+    _check_addressable(kernel, avals, o)
+    return o
 
 
 def _all_ints(dims):

@@ -205,6 +205,7 @@ class Trace:
         self.capvars, self.captured = [], []   # outer tracers used here, and their vars
         self.constvars, self.consts = [], []
         self._lifted = {}
+        self._broadcasts = {}   # (dtype, bytes, shape) -> tracer: see broadcast_scalar
 
     def new_input(self, aval):
         v = Var(aval)
@@ -249,6 +250,16 @@ class Trace:
         if multi:
             return tuple([Tracer(self, o) for o in outs])
         return Tracer(self, outs[0])
+
+    def broadcast_scalar(self, x, shape):
+        """A broadcast_to node of 0-d constant `x`, one per value and shape in this trace:
+        an op with a Python scalar needs one each time (W7's chain: 48 of its 128 nodes,
+        each traced at the cost of the op itself), and CSE would merge them anyway."""
+        key = (x.dtype.str, x.tobytes(), shape)
+        out = self._broadcasts.get(key)
+        if out is None:
+            out = self._broadcasts[key] = self.emit("broadcast_to", [x], {"shape": shape})
+        return out
 
     def to_graph(self, outs):
         outvars = [self.lift(o) for o in outs]

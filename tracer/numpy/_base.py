@@ -206,12 +206,22 @@ def elementwise(kernel, op, xs, dtype=None):
             _broadcasted.clear()
         shp = _broadcasted[shapes] = broadcast_shapes(op, *shapes)
     trace = innermost_trace(xs)
-    # operands already of the result's shape and dtype pass as they are (a Python scalar
-    # always becomes a 0-d array of the result dtype)
-    args = [x if s == shp and d == dt and (not weak or type(x) is Tracer) else
-            broadcast(convert(x, dt, op), shp, trace) for x, (s, d, weak) in zip(xs, descs)]
+    args = [_operand(x, desc, dt, shp, trace, op) for x, desc in zip(xs, descs)]
     # `trace` is also the innermost trace of `args`: emitting there is what run_kernel does
     return run_kernel(kernel, args) if trace is None else trace.emit(kernel, args, {})
+
+
+def _operand(x, desc, dt, shp, trace, op):
+    """Operand `x` (of `_describe` `desc`) as `dt` of shape `shp`. One already so passes as
+    it is (a Python scalar always becomes a 0-d array of `dt`); a constant scalar traced
+    is broadcast by a node its trace shares among the ops that need the same one."""
+    s, d, weak = desc
+    if s == shp and d == dt and (not weak or type(x) is Tracer):
+        return x
+    x = convert(x, dt, op)
+    if trace is not None and shp and not s and type(x) is not Tracer:
+        return trace.broadcast_scalar(x, shp)
+    return broadcast(x, shp, trace)
 
 
 def normalize_axis(op, axis, ndim):
