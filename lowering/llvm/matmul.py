@@ -90,8 +90,8 @@ def tile_function(name, elems, vl, nr, rows, vectors, lda):
     i64 ldk, i64 cols)`: for each of `panels` panels, C[rows x cols] = (C if add else 0)
     + A @ B over kc steps of k, where a is a sliver of A (rows x kc; A[r, kk] at a + r *
     lda + kk * ldk), b the first packed B panel (kc x NR, the next one k * NR further) and
-    c the tile's first element (row stride n); cols <= `vectors` * VL, its columns past
-    cols masked. `lda` is a constant (then ldk is 1, and both parameters unused) or
+    c the tile's first element (row stride n); (`vectors` - 1) * VL < cols <= `vectors` *
+    VL, its columns past cols masked. `lda` is a constant (then ldk is 1, and both parameters unused) or
     "%lda" (both given at run time).
     The panel loop is here rather than in the caller so that LLVM does not unroll it into
     many calls; nor does it unroll the k loop of a tile of several rows (marked for
@@ -101,7 +101,7 @@ def tile_function(name, elems, vl, nr, rows, vectors, lda):
     f, vec = Body(elem, mem, unrolled=rows == 1), f"<{vl} x {elem}>"
     is_float = elem in ("float", "double")
     ldk = 1 if isinstance(lda, int) else "%ldk"
-    lanes = [f.mask(vl, f(f"sub nsw i64 %cols, {v * vl}")) for v in range(nv)]
+    last = f.mask(vl, f(f"sub nsw i64 %cols, {(nv - 1) * vl}"))   # the last vector's columns
     n, k = "%n", "%k"
 
     def panel(p):
@@ -131,25 +131,31 @@ def tile_function(name, elems, vl, nr, rows, vectors, lda):
         f.label(kdone)
         acc = [[f(f"phi {vec} [ zeroinitializer, {pre} ], [ {x}, {loop} ]") for x in row]
                for row in nexts]
-        # C's loads and stores are masked only in the narrower last panel: on AMD's Zen 3
-        # masked stores are microcoded, and masking every panel's made W18's matmuls 1.24-
-        # 1.32x NumPy's time on one core, 0.97-1.04x without (examples/bench_steps.py MM)
-        out = f.fresh("out")
-        paths = [(f.fresh("store"), old, edge) for old in (False, True) for edge in (False, True)]
-        edge = f(f"zext i1 {f(f'icmp slt i64 %cols, {nv * vl}')} to i64")
-        old = f(f"shl i64 {f('zext i1 %add to i64')}, 1")
-        cases = " ".join(f"i64 {j}, label {label}" for j, (label, _, _) in enumerate(paths))
-        f.emit(f"switch i64 {f(f'or i64 {old}, {edge}')}, label {out} [ {cases} ]")
-        for label, old, edge in paths:
-            f.label(label)
+        # only a tile's last vector of C can be partial (call_tiles picks the tile of as few
+        # vectors as cover the columns), and only in the narrower last panel: masked there
+        # alone. On AMD's Zen 3 masked stores are microcoded, and masking every panel's
+        # writes made W18's matmuls 1.24-1.32x NumPy's time on one core, 0.97-1.04x without
+        # (examples/bench_steps.py MM)
+        out, part = f.fresh("out"), f(f"icmp slt i64 %cols, {nv * vl}")
+        paths = [(f.fresh("store"), old) for old in (False, True)]
+        f.emit(f"br i1 %add, label {paths[1][0]}, label {paths[0][0]}")
+
+        def write(v, old, lanes):
             for r in range(rows):
-                for v in range(nv):
-                    x, ptr = acc[r][v], f.mgep(c, f.add(f.mul(r, n), v * vl))
-                    on = lanes[v] if edge else None
-                    if old:
-                        x = f(f"{'fadd' if is_float else 'add'} {vec} {f.mload(vl, ptr, on)}, {x}")
-                    f.mstore(vl, x, ptr, on)
-            f.emit(f"br label {out}")
+                x, ptr = acc[r][v], f.mgep(c, f.add(f.mul(r, n), v * vl))
+                if old:
+                    x = f(f"{'fadd' if is_float else 'add'} {vec} {f.mload(vl, ptr, lanes)}, {x}")
+                f.mstore(vl, x, ptr, lanes)
+        for label, old in paths:
+            f.label(label)
+            for v in range(nv - 1):
+                write(v, old, None)
+            whole, edge = f.fresh("whole"), f.fresh("edge")
+            f.emit(f"br i1 {part}, label {edge}, label {whole}")
+            for at, lanes in ((whole, None), (edge, last)):
+                f.label(at)
+                write(nv - 1, old, lanes)
+                f.emit(f"br label {out}")
         f.label(out)
     f.loop(0, "%panels", panel)
     return f.text(f"void @\"{name}\"({TILE_PARAMS})", "noinline")  # inlined: a copy per call
