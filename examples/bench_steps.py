@@ -26,12 +26,13 @@ import tracer  # noqa: E402
 def _times(call, reps):
     """Seconds of each of `reps` calls of `call` after a first one, on CLOCK."""
     call()
-    times = []
-    for _ in range(reps):
-        t0 = CLOCK[0]()
-        call()
-        times.append(CLOCK[0]() - t0)
-    return times
+    return [_once(call) for _ in range(reps)]
+
+
+def _once(call):
+    t0 = CLOCK[0]()
+    call()
+    return CLOCK[0]() - t0
 
 
 CLOCK = [time.perf_counter]     # --cpu: time.process_time (less disturbed by a busy host)
@@ -65,8 +66,8 @@ def matmuls(reps):
     for name, (sa, sb, fn) in MATMULS.items():
         a, b = (rng.standard_normal(s).astype(np.float32) for s in (sa, sb))
         f = tracer.jit(fn)
-        pairs = [(_times(lambda: f(a, b), 1)[0], _times(lambda: fn(a, b), 1)[0])
-                 for _ in range(reps)]
+        f(a, b), fn(a, b)
+        pairs = [(_once(lambda: f(a, b)), _once(lambda: fn(a, b))) for _ in range(reps)]
         ratio = statistics.median(ours / theirs for ours, theirs in pairs)
         out.append(f"{name} {min(p[0] for p in pairs) * 1e6:.0f} us ({ratio:.2f}x numpy)")
     return " | ".join(out)

@@ -27,6 +27,7 @@ from collections import OrderedDict
 from lowering.llvm.compile_worker import MAGIC, atomic_write, cache_entry, digest
 from lowering.settings import settings
 
+
 def source_digest(*names):
     """sha256 (hex) of this package's files `names`: the code that generates a library,
     part of its identity (a cached module never calls a library of another ABI)."""

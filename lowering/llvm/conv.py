@@ -138,8 +138,9 @@ def _gather(sym, elems, rank, lda):
     table = f.gep("%scratch", s.table, "i64")
     zero = "0" if elems[0][0] == "i" else "0.0"
     # the output row's coordinates (n, *opos): divided out for the first row, then counted
-    # up row by row. Four divisions a row by run-time sizes made W15's and W20's steps
-    # 1.2-1.3x the per-node code's (on a busy host); counted, they are within noise of it
+    # up row by row. With four divisions a row by run-time sizes, one channel copied by a
+    # loop and the dilation's divisions done always, W15's and W20's steps took 1.1-1.5x
+    # the per-node code's (on a busy host); with the three changes, within noise of it
     # (TRACER_NUM_THREADS=1 python examples/bench_steps.py --only W15,W20 --cpu)
     digits = [f(f"alloca i64", "dig") for _ in range(rank + 1)]
     first = [f.div(row, s.opix)] + [f(f"urem i64 {f.div(row, inner)}, {size}")

@@ -63,8 +63,7 @@ def _prepare(ctx, ins, outs, **attrs):
 def _emit(ctx, ins, outs, **attrs):
     s = conv.shape([x.aval for x in ins], [o.aval for o in outs], **attrs)
     module = ctx.b.module
-    matmul_shared.declare_tiles(module, s.dtype)     # the library's tiles it calls
-    tiles = [module.globals[name] for name in matmul_shared.tiles(s.dtype)]
+    tiles = matmul_shared.declare_tiles(module, s.dtype)     # the library's tiles it calls
     fn = irutil.intrinsic(module, symbol(s.dtype, len(s.osp)) + ".rows",
                           ir.VoidType(), [PTR, PTR, PTR, I64, I64, PTR, PTR])
     ctx.b.call(fn, [ins[0].ptr, ctx.scratch, outs[0].ptr, ctx.start, ctx.end,

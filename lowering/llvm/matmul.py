@@ -91,8 +91,8 @@ def tile_function(name, elems, vl, nr, rows, vectors, lda):
     + A @ B over kc steps of k, where a is a sliver of A (rows x kc; A[r, kk] at a + r *
     lda + kk * ldk), b the first packed B panel (kc x NR, the next one k * NR further) and
     c the tile's first element (row stride n); (`vectors` - 1) * VL < cols <= `vectors` *
-    VL, its columns past cols masked. `lda` is a constant (then ldk is 1, and both parameters unused) or
-    "%lda" (both given at run time).
+    VL, its columns past cols masked. `lda` is a constant (then ldk is 1, and both
+    parameters unused) or "%lda" (both given at run time).
     The panel loop is here rather than in the caller so that LLVM does not unroll it into
     many calls; nor does it unroll the k loop of a tile of several rows (marked for
     irtext.kept_loops, which the library's text goes through). The tiles are public:
@@ -134,8 +134,8 @@ def tile_function(name, elems, vl, nr, rows, vectors, lda):
         # only a tile's last vector of C can be partial (call_tiles picks the tile of as few
         # vectors as cover the columns), and only in the narrower last panel: masked there
         # alone. On AMD's Zen 3 masked stores are microcoded, and masking every panel's
-        # writes made W18's matmuls 1.24-1.32x NumPy's time on one core, 0.97-1.04x without
-        # (examples/bench_steps.py MM)
+        # writes made W18's three products 1.08-1.32x NumPy's time on one core, 0.97-1.08x
+        # without (examples/bench_steps.py MM)
         out, part = f.fresh("out"), f(f"icmp slt i64 %cols, {nv * vl}")
         paths = [(f.fresh("store"), old) for old in (False, True)]
         f.emit(f"br i1 %add, label {paths[1][0]}, label {paths[0][0]}")

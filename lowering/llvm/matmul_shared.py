@@ -34,26 +34,20 @@ def symbol(dtype, transpose_a=False, transpose_b=False):
     return f"{_base(np.dtype(dtype))}.{'nt'[transpose_a]}{'nt'[transpose_b]}"
 
 
-def tile_stem(dtype, rows):
-    """The stem (matmul.call_tiles, tile_name) of the library's register tiles of `rows`
-    rows (of matmul.a_block's sizes), which read A rows a_block's stride apart."""
-    return f"{_base(np.dtype(dtype))}.{rows}"
-
-
 def tiles(dtype):
-    """The library's public register tiles for `dtype`: every row size and vector count."""
+    """The library's public register tiles for `dtype`: every row size (of
+    matmul.a_block's, reading A rows its stride apart) and vector count."""
     nv = matmul.tile_geometry(dtype)[3]
-    return [matmul.tile_name(tile_stem(dtype, r), v) for r in matmul.a_block(dtype)[0]
-            for v in range(1, nv + 1)]
+    return [matmul.tile_name(f"{_base(np.dtype(dtype))}.{r}", v)
+            for r in matmul.a_block(dtype)[0] for v in range(1, nv + 1)]
 
 
 def declare_tiles(module, dtype):
-    """Declare the library's tiles for `dtype` in llvmlite `module` (their parameters
-    those of matmul.TILE_PARAMS), for code that calls them."""
+    """The library's tiles for `dtype` (tiles' order), declared in llvmlite `module`
+    (their parameters those of matmul.TILE_PARAMS), for code that calls them."""
     types = {"ptr": irutil.PTR, "i64": irutil.I64, "i1": irutil.I1}
     params = [types[p.split()[0]] for p in matmul.TILE_PARAMS.split(", ")]
-    for name in tiles(dtype):
-        irutil.intrinsic(module, name, ir.VoidType(), params)
+    return [irutil.intrinsic(module, name, ir.VoidType(), params) for name in tiles(dtype)]
 
 
 def _base(dtype):

@@ -16,7 +16,8 @@ from tracer.numpy._base import (convert, dtype_of, normalize_axes, normalize_axi
 from tracer.numpy.elementwise import where
 from tracer.numpy.indexing import getitem, take
 from tracer.numpy.shape_ops import (atleast_1d, atleast_2d, atleast_3d, broadcast_to,
-                                    concatenate, expand_dims, ravel, reshape, transpose)
+                                    concatenate, expand_dims, joined, ravel, reshape,
+                                    transpose)
 
 
 def _positions(x, np_fn):
@@ -31,15 +32,7 @@ def _empty_like(x, shp):
 
 
 def _cat(name, arrays, axis, prep, dtype=None, casting="same_kind"):
-    """concatenate of the prepared arrays; its shape errors name `name`, the function the
-    user called (its dtype and casting errors still name concatenate)."""
-    xs = [prep(value(a, name)) for a in arrays]
-    try:
-        return concatenate(xs, axis=axis, dtype=dtype, casting=casting)
-    except ShapeError as e:
-        if not str(e).startswith("concatenate:"):
-            raise
-        raise type(e)(name + str(e)[len("concatenate"):]) from None
+    return joined([prep(value(a, name)) for a in arrays], axis, dtype, casting, op=name)
 
 
 def vstack(tup, *, dtype=None, casting="same_kind"):

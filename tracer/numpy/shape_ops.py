@@ -138,17 +138,25 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """numpy.concatenate; `dtype` is the result's (default: the operands' promotion), each
     operand castable to it under NumPy's `casting` rule."""
     no_out("concatenate", out)
-    xs = [value(a, "concatenate") for a in arrays]
+    return joined([value(a, "concatenate") for a in arrays], axis, dtype, casting)
+
+
+def joined(xs, axis, dtype=None, casting="same_kind", op="concatenate"):
+    """concatenate of values `xs`, whose shape errors name `op`, the function the user
+    called (vstack, hstack...); dtype and casting errors name concatenate's rules."""
     if not xs:
-        raise ShapeError("concatenate: need at least one array to concatenate")
+        raise ShapeError(f"{op}: need at least one array to concatenate")
     if axis is None:
         xs, axis = [ravel(x) for x in xs], 0
     if any(len(shape(x)) == 0 for x in xs):
-        raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated")
+        raise ShapeError(f"{op}: zero-dimensional arrays cannot be concatenated")
     dt = result_dtype("concatenate", *xs) if dtype is None else check_dtype(dtype,
                                                                              "concatenate")
     check_casting("concatenate", casting, [dtype_of(x) for x in xs], dt)
-    ax = normalize_axis("concatenate", axis, len(shape(xs[0])))
+    ax = normalize_axis(op, axis, len(shape(xs[0])))
+    if len({len(shape(x)) for x in xs}) > 1 or len(
+            {shape(x)[:ax] + shape(x)[ax + 1:] for x in xs}) > 1:    # (the kernel's check)
+        raise ShapeMismatchError(f"{op}: shapes {[shape(x) for x in xs]} differ off axis {ax}")
     if len(xs) == 1:
         return fresh(convert(xs[0], dt, "concatenate"), xs[0])
     xs = [convert(x, dt, "concatenate") for x in xs]
