@@ -114,7 +114,7 @@ ROWS = [
     ("grad has_aux without a pair", lambda: tracer.grad(lambda x: x.sum(), has_aux=True)(F3),
      TypeError, ["has_aux=True", "pair"]),
     ("vmap with nothing mapped", lambda: tracer.vmap(lambda a: a, in_axes=None)(F3),
-     ValueError, ["no argument is mapped"]),
+     ValueError, ["non-None value in in_axes", "axis_size"]),
 ]
 
 

@@ -142,6 +142,19 @@ def _unflatten(td, it):
     return tuple(children) if kind == "tuple" else children
 
 
+def leaf_paths(treedef, prefix=""):
+    """Each leaf's path in the tree, as JAX's keystr writes it: "[0]", "['a']", ".x"."""
+    if treedef == LEAF:
+        return [prefix]
+    if treedef is None:
+        return []
+    kind, children = treedef[0], treedef[-1]
+    keys = ([f"[{k!r}]" for k in treedef[1]] if kind == "dict" else
+            [f".{f}" for f in treedef[1]._fields] if kind == "namedtuple" else
+            [f"[{i}]" for i in range(len(children))])
+    return [p for k, c in zip(keys, children) for p in leaf_paths(c, prefix + k)]
+
+
 def num_leaves(treedef):
     if treedef == LEAF:
         return 1

@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 
 from ir import Literal, ShapedArray
-from ir.errors import ArgumentError, ArgumentValueError, KernelError, ShapeError
+from ir.errors import ArgumentError, ArgumentValueError, KernelError
 from lowering import forks
 from registry import batching as _table
 from registry import families
@@ -32,6 +32,8 @@ from tracer import numpy as tnp
 from tracer.core import Tracer, eval_graph, run_kernel, trace_flat
 from tracer.signature import leaf_aval
 from tracer.pytree import flatten, unflatten
+from tracer.vmap_axes import (axes_per_leaf, check_positional, check_spec, leaf_names,
+                              mapped_size, normalize)
 
 _warned = set()
 _warn_lock = forks.lock()
@@ -245,16 +247,20 @@ def batch_values(graph, size, args, in_dims):
     return [read(v) for v in graph.outvars]
 
 
-def _place(x, d, dst, size, where, sum_match=False):
-    """An output with its batch dim moved to `dst` (None: it must be unbatched, or with
-    `sum_match` it is summed over the batch, as JAX's)."""
+def _place(x, d, dst, size, where, sum_match=False, index=0):
+    """Output `index` with its batch dim moved to `dst` (None: it must be unbatched, or
+    with `sum_match` it is summed over the batch, as JAX's)."""
     if dst is None:
         if d is not None and sum_match:
             return tnp.sum(x, axis=d)
         if d is not None:
+            name = named_axes.batching
+            jax_words = (f"vmap has mapped output (axis_name={name}) but out_axes is None"
+                         if name is not None else f"at vmap out_axes for output {index}, got "
+                         f"axis spec None but output was batched on axis {d}")
             raise ArgumentValueError(
-                f"{where}: out_axes is None for an output that depends on a batched input; "
-                f"give it an out axis, or pass sum_match=True to sum it over the batch (in "
+                f"{jax_words}: in {where}, output {index} depends on a batched input; give "
+                f"it an out axis, or pass sum_match=True to sum it over the batch (in "
                 f"shard_map: its out_specs omits a mesh axis it varies along; name the axis "
                 f"there, or make it equal at every position, e.g. with a psum over the axis)")
         return x
@@ -273,53 +279,9 @@ def batch_graph(graph, size, in_dims, out_dims=0, where="vmap", sum_match=False)
 
     def batched(*xs):
         outs = batch_values(graph, size, xs, in_dims)
-        return [_place(o, d, dst, size, where, sum_match)
-                for (o, d), dst in zip(outs, out_dims)]
+        return [_place(o, d, dst, size, where, sum_match, i)
+                for i, ((o, d), dst) in enumerate(zip(outs, out_dims))]
     return trace_flat(batched, avals)
-
-
-def _axes_per_leaf(prefix, tree, what, where):
-    """One axis (int or None) per leaf of `tree`, from the pytree prefix `prefix`."""
-    if prefix is None or (isinstance(prefix, int) and not isinstance(prefix, bool)):
-        return [prefix] * len(flatten(tree)[0])
-    if isinstance(prefix, (tuple, list)) and isinstance(tree, (tuple, list)):
-        if len(prefix) != len(tree):
-            raise ArgumentValueError(f"{where}: {what} {prefix!r} has {len(prefix)} entries "
-                                     f"for {len(tree)} values")
-        return [a for p, t in zip(prefix, tree) for a in _axes_per_leaf(p, t, what, where)]
-    if isinstance(prefix, dict) and isinstance(tree, dict):
-        if sorted(prefix) != sorted(tree):
-            raise ArgumentValueError(f"{where}: {what} has keys {sorted(prefix)} but the "
-                                     f"value has keys {sorted(tree)}")
-        return [a for k in sorted(tree) for a in _axes_per_leaf(prefix[k], tree[k], what,
-                                                                 where)]
-    raise ArgumentError(f"{where}: {what} must be an int, None, or a pytree prefix of the "
-                        f"values (tuples, lists, dicts of ints/None); got {prefix!r} for a "
-                        f"{type(tree).__name__}")
-
-
-def _normalize(axis, ndim, what, where, shape=None):
-    """axis in [0, ndim), or None; out of range, an error in JAX's words (of an
-    argument's `shape`, or of an output)."""
-    if axis is not None and not -ndim <= axis < ndim:
-        valid = f"valid: {-ndim} to {ndim - 1}" if ndim else "a 0-d value has no axis to map"
-        least = axis + 1 if axis >= 0 else -axis
-        jax_words = (f"vmap was requested to map its argument along axis {axis}, which "
-                     f"implies that its rank should be at least {least}, but is only "
-                     f"{ndim} (its shape is {shape})" if shape is not None else
-                     f"axis {axis} is out of bounds for an output of dimension {ndim}")
-        raise ShapeError(f"{where}: {what}: {jax_words} ({valid}; use None to leave it "
-                         f"unmapped)")
-    return None if axis is None else axis % ndim
-
-
-def _leaf_names(args):
-    """A readable name per argument leaf: 'argument 1' or 'argument 1 leaf 2'."""
-    names = []
-    for i, a in enumerate(args):
-        n = len(flatten(a)[0])
-        names += [f"argument {i}" if n == 1 else f"argument {i} leaf {j}" for j in range(n)]
-    return names
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None,
@@ -347,33 +309,23 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         except TypeError:
             raise ArgumentError(f"{where}: {what} must be hashable (e.g. a string, or a "
                                 f"tuple of them), got {value!r}") from None
+    in_axes = check_spec(in_axes, out_axes, where)
 
     def vmapped(*args, **kwargs):
-        axes = _axes_per_leaf(in_axes if not isinstance(in_axes, list) else tuple(in_axes),
-                              tuple(args), "in_axes", where)
-        axes += [0] * len(flatten(kwargs)[0])
+        check_positional(in_axes, args, where)
+        spec = axes_per_leaf(in_axes, tuple(args), "in_axes", where)
+        spec += [0] * len(flatten(kwargs)[0])
         leaves, in_tree = flatten([*args, kwargs])
-        traced = [i for i, (x, d) in enumerate(zip(leaves, axes)) if d is not None or
+        names = leaf_names(fun, args, kwargs)
+        traced = [i for i, (x, d) in enumerate(zip(leaves, spec)) if d is not None or
                   isinstance(x, (Tracer, np.ndarray, np.generic)) or hasattr(x, "__array__")]
         ins = [x if isinstance(x, Tracer) else core.as_array(x, where)
                for x in (leaves[i] for i in traced)]
         avals = [leaf_aval(x, where) for x in ins]
-        names = _leaf_names(args) + [  # (a keyword argument to leave unmapped: close over it)
-            f"keyword argument {k!r}" + (f" leaf {j}" if n > 1 else "") + " (keyword "
-            "arguments are mapped over axis 0: pass it positionally to choose its axis)"
-            for k, v in kwargs.items() for n in [len(flatten(v)[0])] for j in range(n)]
-        axes = [_normalize(axes[i], len(a.shape), f"in_axes for {names[i]}", where, a.shape)
+        axes = [normalize(spec[i], len(a.shape), f"in_axes for {names[i]}", where, a.shape)
                 for i, a in zip(traced, avals)]
-        sizes = [(names[i], a.shape[d]) for i, a, d in zip(traced, avals, axes) if d is not None]
-        if axis_size is not None:
-            sizes.append(("axis_size", axis_size))
-        if not sizes:
-            raise ArgumentValueError(f"{where}: no argument is mapped (every in_axes is None); "
-                                     f"map one or pass axis_size")
-        if len({s for _, s in sizes}) > 1:
-            raise ShapeError(f"{where}: the mapped axes have different sizes: " + ", ".join(
-                f"{nm} has size {s}" for nm, s in sizes) + "; all must be equal")
-        size = sizes[0][1]
+        size = mapped_size([(names[i], a, spec[i], a.shape[d]) for i, a, d in
+                            zip(traced, avals, axes) if d is not None], axis_size, where)
         example = [a if d is None else ShapedArray(a.shape[:d] + a.shape[d + 1:], a.dtype)
                    for a, d in zip(avals, axes)]
         trees = {}
@@ -395,9 +347,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         with _naming(bound, named_axes.batching):
             graph, captured = trace_flat(flat_fun, example)
         shaped = unflatten(trees["out"], list(range(len(graph.outvars))))
-        outs_axes = _axes_per_leaf(out_axes if not isinstance(out_axes, list)
-                                   else tuple(out_axes), shaped, "out_axes", where)
-        outs_axes = [_normalize(d, len(v.aval.shape) + 1, f"out_axes for output {i}", where)
+        outs_axes = axes_per_leaf(out_axes if not isinstance(out_axes, list)
+                                  else tuple(out_axes), shaped, "out_axes", where)
+        outs_axes = [normalize(d, len(v.aval.shape) + 1, f"out_axes for output {i}", where)
                      for i, (d, v) in enumerate(zip(outs_axes, graph.outvars))]
         with _naming(outside, axis_name):
             g, more = batch_graph(graph, size, axes + [None] * len(captured), outs_axes,
@@ -406,4 +358,3 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     vmapped.__name__ = f"vmap_{name}"
     vmapped.__doc__ = getattr(fun, "__doc__", None)
     return vmapped
-

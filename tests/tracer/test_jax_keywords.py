@@ -218,8 +218,9 @@ def test_vmap_sum_match_sums_a_batched_output_whose_out_axes_is_none():
     np.testing.assert_allclose(g(M), np.cos(M), rtol=1e-6)
     nested = tracer.vmap(tracer.vmap(lambda x: x * 2, out_axes=None, sum_match=True))
     np.testing.assert_array_equal(nested(np.ones((2, 3, 4), np.float32)), np.full((2, 4), 6.0))
-    with pytest.raises(ValueError, match="out_axes is None for an output that depends on a "
-                                         "batched input.*sum_match=True"):
+    with pytest.raises(ValueError, match="got axis spec None but output was batched on axis "
+                                         "0: .*output 0 depends on a batched input.*"
+                                         "sum_match=True"):
         tracer.vmap(lambda x: x * 2, out_axes=None)(M)
 
 

@@ -171,7 +171,7 @@ def test_keyword_arguments_are_mapped_over_axis_0_as_jax():
     np.testing.assert_array_equal(vmap(lambda x, y=0.0: x * y)(x, y=y), [0.0, 11.0, 24.0])
     np.testing.assert_array_equal(tracer.jit(vmap(lambda x, *, w: x + w["a"].sum()))(
         x, w={"a": np.ones((3, 2))}), x + 2)
-    with pytest.raises(ShapeError, match="keyword argument 'y'.*mapped over axis 0"):
+    with pytest.raises(ShapeError, match=r"kwargs\['y'\].*mapped over axis 0"):
         vmap(lambda x, y=0.0: x * y)(x, y=0.5)          # a scalar has no axis 0 (as jax)
 
 
@@ -198,15 +198,16 @@ def test_unmapped_arguments_reach_fun_as_they_are():
 
 
 def test_errors_name_arguments_and_sizes():
-    with pytest.raises(ShapeError, match=r"argument 0 has size 3.*argument 1 has size 4"):
+    with pytest.raises(ShapeError, match=r"size 3: axis 0 of argument a of type float64\[3\]"
+                       r";\n.*size 4: axis 0 of argument b .*\n.*vmap\(<lambda>\)"):
         vmap(lambda a, b: a + b)(np.ones(3), np.ones(4))
     with pytest.raises(ShapeError, match="rank should be at least 3, but is only 2"):
         vmap(lambda a: a, in_axes=2)(np.ones((3, 4)))
     with pytest.raises(ArgumentError, match="in_axes"):
         vmap(lambda a, b: a, in_axes=(0,))(np.ones(3), np.ones(3))
-    with pytest.raises(ArgumentError, match="no argument is mapped"):
+    with pytest.raises(ArgumentError, match="no argument of vmap.* is mapped"):
         vmap(lambda a: a, in_axes=None)(np.ones(3))
-    with pytest.raises(ArgumentError, match="out_axes is None"):
+    with pytest.raises(ArgumentError, match="out_axes for output 0, got axis spec None"):
         vmap(lambda a: a, out_axes=None)(np.ones(3))
 
 
