@@ -17,7 +17,8 @@ from tracer import methods  # noqa: F401  (operators on Tracer)
 from tracer import kernels  # noqa: F401  (declares the built-in kernels)
 from tracer.jit import eval_shape, jit, make_graph
 from tracer.aot import ShapeDtypeStruct, block_until_ready
-from tracer.transforms import float0, grad, jvp, value_and_grad, vjp
+from tracer.float0s import float0
+from tracer.transforms import grad, jvp, value_and_grad, vjp
 from tracer.custom import custom_grad, custom_vjp
 from tracer.custom_jvp import custom_jvp
 from tracer.vmap import vmap

@@ -129,10 +129,13 @@ class _Stage:
         """The donated leaves' numbers, in the order of `in_tree`."""
         return tuple(i for i, a in enumerate(flatten(self.args_info)[0]) if a.donated)
 
-    def _out(self, graph, out_td):
-        self._out_td, self.out_tree = out_td, PyTreeDef(out_td)
+    def _out(self, graph, out_td, f0_out):
+        """The results' types; `f0_out`: their float0 leaves, which are no graph outputs."""
+        self._out_td, self.out_tree, self._f0_out = out_td, PyTreeDef(out_td), f0_out
         self._out_avals = graph.out_avals
-        self.out_info = unflatten(out_td, [ShapeDtypeStruct.of(a) for a in graph.out_avals])
+        f0_info = {i: ShapeDtypeStruct(x.shape, x.dtype) for i, x in f0_out.values.items()}
+        self.out_info = unflatten(out_td, f0_out.merge(
+            [ShapeDtypeStruct.of(a) for a in graph.out_avals], f0_info))
 
 
 class Traced(_Stage):
@@ -141,12 +144,12 @@ class Traced(_Stage):
 
     def __init__(self, jitted, args, kwargs):
         leaves, _, call = jitted._signature(args, kwargs)
-        graph, out_tree, _, _ = jitted._trace(call or args, leaves)
+        graph, out_tree, _, _, (_, f0_out) = jitted._trace(call or args, leaves)
         graph.out_tree = out_tree
         super().__init__(jitted, args, kwargs)
         self._jitted, self._args, self._kwargs = jitted, args, kwargs
         self.jaxpr = self.graph = graph
-        self._out(graph, out_tree)
+        self._out(graph, out_tree, f0_out)
 
     def lower(self):
         return self._jitted.lower(*self._args, **self._kwargs)
@@ -162,7 +165,7 @@ class Lowered(_Stage):
         self.program = jitted._lower(entry)
         self.graph, self._traced = self.program.graph, entry.traced
         self._backend = jitted.backend or "llvm"
-        self._out(entry.traced, entry.out_tree)
+        self._out(entry.traced, entry.out_tree, entry.float0[1])
 
     def __getattr__(self, name):
         if name.startswith("__") or name == "program":
@@ -242,7 +245,7 @@ class Compiled:
             raise ArgumentError(f"{where}: Argument types differ from the types for which "
                                 f"this computation was compiled. The mismatches are:\n"
                                 + "\n".join(mismatches))
-        outs = self.program.run(leaves)
+        outs = self._lowered._f0_out.merge(self.program.run(leaves))
         return outs[0] if self._out_td == LEAF else unflatten(self._out_td, outs)
 
     def as_text(self):

@@ -22,11 +22,12 @@ import registry
 from ir import (Graph, Literal, Node, ShapedArray, Var, aval_of, check_dtype, dtype_kind,
                 scalar_array)
 from ir.passes import inline_calls
-from ir.errors import (ArgumentError, ConcretizationError, KernelError, TracerError,
-                       TracerBoolConversionError, TracerIntegerConversionError)
+from ir.errors import (ArgumentError, ConcretizationError, DTypeError, KernelError,
+                       TracerError, TracerBoolConversionError, TracerIntegerConversionError)
 from lowering.interpreter import own
 from registry.shape_rules import apply_shape_rule, infer_avals
 from registry.tables import KERNELS
+from tracer.float0s import float0
 
 _impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
 
@@ -138,6 +139,10 @@ def as_array(x, where="run_kernel"):
             raise ArgumentError(f"{where}: cannot convert {type(x).__name__} to an array "
                                 f"({type(e).__name__}: {e})") from None
     arr = native(arr)
+    if arr.dtype == float0:
+        raise DTypeError(f"{where}: float0s do not support any operations by design: a "
+                         f"float0 array is the tangent of an int or bool value and holds no "
+                         f"data; leave it out, or use zeros of a numeric dtype instead")
     if dtype_kind(arr.dtype) in "OUSV":    # objects, strings, bytes, records: not numbers
         raise ArgumentError(f"{where}: expected an array or a number, got "
                             f"{type(x).__name__} ({str(x)[:60]!r})")

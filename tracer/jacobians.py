@@ -6,8 +6,9 @@ Jacobian is a tree shaped like the output whose leaves are trees shaped like the
 differentiated arguments, each of shape out_leaf.shape + in_leaf.shape. linearize traces
 one jvp graph and splits it (autodiff.partition) into the primal part, run now, and the
 linear tangent part, run by each call of f_jvp. Keywords as JAX's: has_aux (aux is
-computed once, not per basis vector), holomorphic (only False), jacrev's allow_int (an
-int input's Jacobian block is zeros of its dtype, as JAX's).
+computed once, not per basis vector), holomorphic (only False), jacrev's allow_int. The
+Jacobian block of an int input (jacrev) or output (jacfwd) is zeros of its dtype, as
+JAX's, where jvp and vjp give float0.
 """
 import math
 
@@ -20,9 +21,10 @@ from tracer import numpy as tnp
 from tracer.autodiff import partition
 from tracer.concrete import Known
 from tracer.core import eval_graph, trace_flat
+from tracer.float0s import Float0Leaves, float0, is_float0
 from tracer.signature import leaf_aval
 from tracer.pytree import flatten, num_leaves, unflatten
-from tracer.transforms import (Linear, _argnums, check_tangent_dtypes, float0, jvp,
+from tracer.transforms import (Linear, _argnums, check_tangent_dtypes, jvp,
                                matching_leaves, partial_args, vjp)
 from tracer.vmap import vmap
 
@@ -52,6 +54,12 @@ def _assemble(argnums, in_tree, out_tree, blocks):
     return unflatten(out_tree, per_out)
 
 
+def _without_float0(leaves, like):
+    """Each float0 leaf (an int value's tangent) as zeros of its value's dtype (`like`:
+    the values, or their types): the Jacobian block JAX gives for an int value."""
+    return [np.zeros(x.shape, a.dtype) if is_float0(x) else x for x, a in zip(leaves, like)]
+
+
 def _inputs(fun, argnums, args, kwargs, where, holomorphic, allow_int=False):
     """(fun of the differentiated arguments only, those arguments, their leaves' tree and
     types): what both Jacobians start from."""
@@ -71,7 +79,9 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         def push(t):
             tans = unflatten(in_tree, [r.astype(a.dtype) for r, a in
                                        zip(_split_rows(t, in_avals), in_avals)])
-            return jvp(g, primals, tuple(tans), has_aux=has_aux)[1:]
+            out, tan, *aux = jvp(g, primals, tuple(tans), has_aux=has_aux)
+            tan, tree = flatten(tan)
+            return (unflatten(tree, _without_float0(tan, flatten(out)[0])), *aux)
         # tangents: a tree of (n_in, *out shape); aux, not batched
         out_axes = (0, None) if has_aux else (0,)
         tangents, *aux = vmap(push, out_axes=out_axes)(_basis(in_avals))
@@ -110,7 +120,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
 
         def pull_row(c):
             cts = [r.astype(a.dtype) for r, a in zip(_split_rows(c, out_avals), out_avals)]
-            return flatten(list(pull(unflatten(out_tree, cts))))[0]
+            return _without_float0(flatten(list(pull(unflatten(out_tree, cts))))[0],
+                                   in_avals)
         grads = vmap(pull_row)(_basis(out_avals))    # per input leaf: (n_out, *in shape)
         by_out = [_split_rows(gr, out_avals) for gr in grads]   # [in][out]
         blocks = [[by_out[i][o] for i in range(len(in_avals))] for o in range(len(outs))]
@@ -146,13 +157,15 @@ def linearize(fun, *primals, has_aux=False):
                              tuple(unflatten(in_tree, ts)), has_aux=has_aux)
         outs, trees["out"] = flatten(out)
         aux_leaves, trees["aux"] = flatten(aux)
-        return outs + aux_leaves + flatten(tan)[0]
+        tans = flatten(tan)[0]          # an int output's is float0: kept out of the graph
+        trees["float0"], trees["k"] = Float0Leaves(tans), len(outs) + len(aux_leaves)
+        return outs + aux_leaves + trees["float0"].others(tans)
     graph, captured = trace_flat(both, avals + [a.strip_weak() for a, f in zip(avals, floats)
                                                 if f], Known(leaves))
     inv = graph.invars     # primals, tangents, captured: put the tangents last
     graph = Graph(inv[:n] + inv[n + m:] + inv[n:n + m], graph.outvars, graph.nodes,
                   graph.constvars, graph.consts)
-    k = len(graph.outvars) - num_leaves(trees["out"])      # outputs and aux
+    k = trees["k"]                                          # outputs and aux
     early, late = partition(graph, n + len(captured), k)
     vals = eval_graph(early, list(leaves) + captured)
     outs, residuals = vals[:k], vals[k:]
@@ -168,7 +181,7 @@ def linearize(fun, *primals, has_aux=False):
                                     f"inconsistent with the original primal values: {e}"
                                     ) from None
         ts = [t for t, f in zip(ts, floats) if f]
-        return unflatten(trees["out"], eval_graph(late, residuals + ts))
+        return unflatten(trees["out"], trees["float0"].merge(eval_graph(late, residuals + ts)))
     n_out = num_leaves(trees["out"])
     out = unflatten(trees["out"], outs[:n_out])
     return (out, Linear(f_jvp, residuals), *unflatten(trees["aux"], outs[n_out:]))

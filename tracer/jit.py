@@ -13,7 +13,10 @@ something else (a backend's own compile cache) holds it. Threads may call one ji
 function at once: two may build the same entry (both correct, one is kept). Every build
 is reported to tracer.compile_log (TRACER_LOG_COMPILES=1), and `cache_info()` counts.
 A large graph compiles in the background while its first calls are interpreted
-(tracer.background_compile).
+(tracer.background_compile). float0 arguments and results (tracer.float0s: the tangents
+of int values) are constants with no data: they stay out of the graph, so an entry with
+any wraps its program's run to drop them from the arguments and put them back among
+the results (and compiles at once, so that nothing replaces that run).
 """
 import collections
 import functools
@@ -31,6 +34,7 @@ from lowering.profile import phase, recording
 from lowering.settings import settings
 from tracer import aot, compile_log, core
 from tracer.core import eval_graph, trace_flat
+from tracer.float0s import Float0Leaves
 from tracer.jit_placement import placement
 from tracer.background_compile import Compiling, InterpretedProgram, start
 from tracer.pytree import LEAF, flatten, is_pytree, unflatten
@@ -65,11 +69,16 @@ def _plain_key(args):
     return key if len(key) == len(args) else None
 
 
+def _float0_run(run, f0_in, f0_out):
+    """`run` of a program whose float0 arguments and results were kept out."""
+    return lambda leaves: f0_out.merge(run(f0_in.others(leaves)))
+
+
 class _Entry:
     """`traced` is the graph as traced; `lowered` its program (made on first run);
     `calls`: cache hits so far, `swept`: their number at the last eviction sweep."""
     __slots__ = ("traced", "out_tree", "single", "captured", "versions", "epoch", "run",
-                 "lowered", "calls", "swept", "aot")
+                 "lowered", "calls", "swept", "aot", "float0")
 
 
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses size maxsize")
@@ -156,7 +165,9 @@ class Jitted:
         trace = core.innermost_trace(leaves)       # first: a leaked tracer fails here
         entry = self._entry(key, call or args, leaves)
         if entry.lowered is None or trace is not None:
-            outs = eval_graph(entry.traced, list(leaves) + entry.captured)
+            f0_in, f0_out = entry.float0
+            outs = f0_out.merge(eval_graph(entry.traced, list(f0_in.others(leaves)) +
+                                           entry.captured))
         else:
             outs = entry.run(leaves)
         return outs[0] if entry.single else unflatten(entry.out_tree, outs)
@@ -183,24 +194,28 @@ class Jitted:
         return changed
 
     def _trace(self, call, leaves):
-        """Trace to a graph; returns (graph, out_tree, captured, touched kernels).
-        `call` is the call's Call, or its positional arrays (all dynamic)."""
-        out_tree, checks = [], self._placement
+        """Trace to a graph; returns (graph, out_tree, captured, touched kernels, float0),
+        float0 being the Float0Leaves of the leaves and of the results. `call` is the
+        call's Call, or its positional arrays (all dynamic)."""
+        found, checks = {}, self._placement
+        f0_in = Float0Leaves(leaves)
         if checks is not None:
             checks.check_arguments(*((call.dynamic_args(), call.kwargs)
                                      if isinstance(call, Call) else (call, {})))
 
         def flat_fun(*tracers):
-            args, kwargs = call.rebuild(tracers) if isinstance(call, Call) else (tracers, {})
-            outs, td = flatten(self.fun(*args, **kwargs))
-            out_tree.append(td)
-            return outs
+            xs = f0_in.merge(list(tracers))
+            args, kwargs = call.rebuild(xs) if isinstance(call, Call) else (xs, {})
+            outs, found["tree"] = flatten(self.fun(*args, **kwargs))
+            found["float0"] = Float0Leaves(outs)
+            return found["float0"].others(outs)
 
         with core.recording_kernels() as touched:
-            graph, captured = trace_flat(flat_fun, [leaf_aval(x, self.__name__) for x in leaves])
+            graph, captured = trace_flat(flat_fun, [leaf_aval(x, self.__name__)
+                                                    for x in f0_in.others(leaves)])
         if checks is not None:
-            checks.check_results(out_tree[0])
-        return graph, out_tree[0], captured, touched
+            checks.check_results(found["tree"])
+        return graph, found["tree"], captured, touched, (f0_in, found["float0"])
 
     def _build(self, key, call, leaves, changed=None):
         """Trace and lower a new entry (`changed`: the re-registered kernels that made an
@@ -208,14 +223,18 @@ class Jitted:
         epoch, versions = snapshot()   # before reading any table
         with recording() as phases:
             with phase("trace"), building():
-                graph, out_tree, captured, touched = self._trace(call, leaves)
-            entry = self._new_entry(graph, out_tree, captured, touched, versions, epoch)
+                graph, out_tree, captured, touched, float0 = self._trace(call, leaves)
+            entry = self._new_entry(graph, out_tree, captured, touched, versions, epoch,
+                                    float0)
             if captured or (named_axes.bound and not NAMED_RULES.keys().isdisjoint(touched)):
                 return entry   # closes over values of an enclosing trace, or holds
                                # collectives of its bound named axes: inline, never cache
-            graph.donated = self._donated(call)
+            inputs = float0[0].others(list(range(len(leaves))))   # leaves, less float0s
+            graph.donated = tuple(inputs.index(i) for i in self._donated(call) if i in inputs)
             with compile_log.progress(self.__name__, len(graph.nodes)), phase("lower"):
-                entry.run = self._lower(entry, first=True).run
+                entry.run = self._lower(entry, first=not any(float0)).run
+            if any(float0):
+                entry.run = _float0_run(entry.run, *float0)
         self._insert(key, entry)
         self._misses += 1
         args, static = (call.args, call.static) if isinstance(call, Call) else (call, ())
@@ -242,8 +261,9 @@ class Jitted:
         return tuple(out)
 
     @staticmethod
-    def _new_entry(graph, out_tree, captured, touched, versions, epoch):
+    def _new_entry(graph, out_tree, captured, touched, versions, epoch, float0):
         entry = _Entry()
+        entry.float0 = float0
         entry.traced = graph
         entry.out_tree = out_tree
         entry.single = out_tree == LEAF

@@ -5,6 +5,9 @@ evaluates the result with `eval_graph`: on arrays that runs it, on tracers it in
 into the enclosing trace. So every pair nests: grad(grad(f)), jit(grad(f)), jvp(grad(f)).
 They take JAX's keywords: has_aux; holomorphic (only False: there are no complex dtypes);
 allow_int (an int or bool argument's gradient is float0 zeros); reduce_axes (only ()).
+As in JAX, the tangent of an int or bool output (jvp) and the cotangent of an int or bool
+input (vjp, grad with allow_int) are float0 zeros, also under jit, vmap or another
+transform (tracer.float0s).
 """
 import numpy as np
 
@@ -14,7 +17,8 @@ from ir.types import dtype_kind
 from tracer import numpy as tnp
 from tracer.autodiff import backward, check_differentiable, partition, vjp_graph
 from tracer.concrete import Known
-from tracer.core import Tracer, current_trace, eval_graph, trace_flat
+from tracer.core import Tracer, eval_graph, trace_flat
+from tracer.float0s import float0, is_float0, zeros
 from tracer.pytree import flatten, num_leaves, register_pytree_node, unflatten
 from tracer.signature import leaf_aval
 
@@ -58,11 +62,6 @@ def matching_leaves(where, what, values, tree, shapes):
     return leaves
 
 
-# JAX's dtype of the tangent of an integer or bool primal (jax.dtypes.float0): such a
-# primal has no tangent space, so its tangent carries no data.
-float0 = np.dtype([("float0", np.void, 0)])
-
-
 def check_tangent_dtypes(where, primal_dtypes, tangents):
     """TypeError (as jax.jvp) unless each tangent has its primal's dtype, or float0 for an
     integer or bool primal: a tangent is never cast, since narrowing it loses precision
@@ -82,6 +81,8 @@ def check_tangent_dtypes(where, primal_dtypes, tangents):
 
 
 def _as_dtype(x, dtype):
+    if is_float0(x):            # the cotangent of an int or bool output, as JAX's
+        return np.zeros(x.shape, dtype)
     if isinstance(x, Tracer):
         return tnp.astype(x, dtype)
     return np.asarray(x, dtype)
@@ -126,13 +127,15 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     vals = eval_graph(fwd, leaves + captured)
     outs, aux, residuals = vals[:n_out], vals[n_out:n_all], vals[n_all:]
     out_avals = [v.aval for v in graph.outvars[:n_out]]
+    in_avals = [v.aval for v in graph.invars[:len(leaves)]]
 
     def vjp_fn(residuals, cotangent):
         cts = matching_leaves("vjp_fn", "cotangent", cotangent, out_tree,
                               [a.shape for a in out_avals])
         grads = eval_graph(bwd, residuals + [_as_dtype(c, a.dtype)
                                              for c, a in zip(cts, out_avals)])
-        return tuple(unflatten(in_tree, grads))
+        return tuple(unflatten(in_tree, [tangent_like(g, a) for g, a in
+                                         zip(grads, in_avals)]))
     out = unflatten(out_tree, outs)
     pullback = Linear(vjp_fn, residuals)
     return (out, pullback, unflatten(aux_tree, aux)) if has_aux else (out, pullback)
@@ -161,13 +164,10 @@ def _argnums(argnums, args, where, allow_int=False, holomorphic=False):
     return nums
 
 
-def int_gradient(g, primal_aval):
-    """The gradient of an int or bool input under allow_int: JAX's float0 zeros of its
-    shape. Inside a trace (jit, vmap, an outer transform) float0 cannot be a traced value,
-    so there it stays zeros of the input's own dtype, as this project's vjp gives."""
-    if dtype_kind(primal_aval.dtype) == "f" or current_trace() is not None:
-        return g
-    return np.zeros(primal_aval.shape, float0)
+def tangent_like(t, aval):
+    """`t` as the tangent or cotangent of a value of type `aval`: float0 zeros of its
+    shape unless it is a float (inside a trace too: a float0 is a constant)."""
+    return t if dtype_kind(aval.dtype) == "f" else zeros(aval.shape)
 
 
 def partial_args(fun, args, nums, kwargs):
@@ -220,7 +220,7 @@ def _value_and_grad(fun, argnums, has_aux, with_value, holomorphic, allow_int, r
             value, vals = vals[0], vals[1:]
         aux = vals[:n_aux]
         diff_avals = [v.aval for v, w in zip(graph.invars, wrt) if w]
-        grads = iter([int_gradient(g, a) for g, a in zip(vals[n_aux:], diff_avals)])
+        grads = iter([tangent_like(g, a) for g, a in zip(vals[n_aux:], diff_avals)])
         by_position = {i: unflatten(t, [next(grads) for _ in range(num_leaves(t))])
                        for i, t in zip(traced, arg_trees) if i in nums}
         per_arg = tuple(by_position[i] for i in nums)      # in the order asked, as JAX
@@ -244,15 +244,15 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     """Gradient of a float-scalar-valued function wrt args[argnums] (the value itself is
     not computed unless the gradient needs it); with has_aux, (gradient, aux).
     holomorphic=True raises (no complex dtypes here); with allow_int, an int or bool
-    argument's gradient is float0 zeros of its shape, as in JAX, except inside jit, vmap
-    or another transform, where float0 cannot be traced: there it is zeros of the
-    argument's dtype. reduce_axes must be () (as JAX, which deprecated it)."""
+    argument's gradient is float0 zeros of its shape, as in JAX (under jit and vmap too).
+    reduce_axes must be () (as JAX, which deprecated it)."""
     return _value_and_grad(fun, argnums, has_aux, False, holomorphic, allow_int, reduce_axes)
 
 
 def jvp(fun, primals, tangents, has_aux=False):
     """(fun(*primals), J @ tangents), by transposing the reverse-mode graph; with has_aux
-    (fun returns (output, aux)), (output, J @ tangents, aux).
+    (fun returns (output, aux)), (output, J @ tangents, aux). The tangent of an int or
+    bool output is float0 zeros, as JAX's.
 
     The pullback ct -> J^T ct is linear in ct, so its VJP with respect to ct, evaluated at
     any ct (zeros), is J: differentiating the pullback once more gives forward mode from
@@ -286,7 +286,9 @@ def jvp(fun, primals, tangents, has_aux=False):
     tans = [t for t, w in zip(t_leaves, wrt) if w]
     vals = eval_graph(dce(cse(g)), leaves + captured + tans)
     k, n_all = len(out_avals), len(graph.outvars)
-    out, tangent_out = unflatten(out_tree, vals[:k]), unflatten(out_tree, vals[n_all:])
+    tangent_out = unflatten(out_tree, [tangent_like(t, a) for t, a in
+                                       zip(vals[n_all:], out_avals)])
+    out = unflatten(out_tree, vals[:k])
     return (out, tangent_out, unflatten(aux_tree, vals[k:n_all])) if has_aux else (
         out, tangent_out)
 

@@ -30,6 +30,7 @@ from registry import families
 from tracer import core
 from tracer import numpy as tnp
 from tracer.core import Tracer, eval_graph, run_kernel, trace_flat
+from tracer.float0s import Float0Leaves, is_float0, zeros
 from tracer.signature import leaf_aval
 from tracer.pytree import flatten, unflatten
 from tracer.vmap_axes import (axes_per_leaf, check_positional, check_spec, leaf_names,
@@ -298,7 +299,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     output batched where its out_axes is None is summed over the batch (JAX's) instead
     of being an error. `spmd_axis_name` (a mesh axis name or a tuple of them) is where
     JAX would shard the batch in an SPMD program; accepted and checked, it changes
-    nothing here, where a batch is never split over devices (shard_map splits blocks)."""
+    nothing here, where a batch is never split over devices (shard_map splits blocks).
+    A float0 argument or result (tracer.float0s) is a constant, never traced: `fun`
+    gets one example's float0 zeros (its mapped axis is not checked against the batch
+    size), and a float0 result is float0 zeros with the batch axis at its out_axes."""
     name = getattr(fun, "__name__", "function")
     where = f"vmap({name})" if axis_name is None else f"vmap({name}, axis {axis_name!r})"
     if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
@@ -317,8 +321,13 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         spec += [0] * len(flatten(kwargs)[0])
         leaves, in_tree = flatten([*args, kwargs])
         names = leaf_names(fun, args, kwargs)
-        traced = [i for i, (x, d) in enumerate(zip(leaves, spec)) if d is not None or
-                  isinstance(x, (Tracer, np.ndarray, np.generic)) or hasattr(x, "__array__")]
+        for i, x in enumerate(leaves):
+            if is_float0(x):        # a constant: one example's value, never traced
+                d = normalize(spec[i], x.ndim, f"in_axes for {names[i]}", where, x.shape)
+                leaves[i] = x if d is None else zeros(x.shape[:d] + x.shape[d + 1:])
+        traced = [i for i, (x, d) in enumerate(zip(leaves, spec)) if not is_float0(x) and (
+            d is not None or isinstance(x, (Tracer, np.ndarray, np.generic)) or
+            hasattr(x, "__array__"))]
         ins = [x if isinstance(x, Tracer) else core.as_array(x, where)
                for x in (leaves[i] for i in traced)]
         avals = [leaf_aval(x, where) for x in ins]
@@ -341,20 +350,27 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                         f"{where}: Output from batched function {out!r} of type "
                         f"{type(out).__name__} is not a valid JAX type: return arrays or "
                         f"numbers (in pytrees)")
-            return outs
+            trees["float0"] = Float0Leaves(outs)
+            return trees["float0"].others(outs)
         outside = named_axes.bound
         bound = outside if axis_name is None else outside + [(axis_name, size)]
         with _naming(bound, named_axes.batching):
             graph, captured = trace_flat(flat_fun, example)
-        shaped = unflatten(trees["out"], list(range(len(graph.outvars))))
+        f0 = trees["float0"]
+        ranks = f0.merge([len(v.aval.shape) for v in graph.outvars],
+                         {i: x.ndim for i, x in f0.values.items()})
+        shaped = unflatten(trees["out"], list(range(len(ranks))))
         outs_axes = axes_per_leaf(out_axes if not isinstance(out_axes, list)
                                   else tuple(out_axes), shaped, "out_axes", where)
-        outs_axes = [normalize(d, len(v.aval.shape) + 1, f"out_axes for output {i}", where)
-                     for i, (d, v) in enumerate(zip(outs_axes, graph.outvars))]
+        outs_axes = [normalize(d, r + 1, f"out_axes for output {i}", where)
+                     for i, (d, r) in enumerate(zip(outs_axes, ranks))]
         with _naming(outside, axis_name):
-            g, more = batch_graph(graph, size, axes + [None] * len(captured), outs_axes,
-                                  where, bool(sum_match))
-        return unflatten(trees["out"], eval_graph(g, ins + captured + more))
+            g, more = batch_graph(graph, size, axes + [None] * len(captured),
+                                  f0.others(outs_axes), where, bool(sum_match))
+        f0_out = {i: x if outs_axes[i] is None else zeros(
+            x.shape[:outs_axes[i]] + (size,) + x.shape[outs_axes[i]:])
+            for i, x in f0.values.items()}
+        return unflatten(trees["out"], f0.merge(eval_graph(g, ins + captured + more), f0_out))
     vmapped.__name__ = f"vmap_{name}"
     vmapped.__doc__ = getattr(fun, "__doc__", None)
     return vmapped
