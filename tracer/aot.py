@@ -25,6 +25,9 @@ class ShapeDtypeStruct:
     __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
     def __init__(self, shape, dtype, *, weak_type=False, sharding=None):
+        if dtype is None:       # np.dtype(None) would be float64: JAX's ValueError
+            raise ArgumentValueError(f"ShapeDtypeStruct: dtype must be specified, got None "
+                                     f"(shape {shape!r}); pass one, e.g. np.float32")
         self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)

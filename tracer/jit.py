@@ -25,7 +25,7 @@ import warnings
 import numpy as np
 
 import registry
-from ir.errors import ArgumentError
+from ir.errors import ArgumentError, ArgumentValueError
 from ir.passes import inline_calls
 from registry.tables import EPOCH, backend_compiler, snapshot
 from lowering import forks
@@ -175,7 +175,14 @@ class Jitted:
     def _entry(self, key, call, leaves):
         """The cache entry for `key`, rebuilt if missing or stale."""
         with _cache_lock:             # not mid-way through an eviction sweep
-            entry = self._cache.get(key)
+            try:
+                entry = self._cache.get(key)
+            except Exception as e:    # a static argument's __eq__, comparing keys
+                raise ArgumentValueError(
+                    f"jit({self.__name__}): static arguments should be comparable using "
+                    f"__eq__: comparing this call's with an earlier call's raised "
+                    f"{type(e).__name__}: {e}; give their class an __eq__ that returns a "
+                    f"bool") from e
         if entry is None:
             return self._build(key, call, leaves)
         if entry.epoch != EPOCH[0]:

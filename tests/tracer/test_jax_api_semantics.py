@@ -139,6 +139,31 @@ def test_vmap_unmapped_output_errors_use_jaxs_words():
         tracer.vmap(lambda x: (1.0, x), out_axes=None)(np.ones(2))
 
 
+def test_non_hashable_or_incomparable_static_arguments_raise_value_error():
+    """api_test's test_cpp_jit_raises_on_non_hashable_static_argnum."""
+    f = tracer.jit(lambda x, y: x + 3, static_argnums=[1])
+    assert f(1, 1) == 4
+    with pytest.raises(ValueError, match=r"Non-hashable static arguments are not supported: "
+                                         r"jit\(<lambda>\) argument 1 is a ndarray"):
+        f(1, np.asarray(1))
+
+    class HashableWithoutEq:
+        def __hash__(self):
+            return 1
+
+        def __eq__(self, other):
+            raise NotImplementedError("no comparison")
+    f(1, HashableWithoutEq())
+    with pytest.raises(ValueError, match=r"static arguments should be comparable using "
+                                         r"__eq__: .*NotImplementedError: no comparison"):
+        f(1, HashableWithoutEq())
+
+
+def test_shape_dtype_struct_needs_a_dtype():
+    with pytest.raises(ValueError, match="ShapeDtypeStruct: dtype must be specified"):
+        tracer.ShapeDtypeStruct(shape=(), dtype=None)
+
+
 # ---- JAX's phrases in our messages ------------------------------------------------------
 
 def test_vmap_inconsistent_sizes_list_the_axes_as_jax():
