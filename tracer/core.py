@@ -144,8 +144,8 @@ def as_array(x, where="run_kernel"):
                          f"float0 array is the tangent of an int or bool value and holds no "
                          f"data; leave it out, or use zeros of a numeric dtype instead")
     if dtype_kind(arr.dtype) in "OUSV":    # objects, strings, bytes, records: not numbers
-        raise ArgumentError(f"{where}: expected an array or a number, got "
-                            f"{type(x).__name__} ({str(x)[:60]!r})")
+        raise ArgumentError(f"{where}: expected an array or a number: {str(x)[:60]!r} of "
+                            f"type {type(x)} is not a valid JAX type")
     check_dtype(arr.dtype, where)
     return arr
 
@@ -272,6 +272,9 @@ class Trace:
                      self.constvars, self.consts)
 
 
+_ASTYPE = "To change its dtype, try using `x.astype({})` instead. "
+
+
 class Tracer:
     """A value inside a function being traced: it knows its type, not its data."""
     __slots__ = ("_trace", "_var", "__weakref__")
@@ -299,16 +302,18 @@ class Tracer:
         return f"Tracer<{self.aval}>"
 
     def _concretize(self, what, hint="", error=ConcretizationError, allowed=True,
-                    no_gradient=False):
+                    no_gradient=False, subject=None):
         """The value this tracer stands for, when its trace was called with concrete
-        inputs (eager grad, vjp, jvp...); else the error saying what to write instead.
+        inputs (eager grad, vjp, jvp...); else the error saying what to write instead,
+        opening with `subject` (default: "{what}() of a traced value").
         `no_gradient`: a conversion JAX refuses for a value that carries a gradient."""
+        subject = subject or f"{what}() of a traced value"
         known = self._trace.known if allowed else None
         if known is not None:
             check_live(self)
         if known is not None and no_gradient and known.carries_gradient(self):
             raise error(
-                f"{what}() of a traced value {self.aval} at {user_source(3)} that carries a "
+                f"{subject} {self.aval} at {user_source(3)} that carries a "
                 f"gradient under grad/vjp/jvp: the Python number would silently drop it. "
                 f"Keep it an array (x.astype changes its dtype), or convert "
                 f"tracer.lax.stop_gradient(x) if it is meant as a constant; int(), bool() "
@@ -319,7 +324,7 @@ class Tracer:
                    "lax control flow)" if allowed else
                    "NumPy would get a constant that carries no gradient")
             raise error(
-                f"{what}() of a traced value {self.aval} at {user_source(3)}: {why}. {hint}"
+                f"{subject} {self.aval} at {user_source(3)}: {why}. {hint}"
                 f"Use tracer.numpy.where for data-dependent choices, tracer.lax.cond/switch "
                 f"for branches and tracer.lax.while_loop/fori_loop for loops, or mark the "
                 f"argument static, e.g. jit(f, static_argnums=(0,)).")
@@ -329,16 +334,21 @@ class Tracer:
         return bool(self._concretize("bool", error=TracerBoolConversionError))
 
     def __int__(self):
-        return int(self._concretize("int"))
+        return int(self._concretize("int", _ASTYPE.format("int")))
 
     def __float__(self):
-        return float(self._concretize("float", no_gradient=True))
+        return float(self._concretize("float", _ASTYPE.format("float"), no_gradient=True))
 
     def __index__(self):
-        return operator.index(self._concretize("index", error=TracerIntegerConversionError))
+        return operator.index(self._concretize(
+            "index", "Python needs an int here (a list index, range(n), hex(n)...). ",
+            TracerIntegerConversionError,
+            subject="The __index__() method was called on traced array"))
 
     def __complex__(self):
-        return complex(self._concretize("complex", no_gradient=True))
+        return complex(self._concretize(
+            "complex", "There are no complex dtypes here, so where JAX would say to try "
+            "using `x.astype(complex)`, keep the value real. ", no_gradient=True))
 
     def item(self, *args):
         return self._concretize("item").item(*args)

@@ -13,7 +13,7 @@ import numpy as np
 from ir import ShapedArray, aval_of, check_dtype, scalar_array
 from ir.errors import ArgumentError, ArgumentValueError
 from tracer.core import Tracer, as_array
-from tracer.pytree import flatten, unflatten
+from tracer.pytree import flatten, leaf_paths, num_leaves, unflatten
 
 _ndarray = np.ndarray
 
@@ -123,7 +123,7 @@ def leaf_aval(x, where):
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
         scalar_array(x, where)        # an int beyond int64 cannot be an argument
         return aval_of(x)
-    if not isinstance(x, np.generic) and hasattr(x, "shape") and hasattr(x, "dtype"):
+    if not isinstance(x, (np.generic, type)) and hasattr(x, "shape") and hasattr(x, "dtype"):
         # an abstract argument (tracer.ShapeDtypeStruct) or another library's array
         return ShapedArray(x.shape, check_dtype(np.dtype(x.dtype), where),
                            getattr(x, "weak_type", False))
@@ -144,15 +144,16 @@ def positional_names(fun):
         return []
 
 
-def leaf_names(fun, args, static, dyn_kw):
+def leaf_names(fun, args, static, dyn_kw, paths=False):
     """Per dynamic leaf of a call, the name of the argument it is in: the parameter's name
-    where `fun`'s signature gives it, else args[i]; a keyword argument's name."""
+    where `fun`'s signature gives it, else args[i]; a keyword argument's name. With
+    `paths`, followed by the leaf's path in the argument, as JAX's ("x[0]['a']")."""
     params, names = positional_names(fun), []
-    for i, a in enumerate(args):
-        if i not in static:
-            names += [params[i] if i < len(params) else f"args[{i}]"] * len(flatten(a)[0])
-    for k in sorted(dyn_kw):
-        names += [k] * len(flatten(dyn_kw[k])[0])
+    named = [(params[i] if i < len(params) else f"args[{i}]", a)
+             for i, a in enumerate(args) if i not in static]
+    for name, a in named + [(k, dyn_kw[k]) for k in sorted(dyn_kw)]:
+        td = flatten(a)[1]
+        names += [name + p for p in leaf_paths(td)] if paths else [name] * num_leaves(td)
     return names
 
 
@@ -177,9 +178,12 @@ class Call:
                 continue
             try:        # a NumPy scalar keys as the 0-d array it becomes
                 a = leaf_aval(x, where)
-            except ArgumentError as e:
-                name = leaf_names(fun, args, self.static, dyn_kw)[i]
-                raise type(e)(f"{e}; it was passed as argument {name!r}") from None
+            except ArgumentError as e:     # JAX's words, then ours
+                path = leaf_names(fun, args, self.static, dyn_kw, paths=True)[i]
+                raise type(e)(f"Error interpreting argument to {where} as an abstract "
+                              f"array. The problematic value is of type {type(x)} and was "
+                              f"passed to the function at path {path}: "
+                              f"{str(e).removeprefix(where + ': ')}") from None
             key.append((a.shape, a.dtype, True) if a.weak_type else (a.shape, a.dtype))
         self.key = tuple(key)
 

@@ -153,9 +153,10 @@ def _argnums(argnums, args, where, allow_int=False, holomorphic=False):
     dtypes = [(i, leaf_aval(x, where).dtype) for i in nums for x in flatten(args[i])[0]]
     if holomorphic:
         got = f", but got {dtypes[0][1]}" if dtypes else ""
-        raise DTypeError(f"{where}: holomorphic=True requires inputs with complex dtype"
-                         f"{got}; this project has no complex dtypes, so holomorphic "
-                         f"differentiation is not supported (leave holomorphic=False)")
+        raise DTypeError(f"{where.split('(')[0]} with holomorphic=True requires inputs with "
+                         f"complex dtype{got}; this project has no complex dtypes, so "
+                         f"{where} cannot differentiate holomorphically (leave "
+                         f"holomorphic=False)")
     for i, dt in dtypes:
         if dtype_kind(dt) != "f" and not allow_int:
             raise DTypeError(f"{where}: argument {i} has dtype {dt}; grad needs float "

@@ -187,3 +187,40 @@ def test_vmap_inconsistent_sizes_list_the_axes_as_jax():
                    "type float32[10,2];\n  * one axis had size 10: axis 0 of argument a of "
                    "type float32[10,4]")):
         tracer.vmap(lambda a, b: a, in_axes=(0, 1))(X, [U, U])
+
+
+@pytest.mark.parametrize("fun", [hex, oct, lambda n: [1, 2, 3][n], lambda n: list(range(n))])
+def test_index_of_a_traced_value_uses_jaxs_words(fun):
+    """api_test's test_casts, test_list_index_err and test_range_err."""
+    with pytest.raises(TypeError, match=r"The __index__\(\) method was called on traced "
+                                        r"array i64\[\] at .*static_argnums"):
+        tracer.jit(fun)(0)
+
+
+@pytest.mark.parametrize("cast", [float, int, complex])
+def test_casting_a_traced_value_suggests_astype(cast):
+    """api_test's test_abstract_error_message."""
+    with pytest.raises(TypeError, match=rf"{cast.__name__}\(\) of a traced value .* try using "
+                                        rf"`x.astype\({cast.__name__}\)`"):
+        tracer.jit(lambda x: cast(x))(1.0)
+
+
+@pytest.mark.parametrize("name", ["grad", "jacfwd", "jacrev"])
+def test_holomorphic_errors_name_the_transform_as_jax(name):
+    """api_test's test_holomorphic_{grad,jacrev,jacfwd}_of_float_errors."""
+    with pytest.raises(TypeError, match=f"{name} with holomorphic=True requires inputs with "
+                                        f"complex dtype, but got float64; .*no complex"):
+        getattr(tracer, name)(lambda x: x ** 2, holomorphic=True)(3.0)
+
+
+def test_bad_arguments_are_not_valid_jax_types():
+    """api_test's test_bad_input, test_grad_bad_input and test_jit_bad_input."""
+    with pytest.raises(TypeError, match=r"grad\(<lambda>\): .* 'foo' of type <class 'str'> "
+                                        r"is not a valid JAX type.*static_argnums"):
+        tracer.grad(lambda x: x)("foo")
+    for bad in ("foo", np.int32):
+        with pytest.raises(TypeError, match=r"Error interpreting argument to jit\(<lambda>\) "
+                                            r"as an abstract array. The problematic value is "
+                                            r"of type .* and was passed to the function at "
+                                            r"path x."):
+            tracer.jit(lambda x: x)(bad)
