@@ -33,7 +33,7 @@ from tracer.core import Tracer, eval_graph, run_kernel, trace_flat
 from tracer.float0s import Float0Leaves, is_float0, zeros
 from tracer.signature import leaf_aval
 from tracer.pytree import flatten, unflatten
-from tracer.vmap_axes import (axes_per_leaf, check_positional, check_spec, leaf_names,
+from tracer.vmap_axes import (LeafNames, axes_per_leaf, check_positional, check_spec,
                               mapped_size, normalize)
 
 _warned = set()
@@ -320,10 +320,14 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         spec = axes_per_leaf(in_axes, tuple(args), "in_axes", where)
         spec += [0] * len(flatten(kwargs)[0])
         leaves, in_tree = flatten([*args, kwargs])
-        names = leaf_names(fun, args, kwargs)
+        names = LeafNames(fun, args, kwargs)
+
+        def in_axis(i, shape):
+            return normalize(spec[i], len(shape), lambda: f"in_axes for {names[i]}", where,
+                             shape)
         for i, x in enumerate(leaves):
             if is_float0(x):        # a constant: one example's value, never traced
-                d = normalize(spec[i], x.ndim, f"in_axes for {names[i]}", where, x.shape)
+                d = in_axis(i, x.shape)
                 leaves[i] = x if d is None else zeros(x.shape[:d] + x.shape[d + 1:])
         traced = [i for i, (x, d) in enumerate(zip(leaves, spec)) if not is_float0(x) and (
             d is not None or isinstance(x, (Tracer, np.ndarray, np.generic)) or
@@ -331,10 +335,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         ins = [x if isinstance(x, Tracer) else core.as_array(x, where)
                for x in (leaves[i] for i in traced)]
         avals = [leaf_aval(x, where) for x in ins]
-        axes = [normalize(spec[i], len(a.shape), f"in_axes for {names[i]}", where, a.shape)
-                for i, a in zip(traced, avals)]
-        size = mapped_size([(names[i], a, spec[i], a.shape[d]) for i, a, d in
-                            zip(traced, avals, axes) if d is not None], axis_size, where)
+        axes = [in_axis(i, a.shape) for i, a in zip(traced, avals)]
+        mapped = [(i, a, spec[i], a.shape[d]) for i, a, d in zip(traced, avals, axes)
+                  if d is not None]
+        size = mapped_size(mapped, axis_size, where, names)
         example = [a if d is None else ShapedArray(a.shape[:d] + a.shape[d + 1:], a.dtype)
                    for a, d in zip(avals, axes)]
         trees = {}
@@ -362,7 +366,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         shaped = unflatten(trees["out"], list(range(len(ranks))))
         outs_axes = axes_per_leaf(out_axes if not isinstance(out_axes, list)
                                   else tuple(out_axes), shaped, "out_axes", where)
-        outs_axes = [normalize(d, r + 1, f"out_axes for output {i}", where)
+        outs_axes = [normalize(d, r + 1, lambda i=i: f"out_axes for output {i}", where)
                      for i, (d, r) in enumerate(zip(outs_axes, ranks))]
         with _naming(outside, axis_name):
             g, more = batch_graph(graph, size, axes + [None] * len(captured),

@@ -75,23 +75,34 @@ def axes_per_leaf(prefix, tree, what, where):
     return [a for p, t in pairs for a in axes_per_leaf(p, t, what, where)]
 
 
-def leaf_names(fun, args, kwargs):
+class LeafNames:
     """JAX's name of each argument leaf, in flatten([*args, kwargs]) order: "argument x",
-    "argument b[0]", "args[2]" past fun's parameters, "kwargs['y']"."""
-    try:
-        params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
-    except (TypeError, ValueError):
-        params = []
-    names = [f"argument {params[i]}{p}" if i < len(params) else f"args[{i}]{p}"
-             for i, a in enumerate(args) for p in leaf_paths(flatten(a)[1])]
-    return names + [f"kwargs[{k!r}]{p}" for k in sorted(kwargs)
-                    for p in leaf_paths(flatten(kwargs[k])[1])]
+    "argument b[0]", "args[2]" past fun's parameters, "kwargs['y']". Worked out when an
+    error first asks (inspect.signature alone costs more than a small op)."""
+
+    def __init__(self, fun, args, kwargs):
+        self._call, self._names = (fun, args, kwargs), None
+
+    def __getitem__(self, i):
+        if self._names is None:
+            fun, args, kwargs = self._call
+            try:
+                sig = inspect.signature(fun)
+                params = list(sig.bind(*args, **kwargs).signature.parameters)
+            except (TypeError, ValueError):
+                params = []
+            self._names = [f"argument {params[i]}{p}" if i < len(params) else f"args[{i}]{p}"
+                           for i, a in enumerate(args) for p in leaf_paths(flatten(a)[1])]
+            self._names += [f"kwargs[{k!r}]{p}" for k in sorted(kwargs)
+                            for p in leaf_paths(flatten(kwargs[k])[1])]
+        return self._names[i]
 
 
 def normalize(axis, ndim, what, where, shape=None):
     """axis in [0, ndim), or None; out of range, an error in JAX's words (of an
-    argument's `shape`, or of an output)."""
+    argument's `shape`, or of an output) naming `what()` (a function: see LeafNames)."""
     if axis is not None and not -ndim <= axis < ndim:
+        what = what()
         valid = f"valid: {-ndim} to {ndim - 1}" if ndim else "a 0-d value has no axis to map"
         least = axis + 1 if axis >= 0 else -axis
         jax_words = (f"vmap was requested to map its argument along axis {axis}, which "
@@ -108,9 +119,10 @@ def _type(aval):
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
-def mapped_size(mapped, axis_size, where):
-    """The one size of the mapped axes (`mapped`: (name, aval, axis as given, size) per
-    mapped leaf) and `axis_size`, else JAX's ValueError listing the sizes by count."""
+def mapped_size(mapped, axis_size, where, names):
+    """The one size of the mapped axes (`mapped`: (leaf number, aval, axis as given, size)
+    per mapped leaf) and `axis_size`, else JAX's ValueError listing the sizes by count
+    (`names`: the leaves' LeafNames)."""
     sizes = {m[3] for m in mapped} | ({axis_size} if axis_size is not None else set())
     if len(sizes) == 1:
         return sizes.pop()
@@ -121,12 +133,13 @@ def mapped_size(mapped, axis_size, where):
     lines = [f"  * the `axis_size` argument was {axis_size};"] if axis_size is not None else []
     counts = collections.Counter(m[3] for m in mapped).most_common()
     for k, (size, count) in enumerate(counts):
-        name, aval, axis, _ = next(m for m in mapped if m[3] == size)
-        of = f"axis {axis} of {name} of type {_type(aval)}"
+        i, aval, axis, _ = next(m for m in mapped if m[3] == size)
+        of = f"axis {axis} of {names[i]} of type {_type(aval)}"
         lines.append(f"  * one axis had size {size}: {of};" if count == 1 else
                      f"  * {'most' if k == 0 else 'some'} axes ({count} of them) had size "
                      f"{size}, e.g. {of};")
-    hint = _KEYWORD.format("one") if any(m[0].startswith("kwargs") for m in mapped) else ""
+    hint = _KEYWORD.format("one") if any(names[m[0]].startswith("kwargs") for m in mapped) \
+        else ""
     raise ShapeError("vmap got inconsistent sizes for array axes to be mapped:\n" +
                      "\n".join(lines)[:-1] + f"\nAll mapped axes of {where} must have one "
                      f"size: change the arguments' shapes or in_axes (None leaves an "
