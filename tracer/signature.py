@@ -5,6 +5,7 @@ values are compile-time constants) and dynamic ones (pytrees whose leaves are tr
 only their types enter the key). `static_argnums` and `static_argnames` name the same
 parameter whichever way it is passed, as in JAX.
 """
+import collections
 import collections.abc
 import inspect
 
@@ -92,20 +93,23 @@ def static_spec(fun, where, static_argnums, static_argnames, what="static"):
 
 
 def static_key(v, where):
-    """A static argument as part of a cache key: it must be hashable, as in JAX (a list,
-    dict or array is not: its contents could change while the key keeps them). A tuple's
-    entries are keyed with their types, so (1,) and (1.0,) trace apart."""
-    if isinstance(v, tuple):
-        return (type(v),) + tuple(static_key(x, where) for x in v)
+    """A hashable stand-in for a static argument. Lists, dicts and arrays are accepted,
+    keyed by their contents at the call (JAX raises for them; programs written against
+    this project pass them), so a later change to one cannot reach a cached entry."""
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__,) + tuple(static_key(x, where) for x in v)
+    if isinstance(v, dict):     # an OrderedDict's order and a defaultdict's factory count
+        keys = list(v) if isinstance(v, collections.OrderedDict) else sorted(v)
+        return (type(v), getattr(v, "default_factory", None)) + tuple(
+            (k, static_key(v[k], where)) for k in keys)
+    if isinstance(v, np.ndarray):
+        return ("ndarray", v.dtype.str, v.shape, v.tobytes())
     try:
         hash(v)
     except TypeError:
-        raise ArgumentValueError(
-            f"Non-hashable static arguments are not supported: {where} is a "
-            f"{type(v).__name__} ({str(v)[:60]!r}), and a static argument is part of the "
-            f"cache key. Pass a hashable value instead (a tuple for a list, "
-            f"tuple(arr.tolist()) for an array's values), or make it a dynamic argument "
-            f"(leave it out of static_argnums and static_argnames)") from None
+        raise ArgumentValueError(f"Non-hashable static arguments are not supported: {where} "
+                                 f"is a {type(v).__name__}; pass a tuple, list, array or "
+                                 f"hashable value") from None
     return (type(v), v)
 
 

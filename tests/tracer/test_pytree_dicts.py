@@ -44,3 +44,12 @@ def test_dict_kinds_as_transform_arguments():
         out = tracer.vmap(f)(kind([("b", np.zeros(3)), ("a", np.arange(3.0))]))
         assert out.tolist() == [0.0, 2.0, 4.0]
 
+
+def test_static_dict_kinds_keep_order_and_factory_in_the_cache_key():
+    od = collections.OrderedDict
+    f = tracer.jit(lambda x, d: x * list(d.values())[0], static_argnums=1, backend="numpy")
+    assert f(np.ones(1), od([("a", 1.0), ("b", 2.0)])).tolist() == [1.0]
+    assert f(np.ones(1), od([("b", 2.0), ("a", 1.0)])).tolist() == [2.0]
+    g = tracer.jit(lambda x, d: x * d["missing"], static_argnums=1, backend="numpy")
+    assert g(np.ones(1), collections.defaultdict(lambda: 3.0)).tolist() == [3.0]
+    assert g(np.ones(1), collections.defaultdict(lambda: 5.0)).tolist() == [5.0]
