@@ -77,11 +77,13 @@ def test_non_differentiable_kernels_act_as_constants(fun):
 
 def test_integer_outputs_and_inputs_get_zero_tangents_and_cotangents():
     x, i = np.array([1.0, 3.0]), np.array([1, 2])
+    """As JAX's: the tangent of an int output and the cotangent of an int input are
+    float0 zeros of its shape (no data: an int value has no tangent space)."""
     _, t = tracer.jvp(lambda x: tnp.argmax(x), (x,), (np.ones(2),))
-    assert t == 0
+    assert t.dtype == tracer.float0 and t.shape == ()
     g = tracer.vjp(lambda x, i: x * i, x, i)[1](np.ones(2))
     np.testing.assert_array_equal(g[0], [1.0, 2.0])
-    np.testing.assert_array_equal(g[1], [0, 0])
+    assert g[1].dtype == tracer.float0 and g[1].shape == (2,)
 
 
 def test_empty_arrays():
