@@ -24,11 +24,10 @@ Threads compile at once: each compile takes an LLVM context and a target machine
 own from a pool (neither is thread-safe; LLVM runs compiles on disjoint ones in parallel,
 as ThinLTO does), and its two long calls, the optimizer and object emission, bypass the
 lock llvmlite puts around every call (ctypes releases the GIL). The same module text is
-compiled once however many threads ask for it. Fork waits until no thread is inside
-LLVM (`_gate`), so a child never inherits LLVM halfway through; so does the interpreter's
-exit, which then keeps every other thread out: a daemon thread still inside LLVM when
-exit() runs LLVM's static destructors crashes the process in LLVM's code generator. For
-the same reason a daemon thread (jit's background compiles) never runs the optimizer or
+compiled once however many threads ask for it. Fork and the interpreter's exit wait
+until no thread is inside LLVM (lowering.llvm.engine's gate, `_gate` here): a daemon
+thread in LLVM's code generator when exit() runs LLVM's static destructors crashes the
+process, so a daemon thread (jit's background compiles) never runs the optimizer or
 emitter here: it hands the module to a worker process and waits outside the gate.
 A long module is cut into parts (lowering.llvm.split), one per idle core the missing
 libraries leave (and one for this thread), compiled at the same time, one here and the others by worker processes, and
@@ -44,13 +43,11 @@ many functions are compiled and dropped.
 """
 import atexit
 import contextlib
-import ctypes
 import functools
 import hashlib
 import itertools
 import marshal
 import os
-import sys
 import threading
 import weakref
 
@@ -62,6 +59,7 @@ from lowering import forks
 from lowering.host import idle_core, idle_cores
 from lowering.llvm import caches, compile_worker, conv_shared, mathlib_shared, matmul_shared, split
 from lowering.llvm.cpu import CURRENT, TRIPLE
+from lowering.llvm.engine import Loaded, gate as _gate
 from lowering.profile import note, phase
 from lowering.settings import settings
 
@@ -70,48 +68,6 @@ _TM = CURRENT.machine
 DATA_LAYOUT = CURRENT.data_layout
 
 
-class _Gate:
-    """Held (shared, reentrantly) by every thread working in LLVM; fork waits until none
-    is, and holds new ones back meanwhile (except its own thread: a Loaded freed by the
-    garbage collector there)."""
-
-    def __init__(self):
-        self._cv = threading.Condition(threading.RLock())
-        self._active, self._forking, self._depth = 0, None, threading.local()
-
-    def __enter__(self):
-        depth = getattr(self._depth, "n", 0)
-        with self._cv:
-            if not depth:
-                self._cv.wait_for(lambda: self._forking in (None, threading.get_ident()))
-            self._active += 1
-        self._depth.n = depth + 1
-
-    def __exit__(self, *exc):
-        self._depth.n -= 1
-        with self._cv:
-            self._active -= 1
-            self._cv.notify_all()
-
-    def before_fork(self):
-        with self._cv:
-            self._forking = threading.get_ident()
-            self._cv.wait_for(lambda: not self._active)
-
-    def after_fork_in_parent(self):
-        with self._cv:
-            self._forking = None
-            self._cv.notify_all()
-
-    def close(self):
-        """At exit: wait until no other thread is inside LLVM, then keep them out."""
-        self.before_fork()
-
-
-_gate = _Gate()
-os.register_at_fork(before=_gate.before_fork, after_in_parent=_gate.after_fork_in_parent,
-                    after_in_child=_gate.__init__)
-atexit.register(_gate.close)
 _table = forks.lock()       # _live and _pending (each change to them is one dict operation)
 _pending = {}               # key -> Event set when the thread compiling it is done
 _tools = []                 # idle (LLVM context, target machine) pairs: one per compile
@@ -222,14 +178,6 @@ def _in_worker(worker, key, text):
     return obj
 
 
-def _machine():
-    """A target machine for an engine, which deletes it when the engine is freed (so
-    engines cannot share one). The engine only links object code, so a generic machine
-    does: it costs a quarter of the time of one for the host CPU."""
-    return llvm.Target.from_triple(TRIPLE).create_target_machine(
-        opt=0, reloc="default", codemodel="jitdefault", jit=True)
-
-
 def _dump(key, text, mod, tools):
     directory = settings.dump_dir
     if not directory or os.path.exists(os.path.join(directory, key + ".s")):
@@ -268,40 +216,6 @@ def _llvm(machine=True):
             yield tools
         finally:
             _tools.append(tools)
-
-
-class Loaded:
-    """Native code of one module (the object code of its parts, lowering.llvm.split): its
-    engine (owning the code pages) and symbol lookup. Freed with the last reference to
-    it, inside the gate (freeing deregisters the code's unwind tables, which must not be
-    half done when the process forks)."""
-    engine = None
-
-    def __init__(self, key, objs, context):
-        self.key = key
-        CURRENT.check_runnable()
-        backing = llvm.parse_assembly("", context)
-        self.engine = llvm.create_mcjit_compiler(backing, _machine())
-        self.engine.remove_module(backing)  # else finalizing compiles it: ~0.6 ms for nothing
-        backing.close()                     # before the context goes to another compile
-        for obj in objs:
-            self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-        self.engine.finalize_object()
-
-    def address(self, name):
-        with _gate:
-            addr = self.engine.get_function_address(name)
-        if not addr:
-            raise CodegenError(f"symbol {name!r} missing from compiled module {self.key[:12]}")
-        return addr
-
-    def function(self, name, restype, *argtypes):
-        return ctypes.CFUNCTYPE(restype, *argtypes)(self.address(name))
-
-    def __del__(self, finalizing=sys.is_finalizing):
-        if self.engine is not None and not finalizing():
-            with _gate:
-                self.engine.close()
 
 
 def load(text, key=None):
