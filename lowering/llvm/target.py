@@ -13,12 +13,14 @@ Each module gets its own MCJIT engine, kept alive by `Loaded`, so symbol names n
 clash; a Program holds its Loaded, so code is never freed under a live program. In memory
 every loaded module is held weakly (a live program's module is always shared) and the
 TRACER_CODE_CACHE_SIZE (default 256) most recently used ones strongly; any other module
-is freed (engine and code pages) as soon as no Program uses it. A module that calls math
-functions in their library (lowering.llvm.mathlib_shared) or matmul (matmul_shared) has each
-library loaded before its engine is made, once per process and kept, its symbols
-registered for every engine (llvm.add_symbol); with a core idle, a library missing is
-compiled at the same time as the module, from the moment codegen declares it (a matmul
-library costs ~1.4 s of CPU, a deep MLP's step module ~1 s).
+is freed (engine and code pages) as soon as no Program uses it. A module that calls
+math functions in their library (lowering.llvm.mathlib_shared) or matmul (matmul_shared)
+has each library loaded before its engine is made, once per process and kept, its
+symbols registered for every engine (llvm.add_symbol). A library gets an engine of its
+own, or, when the disk cache holds both it and the first module calling it, shares that
+module's, which is then kept too (an engine costs ~0.5 ms of a warm first call). With a
+core idle, a library missing is compiled at the same time as the module, from the moment
+codegen declares it (a matmul library costs ~1.4 s of CPU, a deep MLP's step module ~1 s).
 
 Threads compile at once: each compile takes an LLVM context and a target machine of its
 own from a pool (neither is thread-safe; LLVM runs compiles on disjoint ones in parallel,
@@ -289,43 +291,98 @@ def _link(wanted):
     same time) and make their symbols resolvable from every engine."""
     loads = _at_once(lambda item: load(item[1][2], cache_key(item[1][1])), wanted)
     for (name, (symbols, _, _)), loaded in zip(wanted, loads):
-        for symbol in symbols:
-            address = loaded.address(symbol)    # (MCJIT aborts on a missing one)
-            with _gate:
-                llvm.add_symbol(symbol, address)
-        _linked[name] = loaded          # kept for good: other modules call it
+        _register(name, symbols, loaded)
+
+
+def _register(name, symbols, loaded):
+    """Resolve library `name`'s `symbols` to their code in `loaded` from every engine, and
+    keep `loaded` for good: other modules call it."""
+    for symbol in symbols:
+        address = loaded.address(symbol)    # (MCJIT aborts on a missing one)
+        with _gate:
+            llvm.add_symbol(symbol, address)
+    _linked[name] = loaded
+
+
+def _claim(wanted, directory):
+    """[(name, symbols, key, objects)] of every library of `wanted`, for the module's own
+    engine to load (an engine costs ~0.5 ms), each marked pending, if the disk cache holds
+    them all and no thread has loaded or is loading any; else []. All or none: a thread
+    holding a claim then waits for no other library (two threads each holding one the
+    other waits for would wait for good)."""
+    keys = [cache_key(identity) for _, (_, identity, _) in wanted]
+    with _table:
+        if not keys or any(k in _live or k in _pending for k in keys):
+            return []
+        _pending.update((k, threading.Event()) for k in keys)
+    claimed = [(name, symbols, k, caches.read(directory, k + ".o"))
+               for (name, (symbols, _, _)), k in zip(wanted, keys)]
+    if any(blob is None for *_, blob in claimed):
+        _release(claimed)
+        return []
+    for (_, (_, _, text)), k in zip(wanted, keys):
+        _dump_here(k, text)
+    return [(name, symbols, k, _unpack(blob)) for name, symbols, k, blob in claimed]
+
+
+def _release(claimed):
+    for _, _, key, _ in claimed:
+        with _table:
+            done = _pending.pop(key)
+        done.set()
 
 
 def _load(key, text):
     """Loaded module `text` (a library's text is a function making it, and calls none):
-    from the disk cache or compiled, its parts at the same time as the libraries it calls
-    (which the engine must have linked before it loads the module)."""
+    from the disk cache or compiled (_compiled). The libraries it calls must be linked
+    before its engine loads it; those the disk cache holds and no engine has yet are
+    loaded into its engine, which is then kept for good as theirs."""
     directory, name = disk_cache_dir(), key + ".o"
     blob = caches.read(directory, name) if directory else None
     wanted = _missing(text) if isinstance(text, str) else []
     if blob is None:
-        if wanted and not idle_core():
+        return _engine(key, _unpack(_compiled(key, text, wanted, directory)))
+    claimed = _claim(wanted, directory)
+    try:
+        if not claimed:
             _link(wanted)
-            wanted = []
-        texts = split.parts(text() if callable(text) else text,
-                            max(1, 1 + idle_cores() - len(wanted)))
-        jobs = [functools.partial(_object, cache_key(part) if len(texts) > 1 else key, part)
-                for part in texts]
-        if wanted:
-            jobs.append(functools.partial(_link, wanted))
-        blob = _pack(_at_once(lambda job: job(), jobs)[:len(texts)])
-        with _table:                # (a library may finish beside it)
-            stats["compiled"] += 1
-        if directory:
-            caches.write(directory, name, blob)
-    else:
-        _link(wanted)
         with _table:
-            stats["disk_hits"] += 1
-        note("object-disk-hits")
+            stats["disk_hits"] += 1 + len(claimed)
+        note("object-disk-hits", 1 + len(claimed))
         _dump_here(key, text)
+        loaded = _engine(key, [obj for *_, objs in claimed for obj in objs] + _unpack(blob))
+        for name, symbols, lkey, _ in claimed:
+            _register(name, symbols, loaded)
+            with _table:
+                _live[lkey] = loaded
+        return loaded
+    finally:
+        _release(claimed)
+
+
+def _compiled(key, text, wanted, directory):
+    """The object code of module `text`, compiled in parts at the same time as the
+    libraries `wanted` it calls, and stored in the disk cache."""
+    if wanted and not idle_core():
+        _link(wanted)
+        wanted = []
+    texts = split.parts(text() if callable(text) else text,
+                        max(1, 1 + idle_cores() - len(wanted)))
+    jobs = [functools.partial(_object, cache_key(part) if len(texts) > 1 else key, part)
+            for part in texts]
+    if wanted:
+        jobs.append(functools.partial(_link, wanted))
+    blob = _pack(_at_once(lambda job: job(), jobs)[:len(texts)])
+    with _table:                # (a library may finish beside it)
+        stats["compiled"] += 1
+    if directory:
+        caches.write(directory, key + ".o", blob)
+    return blob
+
+
+def _engine(key, objs):
     with _llvm(machine=False) as tools, phase("load"):
-        return Loaded(key, _unpack(blob), tools[0])
+        return Loaded(key, objs, tools[0])
 
 
 def _object(key, text):
