@@ -18,7 +18,7 @@ import numpy as np
 from ir.errors import DTypeError, KernelError, ShapeError
 from ir.types import ShapedArray, check_dtype, dtype_kind
 from registry import declare_kernel
-from registry.shape_rules import BOOL, same
+from registry.shape_rules import BOOL, operands_only, same
 from tracer import numpy as tnp
 from tracer.core import run_kernel
 
@@ -100,6 +100,7 @@ def shape_rule(row):
     what = {FLOATS: "float", INTS: "integer", INTS_OR_BOOL: "integer or bool"}.get(kinds)
     needs = f"a {what} operand" if arity == 1 and kinds == FLOATS else f"{what} operands"
 
+    @operands_only
     def rule(*operands):
         if len(operands) != arity:
             raise KernelError(f"{name}: takes {arity} operand(s), got {len(operands)}")
@@ -110,6 +111,7 @@ def shape_rule(row):
     return rule
 
 
+@operands_only
 def _select_rule(c, x, y):
     if c.dtype != BOOL:
         raise DTypeError(f"select: condition must be bool, got {c.dtype}")
