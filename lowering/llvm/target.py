@@ -50,6 +50,7 @@ import hashlib
 import itertools
 import marshal
 import os
+import re
 import threading
 import weakref
 
@@ -265,9 +266,16 @@ def cached(text):
 
 def _missing(text):
     """[(name, library)] of the libraries module `text` calls that are not linked yet (the
-    math functions' and matmul's: `libraries` of mathlib_shared and matmul_shared)."""
+    math functions' and matmul's: `libraries` of mathlib_shared and matmul_shared). Each
+    kind reads the module's declarations only: its pattern, anchored at a line's start,
+    is tried at every character of the text (~0.1 ms for W7's 6 KB module, three times),
+    where one searched for "\ndeclare " skips to each declaration."""
+    declared = "".join(_DECLARATION.findall("\n" + text))
     return [(name, kind.library(name, CURRENT.isa)) for kind in _LIBRARIES
-            for name in kind.libraries(text) if name not in _linked]
+            for name in kind.libraries(declared) if name not in _linked]
+
+
+_DECLARATION = re.compile(r"\ndeclare [^\n]*")
 
 
 def prefetch(text):
