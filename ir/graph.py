@@ -92,14 +92,17 @@ class Node:
     @property
     def regions(self):
         """The node's sub-graphs, in attr order (a tuple attr's graphs in its order)."""
+        return list(self._found_regions())
+
+    def _found_regions(self):
         if self._regions is None:       # attrs never change: found once
             self._regions = tuple([g for _, v in self.attr_items if is_region(v)
                                    for g in (v if type(v) is tuple else (v,))])
-        return list(self._regions)
+        return self._regions
 
     def with_regions(self, fn):
         """This node with every region `g` replaced by `fn(g)` (self if none changes)."""
-        if not self.regions:
+        if not self._found_regions():       # (every pass asks every node: no list made)
             return self
         attrs, changed = {}, False
         for k, v in self.attr_items:

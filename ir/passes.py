@@ -24,9 +24,10 @@ pruner = lambda kernel: None  # noqa: E731
 
 
 def effectful(node):
-    """True if `node` has a side effect: its kernel's, or one of a node in its regions."""
-    return has_effects(node.kernel) or any(effectful(m) for g in node.regions
-                                           for m in g.nodes)
+    """True if `node` has a side effect: its kernel's, or one of a node in its regions
+    (which are attrs: a node without attrs, most of them, has none)."""
+    return has_effects(node.kernel) or bool(node.attr_items) and any(
+        effectful(m) for g in node.regions for m in g.nodes)
 
 
 def dce(graph):

@@ -25,7 +25,7 @@ import numpy as np
 
 from ir import Literal
 from ir.errors import ArgumentError, DTypeError, ShapeError
-from ir.passes import cse, dce, fold_constants, inline_calls
+from ir.passes import cse, fold_constants, inline_calls
 from lowering.heap import building
 from lowering.interpreter import own, run_node
 from lowering.llvm import (artifact, buffers, codegen, graph_cache, irutil, linalg, pool,
@@ -48,9 +48,10 @@ def _evaluate(node, values):
 
 
 def optimize(graph):
-    """The graph the llvm backend partitions: calls inlined, constants folded, common
-    subexpressions merged, dead nodes dropped, thin matmuls rewritten."""
-    return rewrite_matmuls(dce(cse(fold_constants(inline_calls(graph), _evaluate))))
+    """The graph the llvm backend partitions: calls inlined, constants folded and dead
+    nodes dropped (fold_constants ends with dce; merging leaves no node dead), common
+    subexpressions merged, thin matmuls rewritten."""
+    return rewrite_matmuls(cse(fold_constants(inline_calls(graph), _evaluate)))
 
 
 def compile_graph(graph):
