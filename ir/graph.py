@@ -155,10 +155,9 @@ class Graph:
 
     def kernels(self):
         """The set of kernel names this graph uses (including nested sub-graphs)."""
-        names = set()
+        names = {n.kernel for n in self.nodes}
         for n in self.nodes:
-            names.add(n.kernel)
-            for g in n.regions:
+            for g in n._found_regions():
                 names |= g.kernels()
         return names
 

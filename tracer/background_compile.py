@@ -81,7 +81,8 @@ def background_threshold():
 
 def size(graph):
     """Nodes of `graph`, those of its regions included."""
-    return sum(1 + sum(size(g) for g in n.regions) for n in graph.nodes)
+    return len(graph.nodes) + sum(size(g) for n in graph.nodes if n.attr_items
+                                  for g in n.regions)     # (regions are attrs)
 
 
 NODE_S = 20e-6      # the interpreter's time a node (Python dispatch, checks), measured
