@@ -28,8 +28,8 @@ from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.passes import cse, fold_constants, inline_calls
 from lowering.heap import building
 from lowering.interpreter import own, run_node
-from lowering.llvm import (artifact, buffers, codegen, graph_cache, irutil, linalg, pool,
-                           schedule, split, target)
+from lowering.llvm import (artifact, buffers, caches, codegen, graph_cache, irutil, linalg,
+                           pool, schedule, split, target)
 from lowering.llvm.fusion import check_kernels
 from lowering.llvm.rewrites import rewrite_matmuls
 from lowering.profile import note, phase
@@ -255,7 +255,8 @@ class Program:
         if pooled:
             lines += ["    if len(free) < kept[0]:", "        push(temps)"]
         lines.append("    return r")
-        exec(compile("\n".join(lines), f"<llvm program {self.loaded.key[:12]}>", "exec"), env)
+        exec(caches.python_code(target.disk_cache_dir(), "\n".join(lines),
+                                f"<llvm program {self.loaded.key[:12]}>"), env)
         return env["run"]
 
     def _fail(self, rc):
