@@ -22,7 +22,7 @@ from tracer.autodiff import partition
 from tracer.concrete import Known
 from tracer.core import eval_graph, trace_flat
 from tracer.float0s import Float0Leaves, float0, is_float0
-from tracer.signature import leaf_aval
+from tracer.signature import leaf_aval, presents
 from tracer.pytree import flatten, num_leaves, unflatten
 from tracer.transforms import (Linear, _argnums, check_tangent_dtypes, jvp,
                                matching_leaves, partial_args, vjp)
@@ -69,6 +69,17 @@ def _inputs(fun, argnums, args, kwargs, where, holomorphic, allow_int=False):
     return g, primals, in_tree, [leaf_aval(x, where) for x in leaves]
 
 
+_JACOBIAN_DOC = ("Jacobian of {fun} with respect to positional argument(s) {argnums}. "
+                 "Takes the same arguments as {fun} but returns the jacobian of the "
+                 "output with respect to the arguments at positions {argnums}.")
+
+
+def _named(jac, fun, kind, argnums):
+    """jac presenting fun's signature, as JAX's jacobians."""
+    return presents(jac, fun, f"{kind}_{getattr(fun, '__name__', 'function')}",
+                    _JACOBIAN_DOC.replace("{argnums}", str(argnums)))
+
+
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of `fun` by forward mode (one batched jvp): best for few inputs. With
     has_aux, (jacobian, aux)."""
@@ -89,7 +100,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         blocks = [[_to_back(b, a) for b, a in zip(_split_rows(o, in_avals), in_avals)]
                   for o in outs]
         return _with_aux(_assemble(argnums, in_tree, out_tree, blocks), aux)
-    return jac
+    return _named(jac, fun, "jacfwd", argnums)
 
 
 def _with_aux(jacobian, aux):
@@ -126,7 +137,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         by_out = [_split_rows(gr, out_avals) for gr in grads]   # [in][out]
         blocks = [[by_out[i][o] for i in range(len(in_avals))] for o in range(len(outs))]
         return _with_aux(_assemble(argnums, in_tree, out_tree, blocks), aux)
-    return jac
+    return _named(jac, fun, "jacrev", argnums)
 
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
@@ -136,7 +147,7 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     def checked(*args, **kwargs):
         _argnums(argnums, args, "hessian", holomorphic=holomorphic)
         return hess(*args, **kwargs)
-    return checked
+    return _named(checked, fun, "hessian", argnums)
 
 
 def linearize(fun, *primals, has_aux=False):

@@ -46,6 +46,18 @@ def check_function(fun, where):
                             f"{fun}; a traced function must return its results")
 
 
+def presents(transformed, fun, name, doc):
+    """`transformed` (a transform of `fun`) named `name`, with JAX's docstring `doc`
+    ({fun}: fun's name) and `fun` as its `__wrapped__`, so that inspect.signature sees
+    fun's parameters: jit(grad(f), static_argnames=...) then maps names to positions."""
+    fun_name = getattr(fun, "__name__", type(fun).__name__)
+    transformed.__name__ = name
+    transformed.__doc__ = doc.format(fun=fun_name)
+    transformed.__module__ = getattr(fun, "__module__", transformed.__module__)
+    transformed.__wrapped__ = fun
+    return transformed
+
+
 def check_disjoint(where, static, donated):
     """No argument is both static and donated ((nums, names) pairs), as in JAX."""
     both = [f"position {i}" for i in sorted(set(static[0]) & set(donated[0]))]

@@ -20,7 +20,7 @@ from tracer.concrete import Known
 from tracer.core import Tracer, eval_graph, trace_flat
 from tracer.float0s import float0, is_float0, zeros
 from tracer.pytree import flatten, num_leaves, register_pytree_node, unflatten
-from tracer.signature import leaf_aval
+from tracer.signature import leaf_aval, presents
 
 
 def _trace_fun(fun, args, has_aux=False, where="vjp", wrt=None):
@@ -181,17 +181,27 @@ def partial_args(fun, args, nums, kwargs):
     return g, tuple(args[i] for i in nums)
 
 
+_GRAD_DOC = ("Gradient of {fun} with respect to positional argument(s) {argnums}. Takes "
+             "the same arguments as {fun} but returns the gradient, which has the same "
+             "shape as the arguments at positions {argnums}.")
+_VALUE_AND_GRAD_DOC = ("Value and gradient of {fun} with respect to positional argument(s) "
+                       "{argnums}. Takes the same arguments as {fun} but returns a "
+                       "two-element tuple where the first element is the value of {fun} "
+                       "and the second element is the gradient, which has the same shape "
+                       "as the arguments at positions {argnums}.")
+
+
 def _value_and_grad(fun, argnums, has_aux, with_value, holomorphic, allow_int, reduce_axes):
+    """Keyword arguments, and positional arguments outside argnums whose leaves are all
+    scalars (sizes, axes, counts, flags), reach fun as they are (as JAX), so shapes may
+    take them. Other undifferentiated arrays stay graph inputs, since a constant would be
+    copied into the graph on every call; fun sees their values as any traced value's
+    (tracer.concrete)."""
     name = getattr(fun, "__name__", "function")
     where = f"grad({name})"
     check_reduce_axes(reduce_axes, where)
 
     def value_and_grad_f(*args, **kwargs):
-        """Keyword arguments, and positional arguments outside argnums whose leaves are
-        all scalars (sizes, axes, counts, flags), reach fun as they are (as JAX), so shapes
-        may take them. Other undifferentiated arrays stay graph inputs, since a constant
-        would be copied into the graph on every call; fun sees their values as any
-        traced value's (tracer.concrete)."""
         nums = _argnums(argnums, args, where, allow_int, holomorphic)
         traced = [i for i, a in enumerate(args)
                   if i in nums or any(np.ndim(x) for x in flatten(a)[0])]
@@ -229,8 +239,9 @@ def _value_and_grad(fun, argnums, has_aux, with_value, holomorphic, allow_int, r
         if with_value:
             return ((value, unflatten(aux_tree, aux)) if has_aux else value), grad_out
         return (grad_out, unflatten(aux_tree, aux)) if has_aux else grad_out
-    value_and_grad_f.__name__ = f"{'value_and_grad' if with_value else 'grad'}_{name}"
-    return value_and_grad_f
+    kind = "value_and_grad" if with_value else "grad"
+    doc = (_VALUE_AND_GRAD_DOC if with_value else _GRAD_DOC).replace("{argnums}", str(argnums))
+    return presents(value_and_grad_f, fun, f"{kind}_{name}", doc)
 
 
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,

@@ -31,7 +31,7 @@ from tracer import core
 from tracer import numpy as tnp
 from tracer.core import Tracer, eval_graph, run_kernel, trace_flat
 from tracer.float0s import Float0Leaves, is_float0, zeros
-from tracer.signature import leaf_aval
+from tracer.signature import leaf_aval, presents
 from tracer.pytree import flatten, unflatten
 from tracer.vmap_axes import (LeafNames, axes_per_leaf, check_positional, check_spec,
                               mapped_size, normalize)
@@ -375,6 +375,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             x.shape[:outs_axes[i]] + (size,) + x.shape[outs_axes[i]:])
             for i, x in f0.values.items()}
         return unflatten(trees["out"], f0.merge(eval_graph(g, ins + captured + more), f0_out))
-    vmapped.__name__ = f"vmap_{name}"
-    vmapped.__doc__ = getattr(fun, "__doc__", None)
-    return vmapped
+    doc = ("Vectorized version of {fun}. Takes similar arguments as {fun} but with "
+           "additional array axes over which {fun} is mapped.")
+    if getattr(fun, "__doc__", None):
+        doc += "\n\nOriginal documentation:\n\n" + fun.__doc__.replace("{", "{{").replace("}", "}}")
+    return presents(vmapped, fun, f"vmap_{name}", doc)

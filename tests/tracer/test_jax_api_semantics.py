@@ -1,6 +1,7 @@
 """What JAX 0.10.2's own tests/api_test.py expects of the transforms (issue 26): float0
 tangents of int values eagerly and under jit and vmap, the errors JAX raises (of its
 exception types), and the phrases its tests match in our messages."""
+import inspect
 import re
 
 import numpy as np
@@ -226,3 +227,37 @@ def test_bad_arguments_are_not_valid_jax_types():
                                             r"of type .* and was passed to the function at "
                                             r"path x."):
             tracer.jit(lambda x: x)(bad)
+
+
+# ---- transformed functions present the function they transform -------------------------
+
+@pytest.mark.parametrize("transform", [tracer.grad, tracer.jacfwd, tracer.jacrev])
+def test_jit_static_argnames_see_through_a_transform(transform):
+    """api_test's test_grad_wrap: jit maps `flag` to position 1 through the transformed
+    function's signature (its __wrapped__), so a positional flag is static."""
+    @tracer.jit(static_argnames=["flag"])
+    @transform
+    def my_function(x, flag):
+        return x if flag else tnp.zeros_like(x)
+
+    assert my_function(1.0, False) == 0.0 and my_function(1.0, True) == 1.0
+
+
+def test_transformed_functions_carry_jax_docstrings():
+    """api_test's test_vmap_preserves_docstr, and grad's and the jacobians' docstrings,
+    which name the function and the argnums."""
+    def superfun(a, b=1):
+        """Does things with {stuff}."""
+        return a
+
+    assert tracer.vmap(superfun).__doc__ == (
+        "Vectorized version of superfun. Takes similar arguments as superfun but with "
+        "additional array axes over which superfun is mapped.\n\nOriginal documentation:"
+        "\n\nDoes things with {stuff}.")
+    assert tracer.grad(superfun, argnums=(0, 1)).__doc__.startswith(
+        "Gradient of superfun with respect to positional argument(s) (0, 1).")
+    assert tracer.value_and_grad(superfun).__doc__.startswith("Value and gradient of superfun")
+    for t in (tracer.jacfwd, tracer.jacrev, tracer.hessian):
+        f = t(superfun)
+        assert f.__doc__.startswith("Jacobian of superfun") and f.__wrapped__ is superfun
+        assert str(inspect.signature(f)) == "(a, b=1)"
