@@ -246,10 +246,13 @@ class Trace:
         return self._lifted[key][0]
 
     def emit(self, name, inputs, attrs, source=None):
-        vals = tuple([x._var if type(x) is Tracer and x._trace is self else self.lift(x)
-                      for x in inputs])
-        avals, multi = apply_shape_rule(name, [v.aval for v in vals], attrs)
-        outs = tuple([Var(a) for a in avals])
+        vals, avals = [], []
+        for x in inputs:        # (a loop: on 3.11 a comprehension costs a call)
+            v = x._var if type(x) is Tracer and x._trace is self else self.lift(x)
+            vals.append(v)
+            avals.append(v.aval)
+        avals, multi = apply_shape_rule(name, avals, attrs)
+        outs = tuple(map(Var, avals))
         self.nodes.append(Node(name, vals, outs, attrs, source or user_source(3)))
         note_kernel(name)
         if multi:

@@ -179,7 +179,10 @@ def mark_weak(out, *inputs):
     """Make a traced result of only weak inputs weak. Only the operators on traced values
     do this (Python arithmetic on Python scalars gives a Python scalar); tracer.numpy
     functions give strong results, as NumPy's do, so jit agrees with eager NumPy."""
-    if isinstance(out, Tracer) and all(is_weak(x) for x in inputs):
+    if isinstance(out, Tracer):
+        for x in inputs:        # (a loop: all() of a generator costs a call every op)
+            if not is_weak(x):
+                return out
         out._var.aval = ShapedArray(out.shape, out.dtype, weak_type=True)
     return out
 
@@ -196,17 +199,25 @@ def _describe(x):
 
 def elementwise(kernel, op, xs, dtype=None):
     """Promote to one dtype (or `dtype`), broadcast to one shape, run `kernel`."""
-    xs = [value(x, op) for x in xs]
-    descs = [_describe(x) for x in xs]
-    dt = dtype or _promote(op, tuple([(d, weak) for _, d, weak in descs]))
-    shapes = tuple([s for s, _, _ in descs])
+    values, descs, types, shapes = [], [], [], []
+    for x in xs:            # (loops: a comprehension costs a call, and ops have 1-3 operands)
+        x = value(x, op)
+        desc = _describe(x)
+        values.append(x)
+        descs.append(desc)
+        types.append(desc[1:])
+        shapes.append(desc[0])
+    dt = dtype or _promote(op, tuple(types))
+    shapes = tuple(shapes)
     shp = _broadcasted.get(shapes)
     if shp is None:
         if len(_broadcasted) > 4096:
             _broadcasted.clear()
         shp = _broadcasted[shapes] = broadcast_shapes(op, *shapes)
-    trace = innermost_trace(xs)
-    args = [_operand(x, desc, dt, shp, trace, op) for x, desc in zip(xs, descs)]
+    trace = innermost_trace(values)
+    args = []
+    for x, desc in zip(values, descs):
+        args.append(_operand(x, desc, dt, shp, trace, op))
     # `trace` is also the innermost trace of `args`: emitting there is what run_kernel does
     return run_kernel(kernel, args) if trace is None else trace.emit(kernel, args, {})
 
