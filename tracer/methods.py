@@ -13,6 +13,9 @@ from tracer.numpy.index_updates import At
 
 
 def _python_like(f, swap=False):
+    # an operator passes no ufunc keywords: call the function under tracer.numpy's
+    # keyword wrapper (ufunc_keywords.with_ufunc_keywords), a frame less an operation
+    f = getattr(f, "__wrapped__", f)
     if swap:
         return lambda self, other: mark_weak(f(other, self), self, other)
     return lambda self, *other: mark_weak(f(self, *other), self, *other)
