@@ -11,6 +11,7 @@ may trace and call transformed functions at once; a traced value used outside th
 (or thread) that made it is a "leaked tracer" error. The active backend is process-wide.
 """
 import contextlib
+import functools
 import operator
 import os
 import sys
@@ -67,13 +68,30 @@ _collectors = _ThreadList()   # sets recording the kernels this thread's jit bui
 
 
 def user_source(depth=2):
-    """'file:line (function)' of the innermost frame outside this project's packages."""
+    """'file:line (function)' of the innermost frame outside this project's packages.
+    Tracing asks this of every node; a frame's line is decoded from its code's line
+    table, so each place's string is made once, by its code and instruction."""
     f = sys._getframe(depth)
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIRS):
+    while f is not None and _inside(f.f_code.co_filename):
         f = f.f_back
     if f is None:
         return None
-    return f"{f.f_code.co_filename}:{f.f_lineno} ({f.f_code.co_name})"
+    code = f.f_code
+    key = id(code), f.f_lasti
+    found = _sources.get(key)
+    if found is None:
+        if len(_sources) >= 4096:
+            _sources.clear()
+        found = _sources[key] = code, f"{code.co_filename}:{f.f_lineno} ({code.co_name})"
+    return found[1]
+
+
+_sources = {}   # (id(code), offset) -> (code, its source): the code held keeps its id unique
+
+
+@functools.lru_cache(maxsize=1024)
+def _inside(filename):
+    return filename.startswith(_PKG_DIRS)
 
 
 def global_name(obj, fun):
