@@ -36,13 +36,17 @@ def dce(graph):
     (registry.register_pruner) if it has one."""
     live = {id(v) for v in graph.outvars if type(v) is Var}
     kept = []
-    for n in reversed(graph.nodes):
-        used = [id(o) in live for o in n.outputs]
+    for n in reversed(graph.nodes):     # (loops within: on 3.11 a comprehension is a call)
+        used = []
+        for o in n.outputs:
+            used.append(id(o) in live)
         if any(used) or effectful(n):
             prune = pruner(n.kernel) if any(used) else None
             n = prune(n, used) if prune is not None else n.with_regions(dce)
             kept.append(n)
-            live.update([id(x) for x in n.inputs if type(x) is Var])
+            for x in n.inputs:
+                if type(x) is Var:
+                    live.add(id(x))
     kept.reverse()
     cv = [(v, c) for v, c in zip(graph.constvars, graph.consts) if id(v) in live]
     return Graph(graph.invars, graph.outvars, kept, [v for v, _ in cv], [c for _, c in cv])
@@ -60,8 +64,10 @@ def cse(graph):
             nodes.append(new)
             continue
         # a Var is keyed by its id (an int), a Literal by its (dtype, bytes) tuple
-        key = (n.kernel, tuple([x.key if type(x) is Literal else id(x) for x in inputs]),
-               n.attr_items)
+        ids = []
+        for x in inputs:        # (a loop: on 3.11 a comprehension is a call)
+            ids.append(x.key if type(x) is Literal else id(x))
+        key = (n.kernel, tuple(ids), n.attr_items)
         prev = seen.get(key)
         if prev is not None:
             for o, p in zip(n.outputs, prev.outputs):
@@ -85,8 +91,10 @@ def fold_constants(graph, evaluate, max_size=1 << 16):
     consts = {id(v): np.asarray(c) for v, c in zip(graph.constvars, graph.consts)}
     env, nodes = {}, []
     new_constvars, new_consts = list(graph.constvars), list(graph.consts)
+    def fold(region):
+        return fold_constants(region, evaluate, max_size)
     for n in graph.nodes:
-        n = n.with_regions(lambda g: fold_constants(g, evaluate, max_size))
+        n = n.with_regions(fold)
         inputs = tuple([_subst(x, env) for x in n.inputs]) if env else n.inputs
         outs = None
         for x in inputs:
