@@ -33,7 +33,8 @@ def rewrite_matmuls(graph):
     """`graph` (and its regions) with each one-row or one-column matmul a multiply-reduce
     and the other matmuls reading transposed operands in place, unless the matmul
     kernel's llvm impl is a user's."""
-    if tables.KERNELS.entries.get(("matmul", "llvm")) is not KERNELS["matmul"]:
+    if tables.KERNELS.entries.get(("matmul", "llvm")) is not KERNELS["matmul"] or \
+            "matmul" not in graph.kernels():        # (nothing to rewrite: nothing built)
         return graph
     producer = {id(o): n for n in graph.nodes for o in n.outputs}
     nodes, changed = [], False
