@@ -118,25 +118,24 @@ def _parts(g):
     """Graph `g` as nested tuples of plain values (a node's kernel and family, the
     types of its outputs: each written once per graph and referred to by number)."""
     number = artifact.numbering(g)[0]
-    kernels, types = {}, {}
-
-    def kernel(name):
-        k = kernels.get(name)
-        if k is None:
-            impl = _impls.get((name, "llvm"))
-            if impl is None or impl is not BUILTIN.get(name):
+    kernels, types, nodes = {}, {}, []
+    for n in g.nodes:       # (loops: on CPython 3.11 a comprehension is a call)
+        kernel = kernels.get(n.kernel)
+        if kernel is None:
+            impl = _impls.get((n.kernel, "llvm"))
+            if impl is None or impl is not BUILTIN.get(n.kernel):
                 raise _Uncacheable
-            k = kernels[name] = len(kernels)
-        return k
-
-    def type_of(a):
-        t = types.get(a)
-        if t is None:
-            t = types[a] = len(types)
-        return t
-    nodes = [(kernel(n.kernel), [number[id(x)] if type(x) is Var else x.key for x in n.inputs],
-              [(k, _attr(v)) for k, v in n.attr_items] if n.attr_items else None,
-              [type_of(o.aval) for o in n.outputs], n.source) for n in g.nodes]
+            kernel = kernels[n.kernel] = len(kernels)
+        ins, outs = [], []
+        for x in n.inputs:
+            ins.append(number[id(x)] if type(x) is Var else x.key)
+        for o in n.outputs:
+            t = types.get(o.aval)
+            if t is None:
+                t = types[o.aval] = len(types)
+            outs.append(t)
+        nodes.append((kernel, ins, [(k, _attr(v)) for k, v in n.attr_items]
+                      if n.attr_items else None, outs, n.source))
     return ([(a.shape, _name(a.dtype), a.weak_type) for a in g.in_avals],
             [(v.aval.shape, _name(v.aval.dtype)) for v in g.constvars],
             [(k, _family(k)) for k in kernels],
