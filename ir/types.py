@@ -93,8 +93,10 @@ class ShapedArray:
 
 def weak_dtype(x):
     """The dtype a Python scalar stands for: bool, int64 or float64 (whatever its size)."""
-    return np.dtype(bool if isinstance(x, bool) else np.int64 if isinstance(x, int)
-                    else np.float64)
+    return _BOOL if isinstance(x, bool) else _INT64 if isinstance(x, int) else _FLOAT64
+
+
+_BOOL, _INT64, _FLOAT64 = np.dtype(bool), np.dtype(np.int64), np.dtype(np.float64)
 
 
 def scalar_array(x, where="this op"):
