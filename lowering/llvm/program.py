@@ -58,8 +58,7 @@ def compile_graph(graph):
     """Compile an ir.Graph for the llvm backend: inline calls, optimize, then partition,
     schedule, generate one module and load it (through the caches). Returns a Program;
     `graph.donated` (if set) are the inputs whose buffers its outputs may take."""
-    finish, _ = prepare(graph)
-    return finish()
+    return _load(_artifact(graph), getattr(graph, "donated", ()))
 
 
 def prepare(graph):
@@ -68,10 +67,14 @@ def prepare(graph):
     function of no arguments giving the Program: loading, where LLVM compiles the module
     with the GIL released unless a cache has it; LLVM's estimated CPU seconds for it, by
     its lines (split.seconds), or 0 when a cache has its native code)."""
-    with building():
-        art = _compile(graph)
+    art = _artifact(graph)
     seconds = 0 if target.cached(art.text) else split.seconds(art.text.count("\n"))
     return functools.partial(_load, art, getattr(graph, "donated", ())), seconds
+
+
+def _artifact(graph):
+    with building():
+        return _compile(graph)
 
 
 def _load(art, donated):
