@@ -20,6 +20,7 @@ directory (one stat per file) on its first write and after every eighth of the c
 writes, and then trims the cache to three quarters of the cap, so the cap can be
 overshot by at most an eighth per concurrently writing process.
 """
+import functools
 import hashlib
 import importlib.util
 import marshal
@@ -91,10 +92,12 @@ def read(directory, name):
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             return None
-        with open(fd, "rb", closefd=False) as f:
-            data = f.read()
+        # read(2) to the end, the first call asking for all of it: a file object would
+        # stat, seek and test for a terminal again (a warm first call reads four entries)
+        data = b"".join(iter(functools.partial(os.read, fd, st.st_size + 1), b""))
         head = MAGIC + name.encode() + b"\0"
         n = len(head)
         if data[:n] != head or data[n:n + 32] != digest(head, memoryview(data)[n + 32:]):
