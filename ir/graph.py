@@ -157,8 +157,9 @@ class Graph:
         """The set of kernel names this graph uses (including nested sub-graphs)."""
         names = {n.kernel for n in self.nodes}
         for n in self.nodes:
-            for g in n._found_regions():
-                names |= g.kernels()
+            if n.attr_items:        # (regions are attrs)
+                for g in n._found_regions():
+                    names |= g.kernels()
         return names
 
     def verify(self, infer=None):
