@@ -67,7 +67,7 @@ def format_phases(record, top=("trace", "lower")):
 
 def _user_stacklevel():
     """warnings.warn's stacklevel that names the first frame outside this project."""
-    from tracer.core import _PKG_DIRS
+    from tracer.sources import _PKG_DIRS
     frame, level = sys._getframe(2), 2
     while frame is not None and frame.f_code.co_filename.startswith(_PKG_DIRS):
         frame, level = frame.f_back, level + 1

@@ -11,10 +11,7 @@ may trace and call transformed functions at once; a traced value used outside th
 (or thread) that made it is a "leaked tracer" error. The active backend is process-wide.
 """
 import contextlib
-import functools
 import operator
-import os
-import sys
 import threading
 
 import numpy as np
@@ -29,12 +26,9 @@ from lowering.interpreter import own
 from registry.shape_rules import apply_shape_rule, infer_avals
 from registry.tables import KERNELS
 from tracer.float0s import float0
+from tracer.sources import user_source
 
 _impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
-
-_PKG_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_PKG_DIRS = tuple(os.path.join(_PKG_ROOT, p) + os.sep
-                  for p in ("tracer", "ir", "registry", "lowering"))
 
 _state = {"backend": "numpy"}
 
@@ -65,43 +59,6 @@ class _ThreadList(threading.local):
 
 _stack = _ThreadList()        # this thread's active traces, innermost last
 _collectors = _ThreadList()   # sets recording the kernels this thread's jit builds touch
-
-
-def user_source(depth=2):
-    """'file:line (function)' of the innermost frame outside this project's packages.
-    Tracing asks this of every node; a frame's line is decoded from its code's line
-    table, so each place's string is made once, by its code and instruction."""
-    f = sys._getframe(depth)
-    while f is not None and _inside(f.f_code.co_filename):
-        f = f.f_back
-    if f is None:
-        return None
-    code = f.f_code
-    key = id(code), f.f_lasti
-    found = _sources.get(key)
-    if found is None:
-        if len(_sources) >= 4096:
-            _sources.clear()
-        found = _sources[key] = code, f"{code.co_filename}:{f.f_lineno} ({code.co_name})"
-    return found[1]
-
-
-_sources = {}   # (id(code), offset) -> (code, its source): the code held keeps its id unique
-
-
-@functools.lru_cache(maxsize=1024)
-def _inside(filename):
-    return filename.startswith(_PKG_DIRS)
-
-
-def global_name(obj, fun):
-    """fun's qualified name when fun's module binds `obj` to it (what a decorator made of
-    a module-level function), else None: such an object pickles by that name, as the
-    function would."""
-    found = sys.modules.get(getattr(fun, "__module__", None))
-    for part in getattr(fun, "__qualname__", "<>").split("."):
-        found = getattr(found, part, None)
-    return fun.__qualname__ if found is obj else None
 
 
 def note_kernel(name):

@@ -22,7 +22,7 @@ import numpy as np
 import registry
 from ir import Graph, dce
 from ir.errors import ArgumentError, ArgumentValueError, GradientError
-from tracer import core
+from tracer import core, sources
 from tracer import numpy as tnp
 from tracer.autodiff import backward, check_differentiable, partition
 from tracer.concrete import Known
@@ -220,7 +220,7 @@ class custom_vjp:
     def __reduce_ex__(self, protocol):
         """By name when it is what its module binds to that name (an @custom_vjp
         function, whose defvjp runs again on import), else with its functions."""
-        return core.global_name(self, self.fun) or super().__reduce_ex__(protocol)
+        return sources.global_name(self, self.fun) or super().__reduce_ex__(protocol)
 
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd

@@ -32,7 +32,7 @@ from lowering import forks
 from lowering.heap import building
 from lowering.profile import phase, recording
 from lowering.settings import settings
-from tracer import aot, compile_log, core
+from tracer import aot, compile_log, core, sources
 from tracer.core import eval_graph, trace_flat
 from tracer.float0s import Float0Leaves
 from tracer.jit_placement import placement
@@ -120,7 +120,7 @@ class Jitted:
         """Pickled as the function and options it was made from, never compiled code (the
         copy compiles afresh); by name when it is what its module binds to that name (an
         @jit function). A lambda or a local function fails as pickle fails for it."""
-        return core.global_name(self, self.fun) or (Jitted, (
+        return sources.global_name(self, self.fun) or (Jitted, (
             self.fun, self.static_argnums, self.static_argnames, self.donate_argnums,
             self.backend, self.donate_argnames, self.compiler_options, self.device,
             self.in_shardings, self.out_shardings))

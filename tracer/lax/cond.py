@@ -25,6 +25,7 @@ from tracer.lax._regions import (check_same, check_signature, is_float, leaf_ava
                                  prune_region, read_ids, taking, trace_region, union)
 from tracer.lax.region_batching import at_dim, lanes, probe
 from tracer.pytree import flatten, unflatten
+from tracer.sources import user_source
 from tracer.vmap import batch_size, batch_values
 
 
@@ -41,7 +42,7 @@ def switch(index, branches, *operands):
     if not branches:                        # a ValueError, as jax's "Empty branch sequence"
         raise ArgumentValueError("switch: branches must be a non-empty sequence of functions")
     index = tnp.astype(tnp.clip(index, 0, len(branches) - 1), np.int32)
-    return _cond(index, branches, operands, "switch", core.user_source())
+    return _cond(index, branches, operands, "switch", user_source())
 
 
 def cond(pred, true_fun, false_fun, *operands):
@@ -52,7 +53,7 @@ def cond(pred, true_fun, false_fun, *operands):
         raise DTypeError(f"cond: the predicate must be a scalar, got shape {list(shape)}")
     dtype = pred.dtype if isinstance(pred, core.Tracer) else np.asarray(pred).dtype
     index = tnp.astype(pred if dtype_kind(dtype) == "b" else tnp.not_equal(pred, 0), np.int32)
-    return _cond(index, [false_fun, true_fun], operands, "cond", core.user_source())
+    return _cond(index, [false_fun, true_fun], operands, "cond", user_source())
 
 
 def _cond(index, funs, operands, where, source):

@@ -50,13 +50,14 @@ from tracer.lax.region_batching import at_dim, carry_dims, lanes, probe, split
 from tracer.lax.scan import scan
 from tracer.pytree import flatten, unflatten
 from tracer.signature import leaf_aval
+from tracer.sources import user_source
 from tracer.vmap import batch_size, batch_values
 
 
 def while_loop(cond_fun, body_fun, init_val):
     """`while cond_fun(val): val = body_fun(val)`, as jax.lax.while_loop (and, unlike
     JAX, differentiable in reverse mode too)."""
-    source = core.user_source()
+    source = user_source()
     carry, tree = flatten(init_val)
     in_tree = flatten([init_val])[1]
     for attempt in range(2):

@@ -29,13 +29,14 @@ from tracer.lax._regions import (check_same, check_signature, closed, is_float, 
                                  promote_weak, prune_region, trace_region)
 from tracer.lax.region_batching import at_dim, carry_dims, split
 from tracer.pytree import flatten, unflatten
+from tracer.sources import user_source
 from tracer.vmap import batch_size, batch_values, install_loop_rule, moveaxis
 
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """`f(carry, x) -> (carry, y)` over the leading axis of `xs` (pytrees), as
     jax.lax.scan; returns (final carry, stacked ys)."""
-    source = core.user_source()
+    source = user_source()
     carry, carry_tree = flatten(init)
     x_leaves, x_tree = flatten(xs)
     x_avals = leaf_avals(x_leaves, "scan")
