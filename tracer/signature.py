@@ -141,6 +141,7 @@ def leaf_aval(x, where):
         return aval_of(x)
     if not isinstance(x, (np.generic, type)) and hasattr(x, "shape") and hasattr(x, "dtype"):
         # an abstract argument (tracer.ShapeDtypeStruct) or another library's array
+        reject_foreign_tracer(x, where)
         return ShapedArray(x.shape, check_dtype(np.dtype(x.dtype), where),
                            getattr(x, "weak_type", False))
     try:
@@ -149,6 +150,19 @@ def leaf_aval(x, where):
         raise ArgumentError(f"{e}. A non-array argument of a traced function must be "
                             f"static: list it in static_argnums or static_argnames, or "
                             f"register its type as a pytree (tracer.tree_util)") from None
+
+
+def reject_foreign_tracer(x, where):
+    """ArgumentError if x is JAX's tracer: its shape and dtype would pass for an array's,
+    but it has no values; it comes from calling this project's function inside one of
+    JAX's transformations (jax.make_jaxpr(tracer.linearize(f, x)[1]), jax.jit(...))."""
+    cls = type(x)
+    if cls.__module__.startswith("jax") and "Tracer" in cls.__name__:
+        raise ArgumentError(f"{where}: got JAX's traced value {cls.__name__} "
+                            f"({cls.__module__}); this project's functions take NumPy "
+                            f"arrays, scalars and their own traced values: call them "
+                            f"outside JAX's transformations, or use tracer's (tracer.jit, "
+                            f"tracer.make_graph)")
 
 
 def positional_names(fun):

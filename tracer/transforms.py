@@ -20,7 +20,7 @@ from tracer.concrete import Known
 from tracer.core import Tracer, eval_graph, trace_flat
 from tracer.float0s import float0, is_float0, zeros
 from tracer.pytree import flatten, num_leaves, register_pytree_node, unflatten
-from tracer.signature import leaf_aval, presents
+from tracer.signature import leaf_aval, presents, reject_foreign_tracer
 
 
 def _trace_fun(fun, args, has_aux=False, where="vjp", wrt=None):
@@ -67,6 +67,7 @@ def check_tangent_dtypes(where, primal_dtypes, tangents):
     integer or bool primal: a tangent is never cast, since narrowing it loses precision
     and a float tangent of an integer has no meaning."""
     for k, (p, t) in enumerate(zip(primal_dtypes, tangents)):
+        reject_foreign_tracer(t, where)
         got = t.dtype if hasattr(t, "dtype") else np.asarray(t).dtype
         got = got if got.isnative else got.newbyteorder("=")
         want = p if dtype_kind(p) == "f" else float0

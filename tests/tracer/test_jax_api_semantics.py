@@ -261,3 +261,22 @@ def test_transformed_functions_carry_jax_docstrings():
         f = t(superfun)
         assert f.__doc__.startswith("Jacobian of superfun") and f.__wrapped__ is superfun
         assert str(inspect.signature(f)) == "(a, b=1)"
+
+
+class _JaxLikeTracer:
+    """Stands for JAX's DynamicJaxprTracer (jax is not a dependency): a shape and a dtype,
+    no values."""
+    shape, dtype = (), np.dtype(np.float32)
+
+
+_JaxLikeTracer.__module__ = "jax._src.interpreters.partial_eval"
+
+
+def test_jax_tracers_given_to_our_functions_are_named():
+    """api_test's jax.make_jaxpr(tracer.linearize(f, x)[1]) gave a dtype mismatch; JAX's
+    traced values are refused by name, under linearize's f_jvp and jit."""
+    _, f_jvp = tracer.linearize(tnp.sin, 1.0)
+    for call in (lambda: f_jvp(_JaxLikeTracer()),
+                 lambda: tracer.jit(lambda x: x * 2)(_JaxLikeTracer())):
+        with pytest.raises(TypeError, match="got JAX's traced value _JaxLikeTracer"):
+            call()
