@@ -24,7 +24,7 @@ from tracer.custom_jvp import custom_jvp
 from tracer.vmap import vmap
 from tracer.jacobians import hessian, jacfwd, jacrev, linearize
 from tracer.check import check_grads
-from tracer import numpy, nn, lax, tree_util  # noqa: F401
+from tracer import numpy, nn, lax, tree, tree_util  # noqa: F401
 from tracer import random  # noqa: F401  (JAX's threefry PRNG as tracer.numpy ops)
 from tracer.lax.remat import checkpoint, checkpoint as remat, checkpoint_name
 from tracer import checkpoint_policies  # noqa: F401
@@ -36,7 +36,7 @@ __all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp"
            "jacfwd", "jacrev", "hessian", "linearize", "float0",
            "custom_vjp", "custom_jvp", "custom_grad", "checkpoint", "remat",
            "checkpoint_policies", "checkpoint_name", "run_kernel", "set_backend",
-           "get_backend", "check_grads", "Tracer", "numpy", "nn", "lax", "random", "tree_util",
+           "get_backend", "check_grads", "Tracer", "numpy", "nn", "lax", "random", "tree", "tree_util",
            "TracerError", "ShapeError", "OutOfBoundsError", "DTypeError", "ArgumentError",
            "KernelNotFoundError", "BackendNotFoundError", "ShapeRuleNotFoundError",
            "GradientNotFoundError", "GradientError", "ConcretizationError", "KernelError",

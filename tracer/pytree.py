@@ -15,18 +15,57 @@ from lowering import forks
 
 LEAF = "*"
 _nodes = {}                 # type -> (flatten(x) -> (children, aux), unflatten(aux, children))
+_keys = {}                  # type -> keys(x): a key entry per child of its flatten
 _lock = forks.lock()
 
 
-def register_pytree_node(nodetype, flatten_fn, unflatten_fn):
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+    """A tuple's or list's child, in a key path (jax.tree_util's names and strings)."""
+    idx: int
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class DictKey:
+    key: object
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+    name: str
+
+    def __str__(self):
+        return f".{self.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class FlattenedIndexKey:
+    """A child of a node registered without keys: its position in the flatten."""
+    key: int
+
+    def __str__(self):
+        return f"[<flat index {self.key}>]"
+
+
+def register_pytree_node(nodetype, flatten_fn, unflatten_fn, keys=None):
     """Make `nodetype` a pytree node: `flatten_fn(x)` returns (children, aux) and
-    `unflatten_fn(aux, children)` rebuilds x; aux must be hashable (it is part of cache keys)."""
+    `unflatten_fn(aux, children)` rebuilds x; aux must be hashable (it is part of cache
+    keys). `keys(x)`, if given, names each child in key paths (else FlattenedIndexKey)."""
     if not isinstance(nodetype, type):
         raise ArgumentError(f"register_pytree_node: expected a type, got {nodetype!r}")
     if not (callable(flatten_fn) and callable(unflatten_fn)):
         raise ArgumentError("register_pytree_node: flatten and unflatten must be callable")
     with _lock:
         _nodes[nodetype] = (flatten_fn, unflatten_fn)
+        _keys.pop(nodetype, None)
+        if keys is not None:
+            _keys[nodetype] = keys
     return nodetype
 
 
@@ -52,7 +91,8 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None):
 
     def unflatten_fn(aux, children):
         return nodetype(**dict(zip(data, children)), **dict(zip(meta, aux)))
-    return register_pytree_node(nodetype, flatten_fn, unflatten_fn)
+    return register_pytree_node(nodetype, flatten_fn, unflatten_fn,
+                                lambda x: [GetAttrKey(n) for n in data])
 
 
 def is_pytree(x):
@@ -82,17 +122,23 @@ def _flatten(x, leaves, is_leaf=None):
         return None
     node = _nodes.get(t)
     if node is not None:
-        children, aux = node[0](x)
-        try:
-            hash(aux)
-        except TypeError:
-            raise ArgumentError(f"pytree node {t.__name__}: its auxiliary data {aux!r} is "
-                                f"not hashable (it is part of jit's cache key)") from None
+        children, aux = _node_parts(node, x)
         return ("node", t, aux, tuple(_flatten(c, leaves, is_leaf) for c in children))
     if isinstance(x, tuple) and hasattr(t, "_fields"):
         return ("namedtuple", t, tuple(_flatten(c, leaves, is_leaf) for c in x))
     leaves.append(x)
     return LEAF
+
+
+def _node_parts(node, x):
+    """(children, aux) of registered node x; aux must be hashable."""
+    children, aux = node[0](x)
+    try:
+        hash(aux)
+    except TypeError:
+        raise ArgumentError(f"pytree node {type(x).__name__}: its auxiliary data {aux!r} is "
+                            f"not hashable (it is part of jit's cache key)") from None
+    return children, aux
 
 
 def _sorted_keys(d):
@@ -109,9 +155,44 @@ def _flatten_defaultdict(d):
 
 
 register_pytree_node(collections.OrderedDict, lambda d: (list(d.values()), tuple(d)),
-                     lambda keys, children: collections.OrderedDict(zip(keys, children)))
+                     lambda keys, children: collections.OrderedDict(zip(keys, children)),
+                     lambda d: [DictKey(k) for k in d])
 register_pytree_node(collections.defaultdict, _flatten_defaultdict,
-                     lambda aux, children: collections.defaultdict(aux[0], zip(aux[1], children)))
+                     lambda aux, children: collections.defaultdict(aux[0], zip(aux[1], children)),
+                     lambda d: [DictKey(k) for k in _sorted_keys(d)])
+
+
+def flatten_with_path(tree, is_leaf=None):
+    """([(key path, leaf)], treedef), with `is_leaf(path, x)`. A walk of its own, as
+    flatten's is, rather than paths kept by flatten, which jit runs on every call."""
+    pairs = []
+    return pairs, _flatten_paths(tree, (), pairs, is_leaf)
+
+
+def _flatten_paths(x, path, pairs, is_leaf):
+    t = type(x)
+    if is_leaf is not None and is_leaf(path, x):
+        pairs.append((path, x))
+        return LEAF
+    if t is tuple or t is list:
+        return (t.__name__, tuple(_flatten_paths(c, path + (SequenceKey(i),), pairs, is_leaf)
+                                  for i, c in enumerate(x)))
+    if t is dict:
+        keys = _sorted_keys(x)
+        return ("dict", keys, tuple(_flatten_paths(x[k], path + (DictKey(k),), pairs, is_leaf)
+                                    for k in keys))
+    if x is None:
+        return None
+    if t in _nodes:
+        children, aux = _node_parts(_nodes[t], x)
+        keys = _keys[t](x) if t in _keys else map(FlattenedIndexKey, range(len(children)))
+        return ("node", t, aux, tuple(_flatten_paths(c, path + (k,), pairs, is_leaf)
+                                      for k, c in zip(keys, children)))
+    if isinstance(x, tuple) and hasattr(t, "_fields"):
+        return ("namedtuple", t, tuple(_flatten_paths(c, path + (GetAttrKey(f),), pairs,
+                                                      is_leaf) for f, c in zip(t._fields, x)))
+    pairs.append((path, x))
+    return LEAF
 
 
 def unflatten(treedef, leaves):

@@ -114,3 +114,89 @@ def test_register_pytree_node_class_as_jax():
     np.testing.assert_allclose(v, [[0, 0, 0], [1, 1, 1]])
     with pytest.raises(TypeError, match="register_pytree_node_class.*tree_flatten"):
         register_pytree_node_class(int)
+
+
+# ---- key paths and the rest of jax.tree_util's names ------------------------------------
+
+def _mixed_tree():
+    P = collections.namedtuple("P", "w b")
+
+    @dataclasses.dataclass
+    class D:
+        a: object
+        s: int = dataclasses.field(metadata={"static": True}, default=0)
+    tu.register_dataclass(D)
+    return {"x": [1.0, (2.0, None)], "p": P(3.0, 4.0),
+            "o": collections.OrderedDict(z=5.0, a=6.0), "d": D(7.0, 1)}
+
+
+def test_key_paths_name_each_leaf_as_jax_does():
+    """Strings checked against jax.tree_util 0.10.2's on the same tree."""
+    pairs = tu.tree_leaves_with_path(_mixed_tree())
+    assert [(tu.keystr(p), v) for p, v in pairs] == [
+        ("['d'].a", 7.0), ("['o']['z']", 5.0), ("['o']['a']", 6.0), ("['p'].w", 3.0),
+        ("['p'].b", 4.0), ("['x'][0]", 1.0), ("['x'][1][0]", 2.0)]
+    assert [tu.keystr(p, simple=True, separator="/") for p, _ in pairs] == [
+        "d/a", "o/z", "o/a", "p/w", "p/b", "x/0", "x/1/0"]
+    assert [v for _, v in pairs] == tu.tree_leaves(_mixed_tree())
+    pairs, td = tu.tree_flatten_with_path([1, [2, 3]], is_leaf=lambda p, x: len(p) == 1,
+                                          is_leaf_takes_path=True)
+    assert [v for _, v in pairs] == [1, [2, 3]] and td.num_leaves == 2
+
+
+def test_tree_map_with_path_takes_prefix_trees():
+    out = tu.tree_map_with_path(lambda p, x, y: (tu.keystr(p), x + y),
+                                {"a": 1, "b": [2, 3]}, {"a": 10, "b": [20, 30]})
+    assert out == {"a": ("['a']", 11), "b": [("['b'][0]", 22), ("['b'][1]", 33)]}
+    with pytest.raises(TypeError, match="tree_map_with_path: tree 1 does not match"):
+        tu.tree_map_with_path(lambda p, x, y: x, [1, 2], (1, 2))
+
+
+def test_keyed_registration_and_flat_index_keys():
+    class Box:
+        def __init__(self, v, w):
+            self.v, self.w = v, w
+    tu.register_pytree_with_keys(Box, lambda b: ([(tu.GetAttrKey("v"), b.v),
+                                                  (tu.GetAttrKey("w"), b.w)], None),
+                                 lambda _, c: Box(*c))
+    assert [tu.keystr(p) for p, _ in tu.tree_leaves_with_path([Box(1, 2)])] == ["[0].v",
+                                                                                "[0].w"]
+
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+    tu.register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda _, c: Pair(*c))
+    assert [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(Pair(1, 2))] == [
+        "[<flat index 0>]", "[<flat index 1>]"]
+
+
+def test_reduce_all_transpose_and_treedef_helpers():
+    assert tu.tree_reduce(lambda a, b: a + b, [1, 2, (3,)]) == 6
+    assert tu.tree_reduce(lambda a, b: a + b, [], 0) == 0
+    assert tu.tree_all([True, (1, 1)]) and not tu.tree_all([True, (1, 0)])
+    outer, inner = tu.tree_structure([0, 0]), tu.tree_structure((0, 0, 0))
+    rows = [(1, 2, 3), (4, 5, 6)]
+    assert tu.tree_transpose(outer, inner, rows) == ([1, 4], [2, 5], [3, 6])
+    assert tu.tree_transpose(outer, None, rows) == ([1, 4], [2, 5], [3, 6])
+    with pytest.raises(TypeError, match="tree_transpose"):
+        tu.tree_transpose(outer, tu.tree_structure((0, 0)), rows)
+    td = tu.tree_structure((1, [2, 3]))
+    assert td.num_nodes == 5 and tu.treedef_children(td)[1] == tu.tree_structure([0, 0])
+    assert tu.treedef_is_leaf(tu.tree_structure(1)) and not tu.treedef_is_leaf(td)
+    assert tu.treedef_tuple([tu.tree_structure([1]), tu.tree_structure(1)]) == \
+        tu.tree_structure(([0], 0))
+    assert td.unflatten([7, 8, 9]) == (7, [8, 9]) and td.flatten_up_to((1, [2, [3]])) == [
+        1, 2, [3]]
+    assert tu.all_leaves([1, 2.0]) and not tu.all_leaves([1, [2]])
+    assert tracer.tree.map(lambda x: 2 * x, {"a": 1}) == {"a": 2}
+
+
+def test_partial_and_static_types_pass_through_jit():
+    call = tracer.jit(lambda f, x: f(x))
+    assert call(tu.Partial(tnp.add, np.float32(1)), np.float32(2)) == 3.0
+
+    @tu.register_static
+    class Op(str):
+        pass
+    g = tracer.jit(lambda x, op: x + 1 if op == "add" else x - 1)
+    assert g(1.0, Op("add")) == 2.0 and g(1.0, Op("sub")) == 0.0
