@@ -36,6 +36,13 @@ def _touch(kernel):
     _epoch[0] += 1
 
 
+def bump_epoch():
+    """Make every cache entry check its kernels' versions on its next use (nothing
+    changed; jit's disable_jit relies on it)."""
+    with _lock:
+        _epoch[0] += 1
+
+
 def check_kernel_name(name, op):
     """Raise ArgumentError, naming the call `op`, unless `name` is a non-empty string."""
     if not isinstance(name, str) or not name:
