@@ -102,7 +102,7 @@ COMMON_MISTAKES = [
      lambda x: tnp.sum(x, axis=2)),
     ("axis not int", errors.ArgumentError, r"mean: axis must be an int, got 1.0",
      lambda x: tnp.mean(x, axis=1.0)),
-    ("repeated axis", errors.ShapeError, r"max: repeated axis", lambda x: tnp.max(x, (0, -2))),
+    ("repeated axis", errors.ShapeError, r"max: duplicate value in 'axis'", lambda x: tnp.max(x, (0, -2))),
     ("reshape size", errors.ShapeError, r"reshape: cannot reshape \(2, 3\) \(6 elements\) to "
      r"\(4, 2\)", lambda x: tnp.reshape(x, (4, 2))),
     ("reshape -1", errors.ShapeError, r"reshape: cannot reshape \(2, 3\) \(6 elements\) into "

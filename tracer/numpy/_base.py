@@ -250,7 +250,7 @@ def normalize_axes(op, axis, ndim):
     axes = tuple(normalize_axis(op, a, ndim) for a in
                  (axis if isinstance(axis, (tuple, list)) else (axis,)))
     if len(set(axes)) != len(axes):
-        raise ShapeError(f"{op}: repeated axis in {axis}")
+        raise ShapeError(f"{op}: duplicate value in 'axis': {axis} (an axis may appear once)")
     return tuple(sorted(axes))
 
 
