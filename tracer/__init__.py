@@ -22,6 +22,7 @@ from tracer.transforms import grad, jvp, value_and_grad, vjp
 from tracer.custom import custom_grad, custom_grad as custom_gradient, custom_vjp
 from tracer.device_transfer import device_get, device_put
 from tracer.jit_disabled import disable_jit
+from tracer.linear_transpose import linear_transpose
 from tracer.custom_jvp import custom_jvp
 from tracer.vmap import vmap
 from tracer.jacobians import hessian, jacfwd, jacrev, jacrev as jacobian, linearize
@@ -37,7 +38,7 @@ from tracer.sharding import P, make_mesh, shard_map
 __all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp", "vmap",
            "jacfwd", "jacrev", "hessian", "linearize", "float0",
            "custom_vjp", "custom_jvp", "custom_grad", "custom_gradient", "checkpoint", "remat",
-           "jacobian", "disable_jit", "device_put", "device_get", "tree",
+           "jacobian", "linear_transpose", "disable_jit", "device_put", "device_get", "tree",
            "checkpoint_policies", "checkpoint_name", "run_kernel", "set_backend",
            "get_backend", "check_grads", "Tracer", "numpy", "nn", "lax", "random", "tree_util",
            "TracerError", "ShapeError", "OutOfBoundsError", "DTypeError", "ArgumentError",
