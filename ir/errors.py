@@ -27,6 +27,11 @@ class IndexingError(ShapeError, IndexError):
     """An index an array cannot take: more indices than axes, a second ellipsis."""
 
 
+class NonConcreteBooleanIndexError(IndexingError):
+    """A traced boolean mask used as an index (the result's shape would depend on the
+    data), JAX's name."""
+
+
 class OutOfBoundsError(IndexingError):
     """An index outside its axis (static indices when traced, any index when run)."""
 
@@ -81,6 +86,16 @@ class TracerBoolConversionError(ConcretizationError):
 
 class TracerIntegerConversionError(ConcretizationError):
     """A traced value used as a Python int index (`__index__`), JAX's name."""
+
+
+class TracerArrayConversionError(ConcretizationError):
+    """A traced value converted to a NumPy array (`numpy.asarray`, `__array__`, a NumPy
+    function given it), JAX's name."""
+
+
+class UnexpectedTracerError(TracerError, TypeError):
+    """A traced value used after the trace that made it ended, or outside it (saved to a
+    global, handed to another thread): a leaked tracer, JAX's name."""
 
 
 class KernelError(TracerError, RuntimeError):

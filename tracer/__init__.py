@@ -12,6 +12,8 @@ from ir.errors import (ArgumentError, BackendNotFoundError, CodegenError,
 from ir.errors import (ArgumentValueError, GradientTypeError, IndexingError,
                        ShapeMismatchError, TracerBoolConversionError,
                        TracerIntegerConversionError)
+from ir.errors import (NonConcreteBooleanIndexError, TracerArrayConversionError,
+                       UnexpectedTracerError)
 from tracer.core import Tracer, get_backend, run_kernel, set_backend
 from tracer import methods  # noqa: F401  (operators on Tracer)
 from tracer import kernels  # noqa: F401  (declares the built-in kernels)
@@ -28,6 +30,7 @@ from tracer.vmap import vmap
 from tracer.jacobians import hessian, jacfwd, jacrev, jacrev as jacobian, linearize
 from tracer.check import check_grads
 from tracer import numpy, nn, lax, tree, tree_util  # noqa: F401
+from tracer import errors  # noqa: F401  (JAX's error names: jax.errors)
 from tracer import random  # noqa: F401  (JAX's threefry PRNG as tracer.numpy ops)
 from tracer.lax.remat import checkpoint, checkpoint as remat, checkpoint_name
 from tracer import checkpoint_policies  # noqa: F401
@@ -47,5 +50,7 @@ __all__ = ["export", "jit", "make_graph", "grad", "value_and_grad", "vjp", "jvp"
            "IRError", "CodegenError", "ShapeMismatchError", "IndexingError",
            "ArgumentValueError", "GradientTypeError", "TracerBoolConversionError",
            "TracerIntegerConversionError"]
+__all__ += ["errors", "UnexpectedTracerError", "TracerArrayConversionError",
+            "NonConcreteBooleanIndexError"]
 __all__ += ["distributed", "sharding", "P", "make_mesh", "shard_map"]
 __all__ += ["ShapeDtypeStruct", "block_until_ready", "eval_shape"]

@@ -21,7 +21,8 @@ from ir import (Graph, Literal, Node, ShapedArray, Var, aval_of, check_dtype, dt
                 scalar_array)
 from ir.passes import inline_calls
 from ir.errors import (ArgumentError, ConcretizationError, DTypeError, KernelError,
-                       TracerError, TracerBoolConversionError, TracerIntegerConversionError)
+                       TracerArrayConversionError, TracerBoolConversionError, TracerError,
+                       TracerIntegerConversionError, UnexpectedTracerError)
 from lowering.interpreter import own
 from registry.shape_rules import apply_shape_rule, infer_avals
 from registry.tables import KERNELS
@@ -280,12 +281,15 @@ class Tracer:
         return f"Tracer<{self.aval}>"
 
     def _concretize(self, what, hint="", error=ConcretizationError, allowed=True,
-                    no_gradient=False, subject=None):
+                    no_gradient=False, jax=None):
         """The value this tracer stands for, when its trace was called with concrete
         inputs (eager grad, vjp, jvp...); else the error saying what to write instead,
-        opening with `subject` (default: "{what}() of a traced value").
+        opening with "{what}() of a traced value", after JAX's opening phrase `jax` (its
+        "{}" is "traced array with shape float32[3]") if given.
         `no_gradient`: a conversion JAX refuses for a value that carries a gradient."""
-        subject = subject or f"{what}() of a traced value"
+        subject = f"{what}() of a traced value"
+        if jax:
+            subject = jax.format(f"traced array with shape {jax_type(self.aval)}") + " " + subject
         known = self._trace.known if allowed else None
         if known is not None:
             check_live(self)
@@ -309,7 +313,8 @@ class Tracer:
         return value
 
     def __bool__(self):
-        return bool(self._concretize("bool", error=TracerBoolConversionError))
+        return bool(self._concretize("bool", error=TracerBoolConversionError,
+                                     jax="Attempted boolean conversion of {}."))
 
     def __int__(self):
         return int(self._concretize("int", _ASTYPE.format("int")))
@@ -318,10 +323,16 @@ class Tracer:
         return float(self._concretize("float", _ASTYPE.format("float"), no_gradient=True))
 
     def __index__(self):
+        if self.shape or dtype_kind(self.dtype) not in "iu":
+            raise DTypeError(
+                f"Only integer scalar arrays can be converted to a scalar index. index() of "
+                f"a traced value {self.aval} at {user_source(2)}: Python needs an int here "
+                f"(a list index, range(n), hex(n)...); convert an integer scalar, e.g. "
+                f"x.astype(int) or x[0], or use it as an array index (x[i] takes a traced i).")
         return operator.index(self._concretize(
             "index", "Python needs an int here (a list index, range(n), hex(n)...). ",
             TracerIntegerConversionError,
-            subject="The __index__() method was called on traced array"))
+            jax="The __index__() method was called on {}."))
 
     def __complex__(self):
         return complex(self._concretize(
@@ -337,7 +348,9 @@ class Tracer:
     def __array__(self, dtype=None, copy=None):
         self._concretize("numpy.asarray", "If a NumPy function got it, call the tracer.numpy "
                          "function of the same name; for a Python number (outside jit) use "
-                         "float(x), int(x) or x.item(). ", allowed=False)
+                         "float(x), int(x) or x.item(). ", TracerArrayConversionError,
+                         allowed=False, jax="The numpy.ndarray conversion method __array__() "
+                                            "was called on {}.")
 
     def __hash__(self):
         return id(self)
@@ -348,11 +361,23 @@ def current_trace():
     return _stack.items[-1] if _stack.items else None
 
 
+def jax_type(aval):
+    """The type as JAX spells it: float32[4,3] for f32[4,3]."""
+    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
+
+
 def _leaked_error(x):
-    return TracerError(
-        f"leaked tracer: a traced value {x.aval} escaped the function it was traced in "
-        f"(e.g. saved to a global or an outer list, or handed to another thread) and was "
-        f"used after that trace ended or outside it. Return it from the function instead.")
+    """JAX's UnexpectedTracerError, in its words first: a leaked tracer."""
+    made = next((n.source for n in x._trace.nodes if x._var in n.outputs), None)
+    made = (f"It was created on line {made}. " if made else
+            "It was an argument of the traced function. "
+            if x._var in x._trace.invars else "")
+    return UnexpectedTracerError(
+        f"Encountered an unexpected tracer. A leaked tracer: a traced value {x.aval} escaped "
+        f"the function it was traced in (e.g. saved to global state or an outer list, or "
+        f"handed to another thread) and was used after that trace ended or outside it. "
+        f"{made}Return it from the function instead (its type in JAX's spelling: "
+        f"{jax_type(x.aval)}).")
 
 
 def check_live(x):

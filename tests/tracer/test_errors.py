@@ -69,8 +69,13 @@ def test_concretization_names_the_user_line_and_suggests_static_argnums(what, fu
         with pytest.raises(errors.ConcretizationError) as info:
             transform(lambda x: tnp.sum(fun(x)))(X)
         msg = str(info.value)
-        assert msg.startswith("The __index__() method was called on traced array" if
-                              what == "index" else f"{what}() of a traced value")
+        jax_opening = {"bool": "Attempted boolean conversion of traced array with shape ",
+                       "index": "The __index__() method was called on traced array with "
+                                "shape ",
+                       "numpy.asarray": "The numpy.ndarray conversion method __array__() "
+                                        "was called on traced array with shape "}
+        assert msg.startswith(jax_opening.get(what, f"{what}() of a traced value")), msg
+        assert f"{what}() of a traced value" in msg, msg
         assert f"test_errors.py:{line}" in msg, msg
         assert "static_argnums" in msg and "where" in msg
 

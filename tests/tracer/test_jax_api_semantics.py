@@ -195,8 +195,10 @@ def test_vmap_inconsistent_sizes_list_the_axes_as_jax():
 @pytest.mark.parametrize("fun", [hex, oct, lambda n: [1, 2, 3][n], lambda n: list(range(n))])
 def test_index_of_a_traced_value_uses_jaxs_words(fun):
     """api_test's test_casts, test_list_index_err and test_range_err."""
-    with pytest.raises(TypeError, match=r"The __index__\(\) method was called on traced "
-                                        r"array i64\[\] at .*static_argnums"):
+    with pytest.raises(tracer.TracerIntegerConversionError,
+                       match=r"^The __index__\(\) method was called on traced array with shape "
+                             r"int64\[\]\. index\(\) of a traced value i64\[\] at "
+                             r".*static_argnums"):
         tracer.jit(fun)(0)
 
 

@@ -181,8 +181,9 @@ def test_leaked_tracers_are_reported_wherever_they_are_used():
             lambda y: y + 1.0, tracer.grad(tnp.sum),
             lambda y: tracer.jit(lambda z: z + y, backend="numpy")(np.ones(2))]
     for use in uses:
-        with pytest.raises(tracer.TracerError, match=r"leaked tracer: a traced value f64\[2\] "
-                                                     r"escaped.*Return it from the function"):
+        with pytest.raises(tracer.UnexpectedTracerError,
+                           match=r"^Encountered an unexpected tracer\. A leaked tracer: a "
+                                 r"traced value f64\[2\] escaped.*Return it from the function"):
             use(leaked[0])
 
 

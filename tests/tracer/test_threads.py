@@ -148,7 +148,7 @@ def test_tracing_state_is_per_thread():
     assert inside.wait(5)
     try:
         eager = tnp.zeros(3) + 1.0          # while the worker's trace is open
-        with pytest.raises(tracer.TracerError, match="leaked tracer"):
+        with pytest.raises(tracer.UnexpectedTracerError, match="leaked tracer"):
             handed[0] + 1.0
     finally:
         outside.set()

@@ -14,10 +14,10 @@ import math
 
 import numpy as np
 
-from ir.errors import (ArgumentError, ArgumentValueError, IndexingError, OutOfBoundsError,
-                       ShapeError)
+from ir.errors import (ArgumentError, ArgumentValueError, IndexingError,
+                       NonConcreteBooleanIndexError, OutOfBoundsError, ShapeError)
 from ir.types import dtype_kind
-from tracer.core import Tracer, run_kernel
+from tracer.core import Tracer, jax_type, run_kernel
 from tracer.numpy._base import (broadcast_shapes, convert, dtype_of, no_out, normalize_axis,
                                 shape, value)
 from tracer.numpy.bitwise import logical_and, logical_or
@@ -303,11 +303,14 @@ def positions(op, shp, key, mode=None):
         ref[tuple(slice(0, d) for d in shp)] = np.arange(math.prod(shp)).reshape(shp)
         key = _guarded(op, shp, key, mode)
     if _has_tracer(key):
-        if any(isinstance(k, Tracer) and dtype_kind(dtype_of(k)) == "b"
-               for k in (key if isinstance(key, tuple) else (key,))):
-            raise IndexingError(f"{op}: a traced boolean mask selects a data-dependent "
-                                f"number of elements; use tnp.where(mask, x, other) instead, "
-                                f"or tnp.nonzero(mask, size=n) for a fixed-size index")
+        mask = next((k for k in (key if isinstance(key, tuple) else (key,))
+                     if isinstance(k, Tracer) and dtype_kind(dtype_of(k)) == "b"), None)
+        if mask is not None:
+            raise NonConcreteBooleanIndexError(
+                f"Array boolean indices must be concrete; got {jax_type(mask.aval)}. {op}: a "
+                f"traced boolean mask selects a data-dependent number of elements; use "
+                f"tnp.where(mask, x, other) instead, or tnp.nonzero(mask, size=n) for a "
+                f"fixed-size index")
         return getitem(ref, key)
     try:
         return ref[key]
