@@ -10,7 +10,8 @@ names rewritten to a shim module (``import jax`` -> ``import conform_shim as jax
   ``jax.checkpoint_policies``, ``jax.nn``, ``jax.eval_shape``, ``jax.ShapeDtypeStruct``,
   ``jax.block_until_ready`` and the transforms (jit, grad, vmap, vjp, jvp, linearize, ...)
   are tracer's, also as ``jax._src.api.<name>`` (api_test calls them there); a name tracer
-  lacks raises AttributeError. Everything else (``jax._src``,
+  lacks raises AttributeError. ``jax.errors`` (and ``from jax.errors import ...``) gives
+  tracer.errors' class where it has one, else JAX's. Everything else (``jax._src``,
   ``jax.config``, ``jax.scipy``, ``jax.make_jaxpr`` ...) stays JAX's, as do JAX's test
   utilities, except that ``jtu.check_grads`` (also the public ``jax.test_util.check_grads``)
   and ``JaxTestCase._CompileAndCheck`` use tracer's check_grads and jit (they are the user-facing transforms, called for the test;
@@ -53,7 +54,7 @@ TOUCHED = [False]
 ROUTED = {'jit', 'grad', 'value_and_grad', 'vjp', 'jvp', 'vmap', 'jacfwd', 'jacrev',
           'hessian', 'linearize', 'checkpoint', 'remat', 'custom_vjp', 'custom_jvp',
           'checkpoint_policies', 'tree_util', 'numpy', 'lax', 'random', 'nn', 'float0',
-          'eval_shape', 'ShapeDtypeStruct', 'block_until_ready'}
+          'eval_shape', 'ShapeDtypeStruct', 'block_until_ready', 'errors'}
 
 
 def _target(name):
@@ -114,9 +115,31 @@ class Internal:
         return __getattr__(name) if name in ROUTED else getattr(self._module, name)
 
 
+class Errors:
+    """jax.errors in tracer mode: tracer.errors' class where it has one, else JAX's (a
+    test naming an error tracer lacks still imports). Reading one touches nothing."""
+
+    def __getattr__(self, name):
+        import jax.errors
+        import tracer.errors
+        return getattr(tracer.errors, name, None) or getattr(jax.errors, name)
+
+
+def error_name(name):
+    """A name of `from jax.errors import ...` (rewritten to this module), routed."""
+    import jax.errors
+    return getattr(Errors() if MODE == 'tracer' else jax.errors, name)
+
+
 def __getattr__(name):
     if name not in ROUTED:
+        import jax.errors
+        if not hasattr(jax, name) and hasattr(jax.errors, name):
+            return error_name(name)      # `from jax.errors import X` was rewritten to here
         return getattr(jax, name)
+    if name == 'errors':
+        import jax.errors
+        return Errors() if MODE == 'tracer' else jax.errors
     if name not in _CACHE:
         label = ('tracer.' if MODE == 'tracer' else 'jax.') + name
         try:
@@ -193,6 +216,8 @@ IMPORTS = [
     (re.compile(r'^(\s*)import jax\.(numpy|lax|random) as (\w+)', re.M),
      r'\1from conform_shim import \2 as \3'),
     (re.compile(r'^(\s*)from jax import ', re.M), r'\1from conform_shim import '),
+    # JAX's error names: tracer.errors' classes in tracer mode (the shim's error_name)
+    (re.compile(r'^(\s*)from jax\.errors import ', re.M), r'\1from conform_shim import '),
     # jax._src.api is the module jax's public transforms are defined in
     (re.compile(r'^(\s*)(from jax\._src import api\b.*)$', re.M),
      r'\1\2\n\1from conform_shim import Internal as _Internal; api = _Internal(api)'),
@@ -236,7 +261,8 @@ OUTSIDE = [
                 r"not an instance of <class 'jax[\w.]*\.(Array|ArrayImpl|Tracer)'>|"
                 r"does not start with 'Array'")),
     ("JAX's tracers given to tracer's functions (by jax.make_jaxpr, jax internals)",
-     re.compile(r"(DynamicJaxpr|Jaxpr|Linearize|Batch|JVP)Tracer|TracerArrayConversionError")),
+     re.compile(r"(DynamicJaxpr|Jaxpr|Linearize|Batch|JVP)Tracer|"
+                r"(^|jax\.errors\.|[^.\w])TracerArrayConversionError")),
     ("tracer's values given to JAX's internals (its primitives, eval_jaxpr, core)",
      re.compile(r"problematic value is of type <class 'tracer\.|"
                 r"Argument 'Tracer<[^>]*>' of type '?<class 'tracer\.")),

@@ -29,3 +29,38 @@ def test_internal_routes_what_tracer_has(monkeypatch):
         assert getattr(api, name).__wrapped__ is getattr(tracer, name)
     assert api.ShapeDtypeStruct is tracer.ShapeDtypeStruct
     assert api.named_call == "jax's"         # a name tracer does not have stays JAX's
+
+
+def test_jax_error_names_are_tracers_where_it_has_them(monkeypatch):
+    """`from jax.errors import (...)` (over several lines) and `jax.errors.X` give
+    tracer.errors' class in tracer mode, JAX's for a name tracer lacks, and JAX's in jax
+    mode."""
+    text = jax_conformance.rewrite("from jax.errors import (UnexpectedTracerError,\n"
+                                   "                        KeyReuseError)\n")
+    assert text.startswith("from conform_shim import (UnexpectedTracerError,\n")
+    jax_errors = types.ModuleType("jax.errors")
+    jax_errors.UnexpectedTracerError = type("UnexpectedTracerError", (TypeError,), {})
+    jax_errors.KeyReuseError = type("KeyReuseError", (Exception,), {})
+    jax = types.ModuleType("jax")
+    jax.errors = jax_errors
+    monkeypatch.setitem(sys.modules, "jax", jax)
+    monkeypatch.setitem(sys.modules, "jax.errors", jax_errors)
+    for mode, expected in [("tracer", tracer.errors.UnexpectedTracerError),
+                           ("jax", jax_errors.UnexpectedTracerError)]:
+        monkeypatch.setenv("CONFORM_MODE", mode)
+        shim = types.ModuleType("conform_shim")
+        exec(jax_conformance.SHIM, shim.__dict__)
+        monkeypatch.setitem(sys.modules, "conform_shim", shim)
+        names = {}
+        exec(text, names)
+        assert names["UnexpectedTracerError"] is expected
+        assert names["KeyReuseError"] is jax_errors.KeyReuseError
+        assert shim.errors.UnexpectedTracerError is expected
+        assert shim.errors.KeyReuseError is jax_errors.KeyReuseError
+        assert not shim.TOUCHED[0]
+
+
+def test_tracers_array_conversion_error_is_within_the_contract():
+    assert jax_conformance.outside("jax.errors.TracerArrayConversionError: The numpy")
+    assert jax_conformance.outside("ArgumentError: add: cannot convert DynamicJaxprTracer")
+    assert not jax_conformance.outside("ir.errors.TracerArrayConversionError: The numpy")
