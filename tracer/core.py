@@ -11,7 +11,6 @@ may trace and call transformed functions at once; a traced value used outside th
 (or thread) that made it is a "leaked tracer" error. The active backend is process-wide.
 """
 import contextlib
-import operator
 import threading
 
 import numpy as np
@@ -20,14 +19,13 @@ import registry
 from ir import (Graph, Literal, Node, ShapedArray, Var, aval_of, check_dtype, dtype_kind,
                 scalar_array)
 from ir.passes import inline_calls
-from ir.errors import (ArgumentError, ConcretizationError, DTypeError, KernelError,
-                       TracerArrayConversionError, TracerBoolConversionError, TracerError,
-                       TracerIntegerConversionError, UnexpectedTracerError)
+from ir.errors import ArgumentError, DTypeError, KernelError, TracerError
 from lowering.interpreter import own
 from registry.shape_rules import apply_shape_rule, infer_avals
 from registry.tables import KERNELS
 from tracer.float0s import float0
 from tracer.sources import user_source
+from tracer.value_conversions import ValueConversions, leaked_error
 
 _impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
 
@@ -199,7 +197,7 @@ class Trace:
             if x._trace is self:
                 return x._var
             if x._trace.level > self.level:
-                raise _leaked_error(x)
+                raise leaked_error(x)
             check_live(x)
             key = id(x)
             if key not in self._lifted:
@@ -251,11 +249,9 @@ class Trace:
                      self.constvars, self.consts)
 
 
-_ASTYPE = "To change its dtype, try using `x.astype({})` instead. "
-
-
-class Tracer:
-    """A value inside a function being traced: it knows its type, not its data."""
+class Tracer(ValueConversions):
+    """A value inside a function being traced: it knows its type, not its data; what
+    Python's conversions of it do is tracer.value_conversions'."""
     __slots__ = ("_trace", "_var", "__weakref__")
     __array_priority__ = 1000
 
@@ -280,78 +276,6 @@ class Tracer:
     def __repr__(self):
         return f"Tracer<{self.aval}>"
 
-    def _concretize(self, what, hint="", error=ConcretizationError, allowed=True,
-                    no_gradient=False, jax=None):
-        """The value this tracer stands for, when its trace was called with concrete
-        inputs (eager grad, vjp, jvp...); else the error saying what to write instead,
-        opening with "{what}() of a traced value", after JAX's opening phrase `jax` (its
-        "{}" is "traced array with shape float32[3]") if given.
-        `no_gradient`: a conversion JAX refuses for a value that carries a gradient."""
-        subject = f"{what}() of a traced value"
-        if jax:
-            subject = jax.format(f"traced array with shape {jax_type(self.aval)}") + " " + subject
-        known = self._trace.known if allowed else None
-        if known is not None:
-            check_live(self)
-        if known is not None and no_gradient and known.carries_gradient(self):
-            raise error(
-                f"{subject} {self.aval} at {user_source(3)} that carries a "
-                f"gradient under grad/vjp/jvp: the Python number would silently drop it. "
-                f"Keep it an array (x.astype changes its dtype), or convert "
-                f"tracer.lax.stop_gradient(x) if it is meant as a constant; int(), bool() "
-                f"and comparisons (if x < 2:) of it work.")
-        value = None if known is None else known.value(self)
-        if value is None:
-            why = ("its value is not known while tracing abstractly (jit, make_graph, vmap, "
-                   "lax control flow)" if allowed else
-                   "NumPy would get a constant that carries no gradient")
-            raise error(
-                f"{subject} {self.aval} at {user_source(3)}: {why}. {hint}"
-                f"Use tracer.numpy.where for data-dependent choices, tracer.lax.cond/switch "
-                f"for branches and tracer.lax.while_loop/fori_loop for loops, or mark the "
-                f"argument static, e.g. jit(f, static_argnums=(0,)).")
-        return value
-
-    def __bool__(self):
-        return bool(self._concretize("bool", error=TracerBoolConversionError,
-                                     jax="Attempted boolean conversion of {}."))
-
-    def __int__(self):
-        return int(self._concretize("int", _ASTYPE.format("int")))
-
-    def __float__(self):
-        return float(self._concretize("float", _ASTYPE.format("float"), no_gradient=True))
-
-    def __index__(self):
-        if self.shape or dtype_kind(self.dtype) not in "iu":
-            raise DTypeError(
-                f"Only integer scalar arrays can be converted to a scalar index. index() of "
-                f"a traced value {self.aval} at {user_source(2)}: Python needs an int here "
-                f"(a list index, range(n), hex(n)...); convert an integer scalar, e.g. "
-                f"x.astype(int) or x[0], or use it as an array index (x[i] takes a traced i).")
-        return operator.index(self._concretize(
-            "index", "Python needs an int here (a list index, range(n), hex(n)...). ",
-            TracerIntegerConversionError,
-            jax="The __index__() method was called on {}."))
-
-    def __complex__(self):
-        return complex(self._concretize(
-            "complex", "There are no complex dtypes here, so where JAX would say to try "
-            "using `x.astype(complex)`, keep the value real. ", no_gradient=True))
-
-    def item(self, *args):
-        return self._concretize("item").item(*args)
-
-    def tolist(self):
-        return self._concretize("tolist", no_gradient=True).tolist()
-
-    def __array__(self, dtype=None, copy=None):
-        self._concretize("numpy.asarray", "If a NumPy function got it, call the tracer.numpy "
-                         "function of the same name; for a Python number (outside jit) use "
-                         "float(x), int(x) or x.item(). ", TracerArrayConversionError,
-                         allowed=False, jax="The numpy.ndarray conversion method __array__() "
-                                            "was called on {}.")
-
     def __hash__(self):
         return id(self)
 
@@ -361,30 +285,11 @@ def current_trace():
     return _stack.items[-1] if _stack.items else None
 
 
-def jax_type(aval):
-    """The type as JAX spells it: float32[4,3] for f32[4,3]."""
-    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
-
-
-def _leaked_error(x):
-    """JAX's UnexpectedTracerError, in its words first: a leaked tracer."""
-    made = next((n.source for n in x._trace.nodes if x._var in n.outputs), None)
-    made = (f"It was created on line {made}. " if made else
-            "It was an argument of the traced function. "
-            if x._var in x._trace.invars else "")
-    return UnexpectedTracerError(
-        f"Encountered an unexpected tracer. A leaked tracer: a traced value {x.aval} escaped "
-        f"the function it was traced in (e.g. saved to global state or an outer list, or "
-        f"handed to another thread) and was used after that trace ended or outside it. "
-        f"{made}Return it from the function instead (its type in JAX's spelling: "
-        f"{jax_type(x.aval)}).")
-
-
 def check_live(x):
     """Raise unless tracer `x` belongs to a trace that is active in this thread."""
     stack, level = _stack.items, x._trace.level
     if level >= len(stack) or stack[level] is not x._trace:
-        raise _leaked_error(x)
+        raise leaked_error(x)
 
 
 def innermost_trace(inputs):

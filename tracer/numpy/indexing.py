@@ -17,7 +17,7 @@ import numpy as np
 from ir.errors import (ArgumentError, ArgumentValueError, IndexingError,
                        NonConcreteBooleanIndexError, OutOfBoundsError, ShapeError)
 from ir.types import dtype_kind
-from tracer.core import Tracer, jax_type, run_kernel
+from tracer.core import Tracer, run_kernel
 from tracer.numpy._base import (broadcast_shapes, convert, dtype_of, no_out, normalize_axis,
                                 shape, value)
 from tracer.numpy.bitwise import logical_and, logical_or
@@ -26,6 +26,7 @@ from tracer.numpy.elementwise import (add, clip, greater_equal, less, minimum, m
 from tracer.numpy.rounding import mod
 from tracer.numpy.shape_ops import (broadcast_to, concatenate, moveaxis, ravel, reshape,
                                    transpose)
+from tracer.value_conversions import jax_type
 
 _INTS = (int, np.integer)
 
