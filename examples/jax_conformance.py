@@ -7,8 +7,10 @@ names rewritten to a shim module (``import jax`` -> ``import conform_shim as jax
 
 - ``jax`` mode: the shim hands out JAX's own objects (the baseline);
 - ``tracer`` mode: ``jax.numpy``, ``jax.lax``, ``jax.random``, ``jax.tree_util``,
-  ``jax.checkpoint_policies``, ``jax.nn``, ``jax.eval_shape``, ``jax.ShapeDtypeStruct``,
-  ``jax.block_until_ready`` and the transforms (jit, grad, vmap, vjp, jvp, linearize, ...)
+  ``jax.tree``, ``jax.checkpoint_policies``, ``jax.nn``, ``jax.eval_shape``,
+  ``jax.ShapeDtypeStruct``, ``jax.block_until_ready``, ``jax.disable_jit``,
+  ``jax.device_put``/``device_get`` and the transforms (jit, grad, vmap, vjp, jvp,
+  linearize, linear_transpose, jacobian, custom_gradient, ...)
   are tracer's, also as ``jax._src.api.<name>`` (api_test calls them there); a name tracer
   lacks raises AttributeError. ``jax.errors`` (and ``from jax.errors import ...``) gives
   tracer.errors' class where it has one, else JAX's. Everything else (``jax._src``,
@@ -54,7 +56,9 @@ TOUCHED = [False]
 ROUTED = {'jit', 'grad', 'value_and_grad', 'vjp', 'jvp', 'vmap', 'jacfwd', 'jacrev',
           'hessian', 'linearize', 'checkpoint', 'remat', 'custom_vjp', 'custom_jvp',
           'checkpoint_policies', 'tree_util', 'numpy', 'lax', 'random', 'nn', 'float0',
-          'eval_shape', 'ShapeDtypeStruct', 'block_until_ready', 'errors'}
+          'eval_shape', 'ShapeDtypeStruct', 'block_until_ready', 'errors', 'tree',
+          'linear_transpose', 'disable_jit', 'device_put', 'device_get', 'jacobian',
+          'custom_gradient'}
 
 
 def _target(name):
