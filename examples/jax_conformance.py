@@ -43,6 +43,8 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
+
 FILES = ('lax_control_flow_test', 'batching_test', 'api_test', 'lax_numpy_reducers_test',
          'lax_autodiff_test', 'random_test', 'lax_test')
 
@@ -256,11 +258,26 @@ def run(workdir, name, mode, keyword):
 
 # Causes of a miss that lie outside what this project promises (../shared/API.md), each
 # with the reason: a test failing only for one of these needs JAX itself, not tracer.
+class _KeyShaped:
+    """NumPy's reshape error for an array of two uint32 words per element of the shape
+    asked: a test treating a key array as JAX's typed keys (one element per key)."""
+
+    @staticmethod
+    def search(cause):
+        m = re.search(r"cannot reshape array of size (\d+) into shape \(([\d, ]*)\)", cause)
+        if m is None:
+            return None
+        shape = [int(d) for d in m.group(2).replace(" ", "").split(",") if d]
+        return int(m.group(1)) == 2 * int(np.prod(shape))
+
+
+_KEYS = ("JAX's typed keys and other PRNG implementations (API.md: keys are uint32 arrays of "
+         "shape (2,), threefry2x32)")
 OUTSIDE = [
     ("complex dtypes (API.md's dtypes have none)",
      re.compile(r"complex(64|128)|no complex dtypes|returns a complex array")),
     ("results are numpy.ndarray, not jax.Array (API.md)",
-     re.compile(r"'numpy\.\w+' object has no attribute '(block_until_ready|is_deleted|"
+     re.compile(r"'numpy\.\w+' object has no attribute '(block_until_ready|is_deleted|at|"
                 r"unsafe_buffer_pointer|aval|sharding|devices?|platform|addressable_\w+)'|"
                 r"not an instance of <class 'jax[\w.]*\.(Array|ArrayImpl|Tracer)'>|"
                 r"does not start with 'Array'")),
@@ -273,6 +290,8 @@ OUTSIDE = [
     ("JAX's internal objects (primitives, jaxprs, tokens, executables, the C++ cache)",
      re.compile(r"has no attribute '(\w+_p|create_token|jaxpr|as_hlo_text|_\w+|func|with_refs|"
                 r"opaque_residuals|args_res)'")),
+    (_KEYS, re.compile(r"PRNG implementation '\w+' is not available")),
+    (_KEYS, _KeyShaped),
 ]
 
 

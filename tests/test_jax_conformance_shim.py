@@ -64,3 +64,13 @@ def test_tracers_array_conversion_error_is_within_the_contract():
     assert jax_conformance.outside("jax.errors.TracerArrayConversionError: The numpy")
     assert jax_conformance.outside("ArgumentError: add: cannot convert DynamicJaxprTracer")
     assert not jax_conformance.outside("ir.errors.TracerArrayConversionError: The numpy")
+
+
+def test_typed_keys_and_other_prng_implementations_are_outside_the_contract():
+    """API.md fixes keys as uint32 arrays of shape (2,): a reshape to JAX's typed-key shape
+    (two words per key) or another implementation is outside it; other reshapes are not."""
+    keys = jax_conformance.outside("ValueError: cannot reshape array of size 24 into shape (3,4)")
+    assert keys and "typed keys" in keys
+    assert jax_conformance.outside("ValueError: cannot reshape array of size 2 into shape ()")
+    assert not jax_conformance.outside("ValueError: cannot reshape array of size 12 into shape (3,4)")
+    assert jax_conformance.outside("key: PRNG implementation 'rbg' is not available") == keys
