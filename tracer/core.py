@@ -279,6 +279,9 @@ class Tracer(ValueConversions):
     def __hash__(self):
         return id(self)
 
+    def _check_live(self):
+        check_live(self)
+
 
 def current_trace():
     """This thread's innermost active trace, or None."""

@@ -15,7 +15,7 @@ _ASTYPE = "To change its dtype, try using `x.astype({})` instead. "
 
 
 class ValueConversions:
-    """Tracer's conversion methods (a mixin: Tracer has the slots)."""
+    """Tracer's conversion methods (a mixin: Tracer has the slots and _check_live)."""
     __slots__ = ()
 
     def _concretize(self, what, hint="", error=ConcretizationError, allowed=True,
@@ -30,8 +30,7 @@ class ValueConversions:
             subject = jax.format(f"traced array with shape {jax_type(self.aval)}") + " " + subject
         known = self._trace.known if allowed else None
         if known is not None:
-            from tracer.core import check_live      # (core imports this module)
-            check_live(self)
+            self._check_live()
         if known is not None and no_gradient and known.carries_gradient(self):
             raise error(
                 f"{subject} {self.aval} at {user_source(3)} that carries a "
