@@ -32,6 +32,8 @@ from tracer.check import check_grads
 from tracer import numpy, nn, lax, tree, tree_util  # noqa: F401
 from tracer import errors  # noqa: F401  (JAX's error names: jax.errors)
 from tracer import random  # noqa: F401  (JAX's threefry PRNG as tracer.numpy ops)
+from tracer import debug  # noqa: F401  (debug.print, debug.callback)
+from tracer.callbacks import pure_callback
 from tracer.lax.remat import checkpoint, checkpoint as remat, checkpoint_name
 from tracer import checkpoint_policies  # noqa: F401
 from tracer import export  # noqa: F401  (onnx is imported only when used)
@@ -54,3 +56,4 @@ __all__ += ["errors", "UnexpectedTracerError", "TracerArrayConversionError",
             "NonConcreteBooleanIndexError"]
 __all__ += ["distributed", "sharding", "P", "make_mesh", "shard_map"]
 __all__ += ["ShapeDtypeStruct", "block_until_ready", "eval_shape"]
+__all__ += ["debug", "pure_callback"]

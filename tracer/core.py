@@ -18,7 +18,8 @@ import numpy as np
 import registry
 from ir import (Graph, Literal, Node, ShapedArray, Var, aval_of, check_dtype, dtype_kind,
                 scalar_array)
-from ir.passes import inline_calls
+from ir.graph import is_region
+from ir.passes import effectful, inline_calls
 from ir.errors import ArgumentError, DTypeError, KernelError, TracerError
 from lowering.interpreter import own
 from registry.shape_rules import apply_shape_rule, infer_avals
@@ -322,8 +323,18 @@ def run_kernel(name, inputs, attrs=None):
     attrs = attrs or {}
     trace = innermost_trace(inputs)
     if trace is None:
+        if _stack.items and attrs and _effects(name, attrs):   # runs when the trace's
+            return _stack.items[-1].emit(name, inputs, attrs)  # program does, not now
         return _eager(name, inputs, attrs)
     return trace.emit(name, inputs, attrs)
+
+
+def _effects(name, attrs):
+    """Whether a node of `name` with `attrs` has a side effect (a loop whose body calls
+    tracer.debug.print): traced on constants, it is still emitted, not run while tracing."""
+    return registry.has_effects(name) or any(
+        effectful(m) for v in attrs.values() if is_region(v)
+        for g in (v if type(v) is tuple else (v,)) for m in g.nodes)
 
 
 class new_trace:

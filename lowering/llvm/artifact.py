@@ -21,8 +21,9 @@ class Artifact:
     entry, buffers) | ("parallel", [(function, buffers, work items, grain)], threads) |
     ("python", node, ins, outs); `outs`: each output's buffer number (or its Literal);
     `plan`: which buffers share memory (lowering.llvm.liveness); `graph`: the optimized
-    graph with each fused group shown as one `fusion` node. Plain tuples throughout, but
-    for the classes, dtypes, graphs and Python steps' nodes."""
+    graph with each fused group shown as one `fusion` node; `callbacks`: the host
+    callbacks its code calls, by site number (lowering.llvm.callbacks). Plain tuples
+    throughout, but for the classes, dtypes, graphs, Python steps' nodes and callbacks."""
     text: str
     errors: tuple
     specs: tuple
@@ -30,19 +31,21 @@ class Artifact:
     outs: tuple
     plan: Plan
     graph: Graph
+    callbacks: tuple = ()
 
 
 def build(sched, mb):
     """The artifact of schedule `sched` whose module `mb` codegen built."""
     return Artifact(mb.text(), tuple(mb.errors), sched.specs,
                     tuple(s.program_step(mb.forwarded) for s in sched.steps), sched.outs,
-                    plan(sched), display_graph(sched.part.graph, sched.part.groups))
+                    plan(sched), display_graph(sched.part.graph, sched.part.groups),
+                    tuple(mb.callbacks))
 
 
 def cacheable(art):
-    """Whether `encode` can store it: no Python steps (they hold graph nodes), and only
-    errors of classes in ir.errors."""
-    return all(s[0] != "python" for s in art.steps) and all(
+    """Whether `encode` can store it: no Python steps (they hold graph nodes) nor host
+    callbacks, and only errors of classes in ir.errors."""
+    return not art.callbacks and all(s[0] != "python" for s in art.steps) and all(
         getattr(ir.errors, cls.__name__, None) is cls for cls, _ in art.errors)
 
 

@@ -33,6 +33,7 @@ class ModuleBuilder:
         self.forwarded = {}     # call -> the earlier call whose code it runs (sharing.py)
         self.errors = []        # (exception class, message); code = index + 1
         self.range_checks = {}  # function name -> [(lo slot, hi slot, n, code)]
+        self.callbacks = []     # host callback sites: (callable, in avals, out avals)
 
     def external(self, symbol, ret, args, text):
         """Declare `symbol` for calls; its definition `text` is pasted into the module."""

@@ -28,8 +28,8 @@ import llvmlite
 import numpy as np
 
 from ir import Graph, Literal, Node, Var
-from lowering.llvm import (artifact, caches, control, conv_shared, entries, linalg, reductions,
-                           scalars, scans, shapes, target, windows)
+from lowering.llvm import (artifact, caches, callbacks, control, conv_shared, entries, linalg,
+                           reductions, scalars, scans, shapes, target, windows)
 from lowering.llvm.fusion import Group
 from lowering.settings import settings
 from registry.families import family as _family
@@ -42,7 +42,7 @@ FORMAT = 4
 # impls are all still these objects are graph-cached (their code is fixed by the source).
 BUILTIN = {name: impl for table in (scalars.KERNELS, scans.KERNELS, shapes.KERNELS,
                                     reductions.KERNELS, linalg.KERNELS, control.KERNELS,
-                                    conv_shared.KERNELS, windows.KERNELS)
+                                    conv_shared.KERNELS, windows.KERNELS, callbacks.KERNELS)
            for name, impl in table.items()}
 SOURCES = ("lowering/llvm", "ir", "registry")   # the code generator, the graphs it reads,
 #                                                 and the tables it asks

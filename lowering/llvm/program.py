@@ -28,8 +28,8 @@ from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.passes import cse, fold_constants, inline_calls
 from lowering.heap import building
 from lowering.interpreter import own, run_node
-from lowering.llvm import (artifact, buffers, caches, codegen, graph_cache, irutil, linalg,
-                           pool, schedule, split, target)
+from lowering.llvm import (artifact, buffers, callbacks, caches, codegen, graph_cache, irutil,
+                           linalg, pool, schedule, split, target)
 from lowering.llvm.fusion import check_kernels
 from lowering.llvm.rewrites import rewrite_matmuls
 from lowering.profile import note, phase
@@ -164,6 +164,8 @@ class Program:
                                        for _, name, objects in art.steps])
         else:
             self._steps = [self._step(*s) for s in art.steps]
+        if art.callbacks:       # the table of the host callbacks its code calls
+            self.run = _with_callbacks(self.run, art.callbacks)
 
     def as_text(self):
         return self._text
@@ -263,6 +265,9 @@ class Program:
         return env["run"]
 
     def _fail(self, rc):
+        failure = callbacks.take_failure()
+        if failure is not None:         # a host callback raised: its exception
+            raise failure
         error, message = irutil.failure(self._errors, rc)
         raise error(f"{message} (llvm backend)")
 
@@ -305,6 +310,15 @@ class Program:
             if rc:
                 fail(rc)
         return go
+
+
+def _with_callbacks(run, table):
+    """`run` with `table` as the calling thread's host callback sites while it runs
+    (lowering.llvm.callbacks)."""
+    def run_with(leaves):
+        with callbacks.running(table):
+            return run(leaves)
+    return run_with
 
 
 CHUNKS = 2      # pieces per thread of a split call
