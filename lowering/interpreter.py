@@ -52,7 +52,8 @@ def run_node(node, ins, backend="numpy"):
             out = impl(*ins, **attrs)
     except TracerError as e:
         if node.source and node.source not in str(e):
-            raise type(e)(f"{e} (in {node.kernel!r} node created at {node.source})") from None
+            raise type(e)(f"{e} (in {node.kernel!r} node created at {node.source})") \
+                from e.__cause__
         raise
     except Exception as e:
         shapes = ", ".join(f"{np.asarray(i).dtype}{list(np.shape(i))}" for i in ins)

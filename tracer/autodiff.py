@@ -18,7 +18,15 @@ local, and each of their input gradients is re-zeroed under it. Guarantee: a val
 only inside the untaken branches of selects (through elementwise ops) gets exactly zero
 gradient from them, whatever its derivative there (inf, nan). A mask stops at any other
 kernel (reductions, reshapes, matmul, custom_call): past one, the IEEE product applies.
+
+Host debug callbacks (tracer.debug) run in the primal pass only: a gradient rule (a
+loop's or a branch's, which re-emits its region's forward nodes) and jvp's pullback run
+`replaying()`, and a graph differentiated while replaying leaves its debug_callback nodes
+out (in its regions too), as JAX's linearize keeps them in the primal part.
 """
+import contextlib
+import threading
+
 import numpy as np
 
 import registry
@@ -108,6 +116,38 @@ def _differentiable_attrs(node):
     return node.attrs if form is None else form(node.attrs)
 
 
+class _Replay(threading.local):
+    depth = 0
+
+
+_replay = _Replay()
+
+
+@contextlib.contextmanager
+def replaying():
+    """While the block runs, `backward` re-emits forward nodes that already ran in the
+    primal pass: host debug callbacks are left out (see the module doc)."""
+    _replay.depth += 1
+    try:
+        yield
+    finally:
+        _replay.depth -= 1
+
+
+def _has_debug(graph):
+    return any(n.kernel == "debug_callback" or any(_has_debug(g) for g in n.regions)
+               for n in graph.nodes)
+
+
+def _without_debug(graph):
+    """`graph` without its debug_callback nodes, in its regions too (itself if none)."""
+    if not _has_debug(graph):
+        return graph
+    nodes = [n.with_regions(_without_debug) for n in graph.nodes
+             if n.kernel != "debug_callback"]
+    return Graph(graph.invars, graph.outvars, nodes, graph.constvars, graph.consts)
+
+
 def _zeros(aval):
     return tnp.zeros(aval.shape, aval.dtype)
 
@@ -128,6 +168,8 @@ def backward(graph, args, cts, wrt, saved=None):
     pass: they are read, not recomputed, and the gradient still flows through the node.
     Returns (outputs, grads) with one grad per input flagged in `wrt`.
     """
+    if _replay.depth:
+        graph = _without_debug(graph)
     path, active = _active(graph, wrt)
     forms = {id(n): _differentiable_attrs(n) for n in path}
     env = core.inline(graph, args, core.innermost_trace(args) or core.current_trace(),
@@ -158,8 +200,9 @@ def backward(graph, args, cts, wrt, saved=None):
         ins = [core.read(env, x) for x in n.inputs]
         multi = len(outputs) > 1
         dy = tuple(dys) if multi else dys[0]
-        grads = _check_grads(n, registry.get_gradient(n.kernel)(
-            dy, ins, outputs if multi else outputs[0], forms[id(n)]))
+        with replaying():
+            grads = _check_grads(n, registry.get_gradient(n.kernel)(
+                dy, ins, outputs if multi else outputs[0], forms[id(n)]))
         # zero masks flow through the elementwise family, whose gradients are local
         mask = masks.get(id(n.outputs[0])) if family(n.kernel) == "elementwise" else None
         in_masks = _select_masks(ins[0], mask) if n.kernel == "select" else [mask] * len(ins)

@@ -15,7 +15,7 @@ from ir import cse, dce
 from ir.errors import DTypeError, GradientError, GradientTypeError
 from ir.types import dtype_kind
 from tracer import numpy as tnp
-from tracer.autodiff import backward, check_differentiable, partition, vjp_graph
+from tracer.autodiff import backward, check_differentiable, partition, replaying, vjp_graph
 from tracer.concrete import Known
 from tracer.core import Tracer, eval_graph, trace_flat
 from tracer.float0s import float0, is_float0, zeros
@@ -283,8 +283,9 @@ def jvp(fun, primals, tangents, has_aux=False):
     wrt = [dtype_kind(dt) == "f" for dt in in_dtypes] + [False] * len(captured)
     check_differentiable(graph, wrt)
     out_avals = [v.aval.strip_weak() for v in graph.outvars[:num_leaves(out_tree)]]
-    pullback, _ = trace_flat(lambda *a: backward(graph, a[:n], a[n:], wrt)[1],
-                             graph.in_avals + out_avals, Known(leaves + captured))
+    with replaying():       # (push runs the primal graph, and its debug callbacks, once)
+        pullback, _ = trace_flat(lambda *a: backward(graph, a[:n], a[n:], wrt)[1],
+                                 graph.in_avals + out_avals, Known(leaves + captured))
     pullback = dce(cse(pullback))
     wrt_ct = [False] * n + [True] * len(out_avals)
     check_differentiable(pullback, wrt_ct)
