@@ -19,6 +19,10 @@ NOT_EXPORTABLE = dict.fromkeys(
     ("cholesky", "eigh", "qr", "slogdet", "solve", "svd"),
     "ONNX has no matrix decompositions or solves (opset 18 has only Det), and an unrolled "
     "elimination would not give LAPACK's results")
+NOT_EXPORTABLE.update(dict.fromkeys(
+    ("debug_callback", "pure_callback"),
+    "a host callback calls a Python function of this process, which an ONNX model cannot "
+    "hold"))
 
 
 class OnnxBuilder:
