@@ -94,7 +94,8 @@ def format_graph(graph, indent=0, names=None):
             attrs = "[" + " ".join(f"{k}={format_attr(v, indent + 4)}"
                                    for k, v in n.attr_items) + "]"
         args = " ".join(names(x) for x in n.inputs)
-        lines.append(f"{pad}    {outs} = {n.kernel}{attrs} {args}".rstrip())
+        lhs = f"{outs} = " if outs else ""         # (a node for its effect has none, as JAX's)
+        lines.append(f"{pad}    {lhs}{n.kernel}{attrs} {args}".rstrip())
     outs = " ".join(names(v) for v in graph.outvars)
     lines.append(f"{pad}  in ({outs}) }}")
     return "\n".join(lines)
