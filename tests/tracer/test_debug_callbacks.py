@@ -248,3 +248,16 @@ def test_arguments_are_checked():
         tracer.pure_callback(np.sin, spec(X), X, vmap_method="bogus")
     with pytest.raises(TypeError, match="shape"):
         tracer.pure_callback(np.sin, 3, X)
+
+
+def test_the_kernels_facts_live_with_their_ops_and_their_impls_in_lowering():
+    import registry
+    from registry import families
+    for kernel in ("debug_callback", "pure_callback"):
+        assert registry.get_shape_rule(kernel).__module__ == "tracer.callbacks"
+        assert registry.get_kernel(kernel, "numpy").__module__ == "lowering.host_callbacks"
+        assert type(registry.get_kernel(kernel, "llvm")).__module__ == \
+            "lowering.llvm.callbacks"
+    assert registry.has_effects("debug_callback") and not registry.has_effects("pure_callback")
+    assert not families.differentiable("debug_callback")
+    assert "effects" in str(registry.describe("debug_callback"))
