@@ -116,3 +116,21 @@ def test_a_literal_operand_and_no_operands():
     program = compile_graph(tracer.make_graph(f)(X))
     program.run([X])
     assert seen == ["none", (2.5, "int8")]
+
+
+def test_beside_parallel_steps_callbacks_run_on_the_calling_thread(monkeypatch):
+    monkeypatch.setenv("TRACER_NUM_THREADS", "2")
+    import threading
+    threads = []
+
+    def f(x):
+        y = tracer.numpy.sin(x) * tracer.numpy.exp(x)
+        tracer.debug.callback(lambda v: threads.append(threading.get_ident()), y)
+        z = tracer.pure_callback(lambda a: a + 1, tracer.ShapeDtypeStruct(x.shape, x.dtype), y)
+        return tracer.numpy.tanh(z) * tracer.numpy.sin(z)
+    x = np.linspace(0, 1, 1 << 20, dtype=np.float32)
+    program = compile_graph(tracer.make_graph(f)(x))
+    assert "parallel" in program.steps
+    y = np.sin(x) * np.exp(x) + 1
+    np.testing.assert_allclose(program.run([x])[0], np.tanh(y) * np.sin(y), atol=1e-5)
+    assert threads == [threading.get_ident()]
