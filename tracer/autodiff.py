@@ -187,31 +187,32 @@ def backward(graph, args, cts, wrt, saved=None):
     for v, ct in zip(graph.outvars, cts):
         if isinstance(v, Var) and ct is not None:
             accumulate(v, ct, None)
-    for n in reversed(path):
-        if not any(id(o) in ct_env for o in n.outputs):
-            continue
-        outputs = list(env[id(n)])        # the differentiable form's: maybe more
-        dys = [ct_env.get(id(o)) for o in n.outputs]
-        dys += [None] * (len(outputs) - len(dys))
-        # a control-flow kernel's gradient takes None for an output with no cotangent, so
-        # residual or stacked outputs nobody reads cost nothing; others get zeros
-        if family(n.kernel) != "control_flow":
-            dys = [_zeros(o.aval) if d is None else d for d, o in zip(dys, n.outputs)]
-        ins = [core.read(env, x) for x in n.inputs]
-        multi = len(outputs) > 1
-        dy = tuple(dys) if multi else dys[0]
-        with replaying():
+    with replaying():     # gradient rules re-emit forward nodes: their debug callbacks ran
+        for n in reversed(path):
+            if not any(id(o) in ct_env for o in n.outputs):
+                continue
+            outputs = list(env[id(n)])        # the differentiable form's: maybe more
+            dys = [ct_env.get(id(o)) for o in n.outputs]
+            dys += [None] * (len(outputs) - len(dys))
+            # a control-flow kernel's gradient takes None for an output with no cotangent, so
+            # residual or stacked outputs nobody reads cost nothing; others get zeros
+            if family(n.kernel) != "control_flow":
+                dys = [_zeros(o.aval) if d is None else d for d, o in zip(dys, n.outputs)]
+            ins = [core.read(env, x) for x in n.inputs]
+            multi = len(outputs) > 1
+            dy = tuple(dys) if multi else dys[0]
             grads = _check_grads(n, registry.get_gradient(n.kernel)(
                 dy, ins, outputs if multi else outputs[0], forms[id(n)]))
-        # zero masks flow through the elementwise family, whose gradients are local
-        mask = masks.get(id(n.outputs[0])) if family(n.kernel) == "elementwise" else None
-        in_masks = _select_masks(ins[0], mask) if n.kernel == "select" else [mask] * len(ins)
-        for x, g, m in zip(n.inputs, grads, in_masks):
-            if g is None or id(x) not in active:   # constants need no cotangent
-                continue
-            if mask is not None and g is not dy:
-                g = tnp.where(mask, 0, g)
-            accumulate(x, g, m)
+            # zero masks flow through the elementwise family, whose gradients are local
+            mask = masks.get(id(n.outputs[0])) if family(n.kernel) == "elementwise" else None
+            in_masks = (_select_masks(ins[0], mask) if n.kernel == "select" else
+                        [mask] * len(ins))
+            for x, g, m in zip(n.inputs, grads, in_masks):
+                if g is None or id(x) not in active:   # constants need no cotangent
+                    continue
+                if mask is not None and g is not dy:
+                    g = tnp.where(mask, 0, g)
+                accumulate(x, g, m)
     grads = [ct_env[id(v)] if id(v) in ct_env else _zeros(v.aval)
              for v, w in zip(graph.invars, wrt) if w]
     return outs, grads
