@@ -12,7 +12,7 @@ import inspect
 import numpy as np
 
 from ir import ShapedArray, aval_of, check_dtype, scalar_array
-from ir.errors import ArgumentError, ArgumentValueError
+from ir.errors import ArgumentError, ArgumentValueError, DTypeError
 from tracer.core import Tracer, as_array
 from tracer.pytree import flatten, leaf_paths, num_leaves, unflatten
 
@@ -135,6 +135,12 @@ def leaf_aval(x, where):
                                  f"mask as two arrays)")
     if isinstance(x, np.ndarray):      # big-endian data is converted where it is used
         dt = x.dtype if x.dtype.isnative else x.dtype.newbyteorder("=")
+        if dt.kind in "OUS":     # objects and strings: JAX's words, then which dtypes are
+            try:
+                check_dtype(dt, where)
+            except DTypeError as e:
+                raise DTypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX "
+                                 f"type: {e}") from None
         return ShapedArray(x.shape, check_dtype(dt, where))
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
         scalar_array(x, where)        # an int beyond int64 cannot be an argument

@@ -38,8 +38,12 @@ def _trace_fun(fun, args, has_aux=False, where="vjp", wrt=None):
         aux = None
         if has_aux:
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise GradientTypeError(f"{where}(has_aux=True) needs the function to return "
-                                        f"a pair (output, aux), got {type(out).__name__}")
+                got = (f"a {type(out).__name__} of {len(out)} elements"
+                       if isinstance(out, (tuple, list)) else f"a {type(out).__name__}")
+                raise GradientTypeError(f"expected function with aux output to return a "
+                                        f"two-element tuple, but got {got}: {where}"
+                                        f"(has_aux=True) needs the function to return a "
+                                        f"pair (output, aux)")
             out, aux = out
         outs, trees["out"] = flatten(out)
         aux_leaves, trees["aux"] = flatten(aux)
@@ -62,6 +66,28 @@ def matching_leaves(where, what, values, tree, shapes):
     return leaves
 
 
+def check_cotangents(name, cotangent, tree, avals):
+    """The leaves of vjp_fn's `cotangent`, checked as JAX's: the structure and the leaf
+    shapes of the function's output. Unlike JAX a float cotangent of another float dtype
+    is accepted and cast to the output's dtype (as NumPy casts)."""
+    leaves, got = flatten(cotangent)
+    if got != tree:
+        raise GradientTypeError(f"unexpected tree structure. The argument to a VJP function "
+                                f"returned by `jax.vjp` must match the pytree structure of "
+                                f"the differentiated function {name}: vjp_fn: cotangent "
+                                f"structure {got} does not match {tree}")
+    for x, aval in zip(leaves, avals):
+        if tuple(np.shape(x)) != tuple(aval.shape):
+            got = (str(leaf_aval(x, "vjp_fn").strip_weak()) if not is_float0(x) else
+                   f"float0[{','.join(map(str, np.shape(x)))}]")
+            raise GradientError(
+                f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
+                f"{got}, but expected {aval.strip_weak()} because the corresponding output "
+                f"of the differentiated function had JAX type {aval.strip_weak()}. vjp_fn: "
+                f"cotangent shape {np.shape(x)} does not match {tuple(aval.shape)}")
+    return leaves
+
+
 def check_tangent_dtypes(where, primal_dtypes, tangents):
     """TypeError (as jax.jvp) unless each tangent has its primal's dtype, or float0 for an
     integer or bool primal: a tangent is never cast, since narrowing it loses precision
@@ -75,9 +101,9 @@ def check_tangent_dtypes(where, primal_dtypes, tangents):
             fix = (f"cast it, e.g. t.astype({str(want)!r})" if want is p else
                    "pass np.zeros(shape, tracer.float0)")
             raise DTypeError(
-                f"{where}: primal and tangent arguments do not match; dtypes must be "
+                f"primal and tangent arguments to jax.jvp do not match; dtypes must be "
                 f"equal, or in case of int/bool primal dtype the tangent dtype must be "
-                f"float0. Tangent {k} has dtype {'float0' if got == float0 else got} for "
+                f"float0. {where}: tangent {k} has dtype {'float0' if got == float0 else got} for "
                 f"a primal of dtype {p}: {fix}")
 
 
@@ -130,9 +156,18 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     out_avals = [v.aval for v in graph.outvars[:n_out]]
     in_avals = [v.aval for v in graph.invars[:len(leaves)]]
 
-    def vjp_fn(residuals, cotangent):
-        cts = matching_leaves("vjp_fn", "cotangent", cotangent, out_tree,
-                              [a.shape for a in out_avals])
+    name = getattr(fun, "__name__", "function")
+
+    def vjp_fn(residuals, *cotangent):
+        if len(cotangent) != 1:
+            raise GradientTypeError(
+                f"The function returned by `jax.vjp` applied to {name} was called with "
+                f"{len(cotangent)} arguments, but functions returned by `jax.vjp` must be "
+                f"called with a single argument corresponding to the single value returned "
+                f"by the function being differentiated (even if that returned value is a "
+                f"tuple or other container): call vjp_fn(cotangent), e.g. vjp_fn((ct0, "
+                f"ct1)) for a function returning a pair")
+        cts = check_cotangents(name, cotangent[0], out_tree, out_avals)
         grads = eval_graph(bwd, residuals + [_as_dtype(c, a.dtype)
                                              for c, a in zip(cts, out_avals)])
         return tuple(unflatten(in_tree, [tangent_like(g, a) for g, a in
@@ -146,6 +181,13 @@ def _argnums(argnums, args, where, allow_int=False, holomorphic=False):
     """argnums as a tuple of non-negative ints; checks every differentiated leaf is float
     (or, with allow_int, int or bool), and that holomorphic is False."""
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    top = max((i for i in nums if isinstance(i, int)), default=-1)
+    if top >= len(args):        # JAX's words, for a missing positional argument
+        raise GradientTypeError(f"differentiating with respect to argnums={argnums} "
+                                f"requires at least {top + 1} positional arguments to be "
+                                f"passed by the caller, but got only {len(args)} "
+                                f"positional arguments. {where}: pass the differentiated "
+                                f"arguments positionally, not as keywords")
     for i in nums:
         if not isinstance(i, int) or not -len(args) <= i < len(args):
             raise GradientTypeError(f"{where}: argnums={argnums} but the function got "
@@ -160,9 +202,11 @@ def _argnums(argnums, args, where, allow_int=False, holomorphic=False):
                          f"holomorphic=False)")
     for i, dt in dtypes:
         if dtype_kind(dt) != "f" and not allow_int:
-            raise DTypeError(f"{where}: argument {i} has dtype {dt}; grad needs float "
+            raise DTypeError(f"grad requires real- or complex-valued inputs (input dtype "
+                             f"that is a sub-dtype of np.inexact), but got {dt.name}. "
+                             f"{where}: argument {i} has dtype {dt}; grad needs float "
                              f"inputs (cast with astype(float32)), or leave it out of "
-                             f"argnums")
+                             f"argnums, or pass allow_int=True (its gradient is float0)")
     return nums
 
 
@@ -212,12 +256,19 @@ def _value_and_grad(fun, argnums, has_aux, with_value, holomorphic, allow_int, r
         graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(f, diff, has_aux,
                                                                           "grad", wrt)
         out = graph.outvars[0] if graph.outvars else None
-        if num_leaves(out_tree) != 1 or out.aval.shape != () or dtype_kind(out.aval.dtype) != "f":
-            got = (f"{num_leaves(out_tree)} outputs" if num_leaves(out_tree) != 1
-                   else str(out.aval))
-            raise GradientTypeError(f"{where}: the function must return a float scalar, got "
-                                    f"{got}. For non-scalar outputs use vjp(f, *args) and "
-                                    f"call vjp_fn with a cotangent.")
+        if num_leaves(out_tree) != 1 or out.aval.shape != ():
+            got = (f"was a pytree of {num_leaves(out_tree)} arrays, not one scalar"
+                   if num_leaves(out_tree) != 1 else f"had shape: {out.aval.shape}")
+            raise GradientTypeError(f"Gradient only defined for scalar-output functions. "
+                                    f"Output {got}. {where}: the function must return a "
+                                    f"float scalar. For non-scalar outputs use vjp(f, *args) "
+                                    f"and call vjp_fn with a cotangent.")
+        if dtype_kind(out.aval.dtype) != "f":
+            raise GradientTypeError(f"grad requires real-valued outputs (output dtype that "
+                                    f"is a sub-dtype of np.floating), but got "
+                                    f"{out.aval.dtype.name}. {where}: the function must "
+                                    f"return a float scalar, got {out.aval}; cast it, e.g. "
+                                    f"out.astype(float32)")
         wrt += [False] * len(captured)
         check_differentiable(graph, wrt)
         n_aux = len(graph.outvars) - 1
@@ -271,15 +322,28 @@ def jvp(fun, primals, tangents, has_aux=False):
     any ct (zeros), is J: differentiating the pullback once more gives forward mode from
     the same gradient registry (built-in, overridden, or custom)."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise GradientError("jvp: primals and tangents must be tuples (one entry per "
-                            "argument)")
+        raise GradientTypeError(f"primal and tangent arguments to jax.jvp must be tuples or "
+                                f"lists; found {type(primals).__name__} and "
+                                f"{type(tangents).__name__}. jvp: pass one entry per "
+                                f"argument of the function, e.g. jvp(f, (x,), (t,))")
+    p_leaves, p_tree = flatten(primals)      # checked before fun runs, as JAX's
+    t_leaves, t_tree = flatten(tangents)
+    if p_tree != t_tree:
+        raise GradientTypeError(f"primal and tangent arguments to jax.jvp must have the same "
+                                f"tree structure; primals have tree structure {p_tree} "
+                                f"whereas tangents have tree structure {t_tree}. jvp: pass "
+                                f"one tangent per primal leaf, in a container of the same "
+                                f"type (tuple or list)")
+    check_tangent_dtypes("jvp", [leaf_aval(x, "jvp").dtype for x in p_leaves], t_leaves)
+    for p, t in zip(p_leaves, t_leaves):
+        if np.shape(p) != np.shape(t):
+            raise GradientError(f"jvp called with different primal and tangent shapes; got "
+                                f"primal shape {np.shape(p)} and tangent shape "
+                                f"{np.shape(t)}: jvp: a tangent has its primal's shape")
     graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(fun, primals, has_aux,
                                                                       "jvp")
-    t_leaves = matching_leaves("jvp", "tangent", list(tangents), in_tree,
-                               [np.shape(x) for x in leaves])
     n = len(leaves) + len(captured)
     in_dtypes = [leaf_aval(x, "jvp").dtype for x in leaves]
-    check_tangent_dtypes("jvp", in_dtypes, t_leaves)
     wrt = [dtype_kind(dt) == "f" for dt in in_dtypes] + [False] * len(captured)
     check_differentiable(graph, wrt)
     out_avals = [v.aval.strip_weak() for v in graph.outvars[:num_leaves(out_tree)]]

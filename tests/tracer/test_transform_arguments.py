@@ -51,11 +51,11 @@ MISMATCHED = {
 @pytest.mark.parametrize("case", MISMATCHED)
 def test_jvp_rejects_a_tangent_of_another_dtype(case):
     primal, tangent = MISMATCHED[case]
-    with pytest.raises(TypeError, match="primal and tangent arguments do not match"):
+    with pytest.raises(TypeError, match="primal and tangent arguments to jax.jvp do not match"):
         tracer.jvp(lambda x: x * 2, (primal,), (tangent,))
     if np.asarray(primal).dtype.kind == "f":
         _, f_jvp = tracer.linearize(lambda x: x * 2, primal)
-        with pytest.raises(TypeError, match="primal and tangent arguments do not match"):
+        with pytest.raises(TypeError, match="primal and tangent arguments to jax.jvp do not match"):
             f_jvp(tangent)
 
 
