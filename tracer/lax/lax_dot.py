@@ -28,6 +28,14 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         if any(not 0 <= d < x.ndim for d in dims) or len(set(dims)) != len(dims):
             raise ShapeError(f"lax.dot_general: dimension numbers {dimension_numbers} name "
                              f"repeated or missing dimensions of {a.shape} x {b.shape}")
+    for kind, ld, rd in (("lhs batch dimensions and rhs batch dimensions", lb, rb),
+                         ("contracting dimensions", lc, rc)):
+        ls, rs = tuple(a.shape[d] for d in ld), tuple(b.shape[d] for d in rd)
+        if len(ld) == len(rd) and ls != rs:     # JAX's words (a TypeError), then ours
+            raise ShapeMismatchError(
+                f"dot_general requires {kind} to have the same shape, got {ls} and {rs}. "
+                f"lax.dot_general: contracting and batch dimensions must pair up with "
+                f"equal sizes, got {a.shape} x {b.shape} with {dimension_numbers}")
     if (len(lc) != len(rc) or len(lb) != len(rb)
             or [a.shape[d] for d in lc + lb] != [b.shape[d] for d in rc + rb]):
         raise ShapeError(f"lax.dot_general: contracting and batch dimensions must pair up with "

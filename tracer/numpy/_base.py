@@ -155,8 +155,9 @@ def broadcast_shapes(op, *shapes):
     for dims in zip(*[(1,) * (ndim - len(s)) + tuple(s) for s in shapes]):
         sizes = {d for d in dims if d != 1}
         if len(sizes) > 1:
-            raise ShapeMismatchError(f"{op}: operand shapes "
-                                     f"{', '.join(str(tuple(s)) for s in shapes)} cannot be "
+            listed = ', '.join(str(tuple(s)) for s in shapes)
+            raise ShapeMismatchError(f"{op} got incompatible shapes for broadcasting: "
+                                     f"{listed}. {op}: operand shapes {listed} cannot be "
                                      f"broadcast together (NumPy rules)")
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)

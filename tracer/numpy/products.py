@@ -63,7 +63,9 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     a2 = reshape(a, (1,) + sa) if len(sa) == 1 else a
     b2 = reshape(b, sb + (1,)) if len(sb) == 1 else b
     if shape(a2)[-1] != shape(b2)[-2]:
-        raise ShapeMismatchError(f"matmul: shapes {sa} and {sb} are not aligned: {shape(a2)[-1]} "
+        raise ShapeMismatchError(f"dot_general requires contracting dimensions to have the "
+                                 f"same shape, got {(shape(a2)[-1],)} and {(shape(b2)[-2],)}. "
+                                 f"matmul: shapes {sa} and {sb} are not aligned: {shape(a2)[-1]} "
                          f"(dim -1 of a) != {shape(b2)[-2]} (dim -2 of b)")
     if len(shape(a2)) > 2 and len(shape(b2)) == 2:     # (..., m, k) @ (k, n): one matrix
         rows = math.prod(shape(a2)[:-1])
@@ -93,7 +95,9 @@ def dot(a, b, out=None, *, precision=None, preferred_element_type=None):
         return matmul(a, b)
     k = sb[-2]
     if sa[-1] != k:
-        raise ShapeMismatchError(f"dot: shapes {sa} and {sb} not aligned: {sa[-1]} != {k}")
+        raise ShapeMismatchError(f"dot_general requires contracting dimensions to have the "
+                                 f"same shape, got {(sa[-1],)} and {(k,)}. dot: shapes {sa} "
+                                 f"and {sb} not aligned: {sa[-1]} != {k}")
     bm = transpose(b, (len(sb) - 2,) + tuple(range(len(sb) - 2)) + (len(sb) - 1,))
     out = matmul(reshape(a, (-1, k)), reshape(bm, (k, -1)))
     return reshape(out, sa[:-1] + sb[:-2] + sb[-1:])
