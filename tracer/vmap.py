@@ -338,6 +338,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         axes = [in_axis(i, a.shape) for i, a in zip(traced, avals)]
         mapped = [(i, a, spec[i], a.shape[d]) for i, a, d in zip(traced, avals, axes)
                   if d is not None]
+        if not leaves and axis_size is None:       # JAX's words, then ours
+            raise ArgumentValueError(f"vmap wrapped function must be passed at least one "
+                                     f"argument containing an array or axis_size must be "
+                                     f"specified, got empty *args={tuple(args)} and "
+                                     f"**kwargs={kwargs}: {where} has nothing to map over; "
+                                     f"pass an array, or pass axis_size")
         size = mapped_size(mapped, axis_size, where, names)
         example = [a if d is None else ShapedArray(a.shape[:d] + a.shape[d + 1:], a.dtype)
                    for a, d in zip(avals, axes)]
