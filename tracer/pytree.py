@@ -10,7 +10,7 @@ node's auxiliary data (what its flatten returns besides the children) must be ha
 import collections
 import dataclasses
 
-from ir.errors import ArgumentError
+from ir.errors import ArgumentError, ArgumentValueError
 from lowering import forks
 
 LEAF = "*"
@@ -144,9 +144,10 @@ def _node_parts(node, x):
 def _sorted_keys(d):
     try:
         return tuple(sorted(d))
-    except TypeError:
-        raise ArgumentError(f"pytree dicts need sortable keys (e.g. all str), got "
-                            f"{list(d)}") from None
+    except TypeError as e:      # JAX's words (its ValueError), then Python's and ours
+        raise ArgumentValueError(f"Comparator raised exception while sorting pytree "
+                                 f"dictionary keys ({e}): pytree dicts need sortable keys "
+                                 f"(e.g. all str), got {list(d)}") from None
 
 
 def _flatten_defaultdict(d):
