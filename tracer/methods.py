@@ -102,3 +102,15 @@ def _array_function(self, func, types, args, kwargs):
 Tracer.__setitem__ = _setitem
 Tracer.__array_ufunc__ = _array_ufunc
 Tracer.__array_function__ = _array_function
+
+
+def _no_sharding(self):
+    # JAX's words (an AttributeError, so hasattr(x, "sharding") stays False), then ours
+    raise AttributeError(f"The 'sharding' attribute is not available on traced array with "
+                         f"shape {self.aval}. To query sharding information on tracers, JAX "
+                         f"has `jax.typeof(x)`; tracer has no shardings on traced values: "
+                         f"x.aval, x.shape and x.dtype give its type, and shard_map's "
+                         f"in_specs say how an argument is split")
+
+
+Tracer.sharding = property(_no_sharding)
