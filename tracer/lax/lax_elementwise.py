@@ -11,7 +11,7 @@ import enum
 import ml_dtypes
 import numpy as np
 
-from ir.errors import DTypeError, ShapeError
+from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.types import dtype_kind
 from tracer import core
 from tracer import numpy as tnp
@@ -40,7 +40,14 @@ def operands(name, args, kinds=ANY):
 
 def same_dtype(name, args, kinds=ANY):
     """args as arrays of one dtype of an accepted kind."""
-    xs = [tnp.asarray(a) for a in args]
+    xs = []
+    for i, a in enumerate(args):
+        try:
+            xs.append(tnp.asarray(a))
+        except ArgumentError as e:      # JAX's words, then which conversion failed
+            raise ArgumentError(f"Error interpreting argument to {name} as a JAX value. The "
+                                f"problematic value is of type {type(a)} and was passed to "
+                                f"{name} at position {i}. lax.{name}: {e}") from None
     dts = [x.dtype for x in xs]
     if len(set(dts)) > 1:
         raise DTypeError(f"lax.{name} requires arguments to have the same dtypes, got "
