@@ -282,3 +282,136 @@ def test_jax_tracers_given_to_our_functions_are_named():
                  lambda: tracer.jit(lambda x: x * 2)(_JaxLikeTracer())):
         with pytest.raises(TypeError, match="got JAX's traced value _JaxLikeTracer"):
             call()
+
+
+# ---- api_test's error phrases: our messages start with JAX's words, of JAX's types -------
+# (each test names the api_test test(s) whose assertion it mirrors)
+
+def _raises(kind, phrase, thunk):
+    """`thunk` raises `kind` whose message starts with `phrase` (a regex)."""
+    with pytest.raises(kind) as e:
+        thunk()
+    assert re.match(phrase, str(e.value)), str(e.value)
+    return e.value
+
+
+def test_dot_and_broadcast_mismatch_messages():
+    """test_dot_mismatch, test_binop_mismatch (its grad half: the eager half adds two
+    NumPy arrays with NumPy's +)."""
+    _raises(TypeError, r"dot_general requires contracting dimensions to have the same "
+            r"shape, got \(3,\) and \(4,\)\.",
+            lambda: tracer.grad(lambda x, y: tnp.dot(x, y))(np.zeros(3), np.zeros(4)))
+    _raises(TypeError, re.escape("add got incompatible shapes for broadcasting: (3,), (4,)."),
+            lambda: tracer.grad(lambda x, y: x + y)(np.zeros(3), np.zeros(4)))
+    _raises(TypeError, re.escape("add got incompatible shapes for broadcasting: (3,), (4,)."),
+            lambda: tnp.add(tnp.zeros(3), tnp.zeros(4)))
+    _raises(TypeError, r"dot_general requires contracting dimensions to have the same "
+            r"shape, got \(3,\) and \(4,\)\.",
+            lambda: lax.dot_general(np.zeros((2, 3)), np.zeros((4, 3)),
+                                    (((1,), (0,)), ((), ()))))
+
+
+def test_grad_error_messages():
+    """test_grad_and_aux_error, test_grad_object_array_error, test_grad_of_int_errors,
+    test_grad_without_enough_args_error_message, test_grad_{nonscalar,tuple,unit}_output."""
+    for f in (lambda x: (1, 2, 3), lambda x: x, lambda x: (x,)):
+        _raises(TypeError, ".*two-element tuple", lambda: tracer.grad(f, has_aux=True)(1.))
+    _raises(TypeError, r".*is not a valid JAX type",
+            lambda: tracer.grad(lambda x: x)(np.array([1, 2, 3], dtype=object)))
+    _raises(TypeError, r"grad requires real- or complex-valued inputs \(input dtype that is a "
+            r"sub-dtype of np.inexact\), but got int.*\.",
+            lambda: tracer.grad(lambda x: x ** 2)(3))
+
+    def f(x, y):
+        return x + y
+    _raises(TypeError, re.escape("differentiating with respect to argnums=0 requires at "
+                                 "least 1 positional arguments to be passed by the caller, "
+                                 "but got only 0 positional arguments."),
+            lambda: tracer.grad(f, argnums=0)(x=0., y=1.))
+    scalar_only = re.escape("Gradient only defined for scalar-output functions. ")
+    _raises(TypeError, scalar_only, lambda: tracer.grad(lambda x: x)(np.zeros(3)))
+    _raises(TypeError, scalar_only, lambda: tracer.grad(lambda x: (x, x))(1.0))
+    _raises(TypeError, scalar_only, lambda: tracer.grad(lambda x: ())(np.zeros(3)))
+
+
+def test_jvp_argument_messages():
+    """test_jvp_mismatched_arguments, test_jvp_non_tuple_arguments: checked before the
+    function runs (a short tangent tuple once reached it as a missing argument)."""
+    same_tree = "primal and tangent arguments to jax.jvp must have the same tree structure"
+    _raises(TypeError, same_tree,
+            lambda: tracer.jvp(lambda x, y: x * y, (np.float32(2),), ()))
+    _raises(TypeError, same_tree,
+            lambda: tracer.jvp(lambda x, y: x * y, (np.float32(2),), [np.float32(2)]))
+    _raises(TypeError, "primal and tangent arguments to jax.jvp do not match.",
+            lambda: tracer.jvp(lambda x: -x, (np.float16(2),), (np.float32(4),)))
+    _raises(ValueError, "jvp called with different primal and tangent shapes",
+            lambda: tracer.jvp(lambda x: x + 1, (np.ones(3),), (np.ones(4),)))
+    _raises(TypeError, re.escape("primal and tangent arguments to jax.jvp must be tuples or "
+                                 "lists; found float and tuple."),
+            lambda: tracer.jvp(lambda x, y: x + y, 0., (1.,)))
+
+
+def test_vjp_fn_argument_messages():
+    """test_vjp_bad_cotangent_shape, test_vjp_mismatched_arguments (its tree half),
+    test_vjp_multiple_arguments_error_message, test_vjp_too_many_args: vjp_fn checks its
+    argument count itself instead of leaking Python's signature error."""
+    _, pullback = tracer.vjp(lambda x, y: tnp.matmul(x, y), np.ones((2, 5), np.float32),
+                             np.ones((5, 3), np.float32))
+    _raises(ValueError, "unexpected JAX type", lambda: pullback(np.ones((2, 4), np.float32)))
+    _, pullback = tracer.vjp(lambda x, y: x * y, np.float32(3), np.float32(4))
+    _raises(ValueError, "unexpected tree structure",
+            lambda: pullback((np.float32(7), np.float32(100))))
+
+    def foo(x):
+        return (x, x)
+    _, f_vjp = tracer.vjp(foo, 1.0)
+    _raises(TypeError, ".*applied to foo was called with 2 arguments", lambda: f_vjp(1.0, 1.0))
+    assert f_vjp((1.0, 2.0)) == (3.0,)
+
+
+def test_vmap_without_arrays_message():
+    """test_vmap_empty_arguments; all-None in_axes keeps JAX's other message."""
+    _raises(ValueError, re.escape("vmap wrapped function must be passed at least one argument "
+                                  "containing an array or axis_size must be specified, got "
+                                  "empty *args=({},) and **kwargs={}"),
+            lambda: tracer.vmap(lambda x: x)({}))
+    _raises(ValueError, "vmap must have at least one non-None value in in_axes",
+            lambda: tracer.vmap(lambda x: x, in_axes=None)(1.))
+
+
+def test_returned_non_array_messages():
+    """test_returned_non_jaxtype, test_eval_shape_error_bad_output."""
+    import enum
+
+    class Kind(enum.Enum):
+        A = enum.auto()
+
+    def f(x):
+        return (2.0, f)
+    _raises(TypeError, r"function f at .*returned a value.*at output component \[1\], which "
+            r"is not a valid JAX type", lambda: tracer.eval_shape(f, 1))
+    _raises(TypeError, "function .* returned a value of type",
+            lambda: tracer.jit(lambda x: Kind.A)(1))
+
+
+def test_lax_operand_and_dict_key_and_sharding_messages():
+    """test_error_for_invalid_dtype, test_jit_enum_as_dict_keys_fails,
+    test_sharding_attr_on_tracer_error."""
+    import enum
+    _raises(TypeError, "Error interpreting argument to .* as a JAX value. The problematic "
+            "value is of type .* and was passed to add at position 1.",
+            lambda: lax.add(tnp.array(7), np.array("hello")))
+
+    class E(enum.Enum):
+        A = 0
+        B = 1
+    err = _raises(ValueError, "Comparator raised exception.*'<' not supported",
+                  lambda: tracer.jit(lambda d: d[E.A])({E.A: 1.0, E.B: 2.0}))
+    assert isinstance(err, TypeError)
+
+    def f(x):
+        with pytest.raises(AttributeError, match="typeof"):
+            x.sharding
+        assert not hasattr(x, "sharding")
+        return x
+    tracer.jit(f)(tnp.arange(2.))
