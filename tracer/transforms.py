@@ -257,12 +257,13 @@ def _value_and_grad(fun, argnums, has_aux, with_value, holomorphic, allow_int, r
                                                                           "grad", wrt)
         out = graph.outvars[0] if graph.outvars else None
         if num_leaves(out_tree) != 1 or out.aval.shape != ():
-            got = (f"was a pytree of {num_leaves(out_tree)} arrays, not one scalar"
-                   if num_leaves(out_tree) != 1 else f"had shape: {out.aval.shape}")
+            n = num_leaves(out_tree)
+            got, ours = ((f"was a pytree of {n} arrays", f"{n} outputs") if n != 1 else
+                         (f"had shape: {out.aval.shape}", str(out.aval.strip_weak())))
             raise GradientTypeError(f"Gradient only defined for scalar-output functions. "
                                     f"Output {got}. {where}: the function must return a "
-                                    f"float scalar. For non-scalar outputs use vjp(f, *args) "
-                                    f"and call vjp_fn with a cotangent.")
+                                    f"float scalar, got {ours}. For non-scalar outputs use "
+                                    f"vjp(f, *args) and call vjp_fn with a cotangent.")
         if dtype_kind(out.aval.dtype) != "f":
             raise GradientTypeError(f"grad requires real-valued outputs (output dtype that "
                                     f"is a sub-dtype of np.floating), but got "
