@@ -10,7 +10,8 @@ names rewritten to a shim module (``import jax`` -> ``import conform_shim as jax
   ``jax.tree``, ``jax.checkpoint_policies``, ``jax.nn``, ``jax.eval_shape``,
   ``jax.ShapeDtypeStruct``, ``jax.block_until_ready``, ``jax.disable_jit``,
   ``jax.device_put``/``device_get`` and the transforms (jit, grad, vmap, vjp, jvp,
-  linearize, linear_transpose, jacobian, custom_gradient, ...)
+  linearize, linear_transpose, jacobian, custom_gradient, ...), ``jax.debug`` and
+  ``jax.pure_callback``
   are tracer's, also as ``jax._src.api.<name>`` (api_test calls them there); a name tracer
   lacks raises AttributeError. ``jax.errors`` (and ``from jax.errors import ...``) gives
   tracer.errors' class where it has one, else JAX's. Everything else (``jax._src``,
@@ -60,7 +61,7 @@ ROUTED = {'jit', 'grad', 'value_and_grad', 'vjp', 'jvp', 'vmap', 'jacfwd', 'jacr
           'checkpoint_policies', 'tree_util', 'numpy', 'lax', 'random', 'nn', 'float0',
           'eval_shape', 'ShapeDtypeStruct', 'block_until_ready', 'errors', 'tree',
           'linear_transpose', 'disable_jit', 'device_put', 'device_get', 'jacobian',
-          'custom_gradient'}
+          'custom_gradient', 'debug', 'pure_callback'}
 
 
 def _target(name):
