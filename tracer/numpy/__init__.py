@@ -62,6 +62,15 @@ from tracer.numpy.predicates import (allclose, array_equal, conj, conjugate, ima
                                      isfinite, isinf, isnan, isneginf, isposinf, nan_to_num,
                                      real, select, signbit)
 
+# issue 26: NumPy 2's array-API names (aliases here, composites in array_api.py)
+acos, acosh, asin, asinh, atan, atan2, atanh = (arccos, arccosh, arcsin, arcsinh,  # noqa: E402
+                                                arctan, arctan2, arctanh)
+pow, bitwise_invert = power, invert
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
+from tracer.numpy.array_api import (bitwise_count, concat, isdtype,  # noqa: E402
+                                    matrix_transpose, matvec, permute_dims, unstack, vecdot,
+                                    vecmat)
+
 from tracer.numpy.dtypes import (can_cast, dtype, finfo, iinfo, issubdtype,  # noqa: E402
                                  promote_types, result_type)
 
