@@ -70,6 +70,8 @@ bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
 from tracer.numpy.array_api import (bitwise_count, concat, isdtype,  # noqa: E402
                                     matrix_transpose, matvec, permute_dims, unstack, vecdot,
                                     vecmat)
+from tracer.numpy.float_parts import frexp, ldexp, modf, nextafter, spacing  # noqa: E402
+from tracer.numpy.number_funcs import angle, gcd, i0, lcm  # noqa: E402
 
 from tracer.numpy.dtypes import (can_cast, dtype, finfo, iinfo, issubdtype,  # noqa: E402
                                  promote_types, result_type)
