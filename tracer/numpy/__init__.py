@@ -72,6 +72,9 @@ from tracer.numpy.array_api import (bitwise_count, concat, isdtype,  # noqa: E40
                                     vecmat)
 from tracer.numpy.float_parts import frexp, ldexp, modf, nextafter, spacing  # noqa: E402
 from tracer.numpy.number_funcs import angle, gcd, i0, lcm  # noqa: E402
+from tracer.numpy.sets import (digitize, intersect1d, isin, setdiff1d,  # noqa: E402
+                               setxor1d, union1d, unique_all, unique_counts, unique_inverse,
+                               unique_values)
 
 from tracer.numpy.dtypes import (can_cast, dtype, finfo, iinfo, issubdtype,  # noqa: E402
                                  promote_types, result_type)
