@@ -75,6 +75,11 @@ from tracer.numpy.number_funcs import angle, gcd, i0, lcm  # noqa: E402
 from tracer.numpy.sets import (digitize, intersect1d, isin, setdiff1d,  # noqa: E402
                                setxor1d, union1d, unique_all, unique_counts, unique_inverse,
                                unique_values)
+from tracer.numpy.signal import (bartlett, blackman, convolve, correlate,  # noqa: E402
+                                 hamming, hanning, histogram, histogram_bin_edges, interp,
+                                 kaiser, trapezoid, unwrap)
+from tracer.numpy.polynomial import (polyadd, polyder, polyfit, polyint,  # noqa: E402
+                                     polymul, polysub, polyval, vander)
 
 from tracer.numpy.dtypes import (can_cast, dtype, finfo, iinfo, issubdtype,  # noqa: E402
                                  promote_types, result_type)
