@@ -80,6 +80,11 @@ from tracer.numpy.signal import (bartlett, blackman, convolve, correlate,  # noq
                                  kaiser, trapezoid, unwrap)
 from tracer.numpy.polynomial import (polyadd, polyder, polyfit, polyint,  # noqa: E402
                                      polymul, polysub, polyval, vander)
+from tracer.numpy.index_tricks import (apply_along_axis, apply_over_axes,  # noqa: E402
+                                       array_equiv, ascontiguousarray, asanyarray, choose,
+                                       fill_diagonal, iscomplex, iscomplexobj, isreal,
+                                       isrealobj, isscalar, piecewise, put_along_axis,
+                                       ravel_multi_index, resize, trim_zeros, unravel_index)
 
 from tracer.numpy.dtypes import (can_cast, dtype, finfo, iinfo, issubdtype,  # noqa: E402
                                  promote_types, result_type)
