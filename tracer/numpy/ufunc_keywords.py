@@ -75,7 +75,7 @@ def with_ufunc_keywords(fn, ufunc):
             return convert(outs, loop[-1], name)
         return tuple(convert(o, dt, name) for o, dt in zip(outs, loop[ufunc.nin:]))
 
-    if ufunc.nin == 2:
+    if ufunc.nin == 2 and ufunc.signature is None:    # NumPy's gufuncs have no .outer
         op.outer = _outer(op)
     if ufunc.__name__ in REDUCTIONS:
         op.reduce, op.accumulate = _reduce(ufunc.__name__), _accumulate(ufunc.__name__)
