@@ -147,3 +147,14 @@ def test_every_issue_26_name_exists_and_numpy_dispatches_to_it():
     # NumPy's own functions on a traced value run tracer.numpy's of the same name
     got = tracer.jit(lambda a: np.convolve(a, np.ones(2)) + np.vecdot(a, a))(X64[0])
     np.testing.assert_allclose(got, np.convolve(X64[0], np.ones(2)) + np.vecdot(X64[0], X64[0]))
+
+
+def test_half_float_products_accumulate_in_float32_and_take_jax_keywords():
+    h = np.full(3000, 0.1, np.float16)
+    agreement.agree(tnp.vecdot, np.vecdot(h, h), h, h, rtol=1e-3)
+    i8 = np.array([100, 100], np.int8)
+    agreement.agree(lambda a: tnp.vecdot(a, a, preferred_element_type=np.int32),
+                    np.int32(20000), i8)
+    agreement.agree(lambda a: tnp.convolve(a, a, precision="highest",
+                                           preferred_element_type=np.int32),
+                    np.convolve(i8.astype(np.int32), i8.astype(np.int32)), i8)

@@ -14,7 +14,7 @@ from tracer.numpy.bitwise import bitwise_and, logical_and, right_shift
 from tracer.numpy.elementwise import add, less, multiply, subtract, where
 from tracer.numpy.indexing import getitem
 from tracer.numpy.products import matmul
-from tracer.numpy.reductions import any as any_, sum
+from tracer.numpy.reductions import any as any_, computation, sum
 from tracer.numpy.shape_ops import (broadcast_to, concatenate, expand_dims, moveaxis,
                                     swapaxes, transpose)
 
@@ -49,17 +49,32 @@ def unstack(x, /, *, axis=0):
     return tuple(getitem(x, i) for i in range(shape(x)[0]))
 
 
+def jax_product_keywords(op, operands, precision, preferred_element_type):
+    """JAX's keywords of its products: `precision` checked (CPU products run at the
+    operands' full precision), `preferred_element_type` the dtype the operands are
+    converted to, so the product is computed and returned in it."""
+    from tracer.precision import check_precision
+    if precision is not None:
+        check_precision(precision)
+    ops = [value(x, op) for x in operands]
+    if preferred_element_type is None:
+        return ops
+    return [convert(x, np.dtype(preferred_element_type), op) for x in ops]
+
+
 def _gufunc_keywords(op, out, dtype):
     no_out(op, out)
     if dtype is not None:
         raise ArgumentError(f"{op}: dtype= is not supported; astype the operands first")
 
 
-def vecdot(x1, x2, /, out=None, *, axis=-1, keepdims=False, dtype=None):
+def vecdot(x1, x2, /, out=None, *, axis=-1, keepdims=False, dtype=None, precision=None,
+           preferred_element_type=None):
     """Dot products along `axis` of x1 and x2 broadcast together (x1 conjugated: a no-op,
-    as every dtype here is real); bools give the OR of ANDs, as NumPy."""
+    as every dtype here is real); bools give the OR of ANDs, half floats multiply and sum
+    in float32, as NumPy's dot loops."""
     _gufunc_keywords("vecdot", out, dtype)
-    a, b = value(x1, "vecdot"), value(x2, "vecdot")
+    a, b = jax_product_keywords("vecdot", (x1, x2), precision, preferred_element_type)
     if not shape(a) or not shape(b):
         raise ShapeError(f"vecdot: operands must be at least 1-d, got shapes {shape(a)} and "
                          f"{shape(b)}")
@@ -70,26 +85,28 @@ def vecdot(x1, x2, /, out=None, *, axis=-1, keepdims=False, dtype=None):
                          f"and {shape(b)} (it is not broadcast); give operands whose axis "
                          f"{axis} has one length")
     dt = result_dtype("vecdot", a, b)
-    a, b = broadcast_to(convert(a, dt), shp), broadcast_to(convert(b, dt), shp)
     if dtype_kind(dt) == "b":
-        return any_(logical_and(a, b), axis=ax, keepdims=keepdims)
-    return sum(multiply(a, b), axis=ax, keepdims=keepdims)
+        return any_(logical_and(broadcast_to(a, shp), broadcast_to(b, shp)), axis=ax,
+                    keepdims=keepdims)
+    ct = computation(dt)
+    a, b = broadcast_to(convert(a, ct), shp), broadcast_to(convert(b, ct), shp)
+    return convert(sum(multiply(a, b), axis=ax, keepdims=keepdims), dt, "vecdot")
 
 
-def matvec(x1, x2, /, out=None, *, dtype=None):
+def matvec(x1, x2, /, out=None, *, dtype=None, precision=None, preferred_element_type=None):
     """Matrix (..., m, n) times vector (..., n) -> (..., m), batch axes broadcast."""
     _gufunc_keywords("matvec", out, dtype)
-    a, v = value(x1, "matvec"), value(x2, "matvec")
+    a, v = jax_product_keywords("matvec", (x1, x2), precision, preferred_element_type)
     if len(shape(a)) < 2 or not shape(v):
         raise ShapeError(f"matvec: needs a matrix (..., m, n) and a vector (..., n), got "
                          f"shapes {shape(a)} and {shape(v)}")
     return getitem(matmul(a, expand_dims(v, -1)), (Ellipsis, 0))
 
 
-def vecmat(x1, x2, /, out=None, *, dtype=None):
+def vecmat(x1, x2, /, out=None, *, dtype=None, precision=None, preferred_element_type=None):
     """Vector (..., n) times matrix (..., n, m) -> (..., m), batch axes broadcast."""
     _gufunc_keywords("vecmat", out, dtype)
-    v, a = value(x1, "vecmat"), value(x2, "vecmat")
+    v, a = jax_product_keywords("vecmat", (x1, x2), precision, preferred_element_type)
     if len(shape(a)) < 2 or not shape(v):
         raise ShapeError(f"vecmat: needs a vector (..., n) and a matrix (..., n, m), got "
                          f"shapes {shape(v)} and {shape(a)}")

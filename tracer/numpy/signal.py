@@ -12,6 +12,7 @@ from ir.types import dtype_kind
 from tracer.core import Tracer, as_array
 from tracer.numpy._base import (FLOAT64, convert, dtype_of, normalize_axis, result_dtype,
                                 shape, value)
+from tracer.numpy.array_api import jax_product_keywords
 from tracer.numpy.bitwise import logical_and
 from tracer.numpy.creation import linspace, zeros
 from tracer.numpy.elementwise import (abs, add, divide, equal, greater, greater_equal, less,
@@ -27,8 +28,8 @@ from tracer.numpy.statistics import bincount, diff
 MODES = ("full", "same", "valid")
 
 
-def _signals(op, a, v):
-    a, v = value(a, op), value(v, op)
+def _signals(op, a, v, precision=None, preferred_element_type=None):
+    a, v = jax_product_keywords(op, (a, v), precision, preferred_element_type)
     if len(shape(a)) > 1 or len(shape(v)) > 1:
         raise ShapeError(f"{op}: a and v must be 1-d (or 0-d), got shapes {shape(a)} and "
                          f"{shape(v)}")
@@ -62,17 +63,18 @@ def min_(a, b):
     return a if a <= b else b
 
 
-def convolve(a, v, mode="full"):
-    """The discrete linear convolution of 1-d a and v, as numpy.convolve."""
-    a, v = _signals("convolve", a, v)
+def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
+    """The discrete linear convolution of 1-d a and v, as numpy.convolve (JAX's
+    precision= and preferred_element_type= too)."""
+    a, v = _signals("convolve", a, v, precision, preferred_element_type)
     return _convolve("convolve", a, v, mode)
 
 
-def correlate(a, v, mode="valid"):
+def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
     """The cross-correlation c[k] = sum_n a[n + k] v[n] of 1-d a and v, as
     numpy.correlate (a convolution with v reversed; a shorter a correlates the other way
     round and reverses, as NumPy, which moves 'same''s window)."""
-    a, v = _signals("correlate", a, v)
+    a, v = _signals("correlate", a, v, precision, preferred_element_type)
     rev = slice(None, None, -1)
     if shape(a)[0] < shape(v)[0]:
         return getitem(_convolve("correlate", v, getitem(a, rev), mode), rev)
