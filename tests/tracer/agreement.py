@@ -7,11 +7,13 @@ import tracer
 BACKENDS = ["numpy", "llvm"]
 
 
-def agree(f, want, *args, rtol=1e-6, atol=1e-6, eager=True, same_dtype=True):
+def agree(f, want, *args, rtol=1e-6, atol=1e-6, eager=True, same_dtype=True,
+          backends=BACKENDS):
     """f(*args) eagerly (unless `eager` is False: f uses what only traced values have,
-    `.at` or methods NumPy spells otherwise) and jitted on both backends equals `want`:
-    its shape, its dtype (if `same_dtype`) and its values, NaN where it has NaN."""
-    runs = ([f(*args)] if eager else []) + [tracer.jit(f, backend=b)(*args) for b in BACKENDS]
+    `.at` or methods NumPy spells otherwise) and jitted on both backends (or `backends`:
+    a many-case table may compile only some of its cases) equals `want`: its shape, its
+    dtype (if `same_dtype`) and its values, NaN where it has NaN."""
+    runs = ([f(*args)] if eager else []) + [tracer.jit(f, backend=b)(*args) for b in backends]
     for got in runs:
         got = np.asarray(got)
         assert got.shape == np.shape(want), (got.shape, np.shape(want))
