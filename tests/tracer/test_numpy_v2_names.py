@@ -158,3 +158,9 @@ def test_half_float_products_accumulate_in_float32_and_take_jax_keywords():
     agreement.agree(lambda a: tnp.convolve(a, a, precision="highest",
                                            preferred_element_type=np.int32),
                     np.convolve(i8.astype(np.int32), i8.astype(np.int32)), i8)
+
+
+def test_isdtype_of_abstract_kinds_is_false_as_numpys_and_bad_kinds_say_so():
+    assert tnp.isdtype(np.float32, np.floating) is np.isdtype(np.float32, np.floating)
+    with pytest.raises(TypeError, match="isdtype: kind must be"):
+        tnp.isdtype(np.float32, 3)

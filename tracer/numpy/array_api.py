@@ -162,6 +162,18 @@ def isdtype(dtype, kind):
                                          f"{sorted(_KINDS)} (or a dtype, or a tuple)")
             if dtype_kind(dt) in _KINDS[k]:
                 return True
-        elif dt == np.dtype(k):
+        elif _as_dtype(k) == dt:
             return True
     return False
+
+
+def _as_dtype(kind):
+    """A kind that is a dtype, as one; an abstract type (np.floating) is none: NumPy's
+    isdtype is False for it (issubdtype answers that question)."""
+    if isinstance(kind, type) and issubclass(kind, np.generic) and kind.__subclasses__():
+        return None
+    try:
+        return np.dtype(kind)
+    except TypeError:
+        raise ArgumentError(f"isdtype: kind must be a dtype, a kind name or a tuple of "
+                            f"them, got {kind!r}") from None

@@ -6,7 +6,6 @@ the new array is returned) and one `x.at[...].set`; choose is a take_along_axis 
 stacked choices; apply_along_axis is nested vmaps (as JAX's). Index checks NumPy makes
 (`mode='raise'`) need concrete indices: under tracing pass mode='clip' or 'wrap', as
 in JAX. trim_zeros' result size is data, so it is eager only."""
-import numbers
 
 import numpy as np
 
@@ -23,8 +22,7 @@ from tracer.numpy.index_updates import Update
 from tracer.numpy.indexing import take, take_along_axis
 from tracer.numpy.reductions import all as all_, any as any_
 from tracer.numpy.rounding import floor_divide, remainder
-from tracer.numpy.shape_ops import (broadcast_to, expand_dims, moveaxis, ravel, reshape,
-                                    stack)
+from tracer.numpy.shape_ops import broadcast_to, expand_dims, ravel, reshape, stack
 
 MODES = ("raise", "wrap", "clip")
 

@@ -5,9 +5,8 @@ differentiates in the coefficients and points. Lengths are static (from shapes).
 import numpy as np
 
 from ir.errors import ArgumentError, ArgumentValueError, ShapeError
-from ir.types import dtype_kind
 from tracer.core import Tracer
-from tracer.numpy._base import FLOAT64, convert, dtype_of, result_dtype, shape, value
+from tracer.numpy._base import convert, dtype_of, result_dtype, shape, value
 from tracer.numpy.creation import ones, zeros, zeros_like
 from tracer.numpy.elementwise import add, divide, multiply, sqrt, subtract
 from tracer.numpy.indexing import getitem
@@ -24,8 +23,9 @@ def _coefficients(op, p):
     return reshape(p, (-1,))
 
 
-def polyval(p, x):
-    """p[0] * x**(N-1) + ... + p[N-1] by Horner's scheme, as numpy.polyval."""
+def polyval(p, x, *, unroll=16):
+    """p[0] * x**(N-1) + ... + p[N-1] by Horner's scheme, as numpy.polyval (JAX's
+    `unroll` is accepted: the loop here is always unrolled into the graph)."""
     p = _coefficients("polyval", p)
     y = zeros_like(value(x, "polyval"))
     for i in range(shape(p)[0]):
@@ -127,10 +127,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     deg = int(deg)
     if deg < 0:
         raise ArgumentValueError(f"polyfit: expected deg >= 0, got {deg}")
-    x = convert(value(x, "polyfit"), FLOAT64, "polyfit") if dtype_kind(
-        dtype_of(value(x, "polyfit"))) != "f" else value(x, "polyfit")
-    x = add(x, 0.0)
-    y = value(y, "polyfit")
+    x, y = add(value(x, "polyfit"), 0.0), add(value(y, "polyfit"), 0.0)   # floats, as NumPy
     if len(shape(x)) != 1 or not shape(x)[0]:
         raise ShapeError(f"polyfit: expected a non-empty 1-d x, got shape {shape(x)}")
     if len(shape(y)) not in (1, 2) or shape(y)[0] != shape(x)[0]:

@@ -42,10 +42,10 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     return logical_not(found) if invert else found
 
 
-def digitize(x, bins, right=False):
+def digitize(x, bins, right=False, *, method=None):
     """The index of the bin each x falls in, as numpy.digitize: bins increasing or
     decreasing (checked when concrete; traced bins are taken as increasing when
-    bins[-1] >= bins[0], as JAX)."""
+    bins[-1] >= bins[0], as JAX; JAX's `method` is accepted, one search serving all)."""
     x, b = value(x, "digitize"), value(bins, "digitize")
     if len(shape(b)) != 1:
         raise ShapeError(f"digitize: bins must be 1-dimensional, got shape {shape(b)}")

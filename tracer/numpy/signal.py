@@ -19,9 +19,9 @@ from tracer.numpy.elementwise import (abs, add, divide, equal, greater, greater_
                                       less_equal, multiply, not_equal, subtract, where)
 from tracer.numpy.indexing import getitem, take
 from tracer.numpy.products import matmul
-from tracer.numpy.reductions import cumsum, max, min, sum
+from tracer.numpy.reductions import amax, amin, cumsum, sum
 from tracer.numpy.rounding import mod
-from tracer.numpy.shape_ops import concatenate, moveaxis, ravel, reshape
+from tracer.numpy.shape_ops import concatenate, ravel, reshape
 from tracer.numpy.sorting import argsort, searchsorted
 from tracer.numpy.statistics import bincount, diff
 
@@ -45,7 +45,7 @@ def _convolve(op, a, v, mode):
         raise ArgumentValueError(f"{op}: mode must be one of {MODES}, got {mode!r}")
     n, m = shape(a)[0], shape(v)[0]
     long_, short = (a, v) if n >= m else (v, a)
-    nl, ns = max_(n, m), min_(n, m)
+    nl, ns = max(n, m), min(n, m)
     pad = zeros(ns - 1, dtype_of(a))
     padded = concatenate([pad, long_, pad]) if ns > 1 else long_
     k, i = np.ogrid[:nl + ns - 1, :ns]
@@ -53,14 +53,6 @@ def _convolve(op, a, v, mode):
     start, size = {"full": (0, nl + ns - 1), "same": ((ns - 1) // 2, nl),
                    "valid": (ns - 1, nl - ns + 1)}[mode]
     return getitem(full, slice(start, start + size))
-
-
-def max_(a, b):
-    return a if a >= b else b
-
-
-def min_(a, b):
-    return a if a <= b else b
 
 
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
@@ -181,7 +173,7 @@ def _outer_edges(a, rng):
     elif not shape(a)[0]:
         first, last = 0, 1
     else:
-        first, last = min(a), max(a)
+        first, last = amin(a), amax(a)
         if not isinstance(a, Tracer) and not (np.isfinite(first) and np.isfinite(last)):
             raise ArgumentValueError(f"histogram: autodetected range of [{first}, {last}] "
                                      f"is not finite (NaN or inf in a); pass range=")
