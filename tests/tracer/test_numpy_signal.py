@@ -208,3 +208,14 @@ def test_polyfit(deg):
     agreement.agree(lambda x, y: tnp.polyfit(x, y, deg), np.polyfit(x, y2, deg), x, y2,
                     rtol=1e-9, atol=1e-10)
     tracer.check_grads(lambda y: tnp.polyfit(x, y, deg), (y,), order=1)
+
+
+def test_convolve_in_blocks_of_the_shorter_signal(monkeypatch):
+    import tracer.numpy.signal as signal
+    monkeypatch.setattr(signal, "GATHER_LIMIT", 7)      # blocks of one or two taps
+    x, y = np.arange(1.0, 8.0), np.array([1.0, -2, 3, 0.5])
+    for mode in ["full", "same", "valid"]:
+        agreement.agree(lambda a, b: tnp.convolve(a, b, mode), np.convolve(x, y, mode), x, y,
+                        rtol=1e-12, backends=["numpy"])
+        agreement.agree(lambda a, b: tnp.correlate(a, b, mode), np.correlate(y, x, mode), y, x,
+                        rtol=1e-12, backends=["numpy"])

@@ -40,7 +40,13 @@ def _signals(op, a, v, precision=None, preferred_element_type=None):
     return convert(a, dt, op), convert(v, dt, op)
 
 
+GATHER_LIMIT = 1 << 22      # elements per gathered block (NumPy's convolve needs O(n) memory)
+
+
 def _convolve(op, a, v, mode):
+    """The `mode` part of full[k] = sum_i s[i] l[k - i] (s the shorter signal): the window
+    of l each output reads, gathered as a matrix and multiplied by s, in blocks of s so a
+    long pair gathers at most GATHER_LIMIT elements at a time."""
     if mode not in MODES:
         raise ArgumentValueError(f"{op}: mode must be one of {MODES}, got {mode!r}")
     n, m = shape(a)[0], shape(v)[0]
@@ -48,11 +54,16 @@ def _convolve(op, a, v, mode):
     nl, ns = max(n, m), min(n, m)
     pad = zeros(ns - 1, dtype_of(a))
     padded = concatenate([pad, long_, pad]) if ns > 1 else long_
-    k, i = np.ogrid[:nl + ns - 1, :ns]
-    full = matmul(take(padded, k - i + ns - 1), short)     # full[k] = sum_i s[i] l[k-i]
     start, size = {"full": (0, nl + ns - 1), "same": ((ns - 1) // 2, nl),
                    "valid": (ns - 1, nl - ns + 1)}[mode]
-    return getitem(full, slice(start, start + size))
+    k = np.arange(start, start + size)[:, None]
+    step = max(1, GATHER_LIMIT // size)
+    out = None
+    for lo in range(0, ns, step):
+        i = np.arange(lo, min(ns, lo + step))[None, :]
+        part = matmul(take(padded, k - i + ns - 1), getitem(short, slice(lo, lo + step)))
+        out = part if out is None else add(out, part)
+    return out
 
 
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
