@@ -78,7 +78,7 @@ from tracer.numpy.sets import (digitize, intersect1d, isin, setdiff1d,  # noqa: 
 from tracer.numpy.signal import (bartlett, blackman, convolve, correlate,  # noqa: E402
                                  hamming, hanning, histogram, histogram_bin_edges, interp,
                                  kaiser, trapezoid, unwrap)
-from tracer.numpy.polynomial import (polyadd, polyder, polyfit, polyint,  # noqa: E402
+from tracer.numpy.polyfuncs import (polyadd, polyder, polyfit, polyint,  # noqa: E402
                                      polymul, polysub, polyval, vander)
 from tracer.numpy.index_tricks import (apply_along_axis, apply_over_axes,  # noqa: E402
                                        array_equiv, ascontiguousarray, asanyarray, choose,

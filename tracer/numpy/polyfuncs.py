@@ -1,7 +1,8 @@
 """numpy's poly* functions on coefficient arrays, highest power first (issue 26): each
 is NumPy's own formula in tracer.numpy ops (Horner for polyval, convolve for polymul,
 least squares on a scaled Vandermonde matrix for polyfit), so it traces and
-differentiates in the coefficients and points. Lengths are static (from shapes)."""
+differentiates in the coefficients and points. Lengths are static (from shapes). (Not
+named polynomial: tnp.polynomial would read as numpy.polynomial's classes.)"""
 import numpy as np
 
 from ir.errors import ArgumentError, ArgumentValueError, ShapeError
