@@ -96,7 +96,8 @@ def test_edges():
         assert sp.xlogy(0.0, 0.0) == 0 and sp.xlog1py(0.0, -1.0) == 0
         assert np.isnan(sp.xlogy(0.0, np.nan))
         np.testing.assert_array_equal(sp.entr(np.array([0.0, -1.0, np.inf])), [0, -np.inf, -np.inf])
-        np.testing.assert_array_equal(sp.rel_entr(np.array([0.0, 1.0, 1.0]), np.array([0.0, 0.0, -1.0])),
+        np.testing.assert_array_equal(sp.rel_entr(np.array([0.0, 1.0, 1.0]),
+                                                  np.array([0.0, 0.0, -1.0])),
                                       [0, np.inf, np.inf])
         assert sp.kl_div(0.0, 2.0) == 2.0
         assert sp.factorial(-1.0) == 0 and sp.comb(3.0, 4.0) == 0 and sp.comb(3.0, -1.0) == 0

@@ -90,7 +90,8 @@ def test_tails_support_and_nans():
         assert np.isnan(stats.gumbel_r.ppf(1.0))
         assert stats.truncnorm.logpdf(2.0, -1.0, 1.0) == -np.inf
         assert np.isnan(stats.truncnorm.logpdf(0.0, 1.0, -1.0))
-        assert stats.truncnorm.cdf(1.0, -1.0, 1.0) == 1 and stats.truncnorm.cdf(-1.0, -1.0, 1.0) == 0
+        assert stats.truncnorm.cdf(1.0, -1.0, 1.0) == 1
+        assert stats.truncnorm.cdf(-1.0, -1.0, 1.0) == 0
         assert stats.dirichlet.logpdf(np.array([0.5, 0.6, 0.1]), np.ones(3)) == -np.inf
 
 
