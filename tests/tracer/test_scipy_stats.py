@@ -177,6 +177,27 @@ def test_mvn_grad_and_vmap():
     assert np.all(np.isfinite(out))
 
 
+def test_poisson_entropy():
+    mu = np.array([0.0, 0.5, 3.0, 50.0, 1000.0])
+    k = np.arange(400.0)[:, None]
+    with np.errstate(all="ignore"):
+        logp = k * np.log(mu) - mu - np.vectorize(math.lgamma)(k + 1)
+        want = -np.sum(np.where(np.isfinite(logp), np.exp(logp) * logp, 0.0), axis=0)
+    want[-1] = 0.5 * np.log(2 * np.pi * np.e * 1000) - 1 / 12000         # JAX's series
+    for mode in MODES:
+        np.testing.assert_allclose(_run(mode, stats.poisson.entropy, mu), want, rtol=1e-10,
+                                   atol=1e-12)
+    assert stats.poisson.entropy(np.ones((2, 1)), np.zeros(3)).shape == (2, 3)
+
+
+def test_module_namespaces_hold_jax_names():
+    for name in stats.__all__:
+        public = {n for n in dir(getattr(stats, name)) if not n.startswith("_")}
+        assert public - {"np", "tnp", "math", "nn"} <= {
+            "logpdf", "pdf", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf",
+            "entropy"}, name
+
+
 def test_broadcasting():
     out = stats.norm.logpdf(np.zeros((3, 1)), np.zeros(4), np.ones((1, 4)))
     assert out.shape == (3, 4)

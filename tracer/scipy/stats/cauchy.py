@@ -2,11 +2,11 @@
 import math
 
 from tracer import numpy as tnp
-from tracer.scipy._util import promote_inexact
+from tracer.scipy._util import promote_inexact as _promote
 
 
 def logpdf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     z = (x - loc) / scale
     return -(tnp.log(math.pi * scale) + tnp.log1p(z * z))
 
@@ -16,7 +16,7 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     return 0.5 + tnp.arctan((x - loc) / scale) / math.pi
 
 
@@ -25,20 +25,20 @@ def logcdf(x, loc=0, scale=1):
 
 
 def sf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     return cdf(-x, -loc, scale)
 
 
 def logsf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     return logcdf(-x, -loc, scale)
 
 
 def ppf(q, loc=0, scale=1):
-    q, loc, scale = promote_inexact(q, loc, scale)
+    q, loc, scale = _promote(q, loc, scale)
     return tnp.tan(math.pi * q - math.pi / 2) * scale + loc
 
 
 def isf(q, loc=0, scale=1):
-    q, loc, scale = promote_inexact(q, loc, scale)
+    q, loc, scale = _promote(q, loc, scale)
     return tnp.tan(math.pi / 2 - math.pi * q) * scale + loc

@@ -5,16 +5,16 @@ import math
 import numpy as np
 
 from tracer import numpy as tnp
-from tracer.scipy._util import promote_inexact
-from tracer.scipy.special import gammainc, gammaincc, gammaln
+from tracer.scipy._util import promote_inexact as _promote
+from tracer.scipy import special as _special
 
 
 def logpdf(x, df, loc=0, scale=1):
-    x, df, loc, scale = promote_inexact(x, df, loc, scale)
+    x, df, loc, scale = _promote(x, df, loc, scale)
     y = (x - loc) / scale
     half = df / 2
     kernel = (half - 1) * tnp.log(y) - y / 2
-    norm = -(gammaln(half) + math.log(2.0) * df / 2)
+    norm = -(_special.gammaln(half) + math.log(2.0) * df / 2)
     return tnp.where(x < loc, -np.inf, norm - tnp.log(scale) + kernel)
 
 
@@ -23,8 +23,8 @@ def pdf(x, df, loc=0, scale=1):
 
 
 def cdf(x, df, loc=0, scale=1):
-    x, df, loc, scale = promote_inexact(x, df, loc, scale)
-    return gammainc(df / 2, tnp.clip((x - loc) / (scale * 2), 0, np.inf))
+    x, df, loc, scale = _promote(x, df, loc, scale)
+    return _special.gammainc(df / 2, tnp.clip((x - loc) / (scale * 2), 0, np.inf))
 
 
 def logcdf(x, df, loc=0, scale=1):
@@ -32,8 +32,8 @@ def logcdf(x, df, loc=0, scale=1):
 
 
 def sf(x, df, loc=0, scale=1):
-    x, df, loc, scale = promote_inexact(x, df, loc, scale)
-    return gammaincc(df / 2, tnp.clip((x - loc) / (scale * 2), 0, np.inf))
+    x, df, loc, scale = _promote(x, df, loc, scale)
+    return _special.gammaincc(df / 2, tnp.clip((x - loc) / (scale * 2), 0, np.inf))
 
 
 def logsf(x, df, loc=0, scale=1):

@@ -3,11 +3,11 @@ cdf 0, sf 1) and ppf (NaN outside [0, 1])."""
 import numpy as np
 
 from tracer import numpy as tnp
-from tracer.scipy._util import promote_inexact
+from tracer.scipy._util import promote_inexact as _promote
 
 
 def logpdf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     return tnp.where(x < loc, -np.inf, -((x - loc) / scale + tnp.log(scale)))
 
 
@@ -16,12 +16,12 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     return tnp.where(x < loc, 0.0, -tnp.expm1((loc - x) / scale))
 
 
 def logsf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     return tnp.where(x < loc, 0.0, (loc - x) / scale)
 
 
@@ -34,5 +34,5 @@ def logcdf(x, loc=0, scale=1):
 
 
 def ppf(q, loc=0, scale=1):
-    q, loc, scale = promote_inexact(q, loc, scale)
+    q, loc, scale = _promote(q, loc, scale)
     return tnp.where(tnp.isnan(q) | (q < 0) | (q > 1), np.nan, loc - scale * tnp.log1p(-q))

@@ -2,15 +2,15 @@
 import numpy as np
 
 from tracer import numpy as tnp
-from tracer.scipy._util import promote_inexact
-from tracer.scipy.special import gammainc, gammaincc, gammaln, xlogy
+from tracer.scipy._util import promote_inexact as _promote
+from tracer.scipy import special as _special
 
 
 def logpdf(x, a, loc=0, scale=1):
-    x, a, loc, scale = promote_inexact(x, a, loc, scale)
+    x, a, loc, scale = _promote(x, a, loc, scale)
     ok = x >= loc
     y = tnp.where(ok, (x - loc) / scale, 1.0)
-    log_probs = xlogy(a - 1, y) - y - (gammaln(a) + tnp.log(scale))
+    log_probs = _special.xlogy(a - 1, y) - y - (_special.gammaln(a) + tnp.log(scale))
     return tnp.where(ok, log_probs, -np.inf)
 
 
@@ -19,8 +19,8 @@ def pdf(x, a, loc=0, scale=1):
 
 
 def cdf(x, a, loc=0, scale=1):
-    x, a, loc, scale = promote_inexact(x, a, loc, scale)
-    return gammainc(a, tnp.clip((x - loc) / scale, 0, np.inf))
+    x, a, loc, scale = _promote(x, a, loc, scale)
+    return _special.gammainc(a, tnp.clip((x - loc) / scale, 0, np.inf))
 
 
 def logcdf(x, a, loc=0, scale=1):
@@ -28,9 +28,9 @@ def logcdf(x, a, loc=0, scale=1):
 
 
 def sf(x, a, loc=0, scale=1):
-    x, a, loc, scale = promote_inexact(x, a, loc, scale)
+    x, a, loc, scale = _promote(x, a, loc, scale)
     y = (x - loc) / scale
-    return tnp.where(y < 0, 1.0, gammaincc(a, tnp.maximum(y, 0)))
+    return tnp.where(y < 0, 1.0, _special.gammaincc(a, tnp.maximum(y, 0)))
 
 
 def logsf(x, a, loc=0, scale=1):

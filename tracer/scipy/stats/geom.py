@@ -3,14 +3,14 @@
 import numpy as np
 
 from tracer import numpy as tnp
-from tracer.scipy._util import promote_inexact
-from tracer.scipy.special import xlog1py
+from tracer.scipy._util import promote_inexact as _promote
+from tracer.scipy import special as _special
 
 
 def logpmf(k, p, loc=0):
-    k, p, loc = promote_inexact(k, p, loc)
+    k, p, loc = _promote(k, p, loc)
     x = k - loc
-    return tnp.where(x <= 0, -np.inf, xlog1py(x - 1, -p) + tnp.log(p))
+    return tnp.where(x <= 0, -np.inf, _special.xlog1py(x - 1, -p) + tnp.log(p))
 
 
 def pmf(k, p, loc=0):

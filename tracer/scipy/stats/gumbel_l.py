@@ -3,12 +3,12 @@ logcdf, cdf, logsf, sf and ppf (NaN for scale <= 0, ppf NaN outside (0, 1))."""
 import numpy as np
 
 from tracer import numpy as tnp
-from tracer.scipy._util import promote_inexact
-from tracer.scipy.special import xlog1py
+from tracer.scipy._util import promote_inexact as _promote
+from tracer.scipy import special as _special
 
 
 def logpdf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     z = (x - loc) / scale
     return tnp.where(scale > 0, -tnp.log(scale) + (z - tnp.exp(z)), np.nan)
 
@@ -18,7 +18,7 @@ def pdf(x, loc=0, scale=1):
 
 
 def logcdf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     z = (x - loc) / scale
     return tnp.where(scale > 0, tnp.log(-tnp.expm1(-tnp.exp(z))), np.nan)
 
@@ -28,7 +28,7 @@ def cdf(x, loc=0, scale=1):
 
 
 def logsf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     return tnp.where(scale > 0, -tnp.exp((x - loc) / scale), np.nan)
 
 
@@ -37,6 +37,6 @@ def sf(x, loc=0, scale=1):
 
 
 def ppf(p, loc=0, scale=1):
-    p, loc, scale = promote_inexact(p, loc, scale)
-    q = loc + scale * tnp.log(xlog1py(-1.0, -p))
+    p, loc, scale = _promote(p, loc, scale)
+    q = loc + scale * tnp.log(_special.xlog1py(-1.0, -p))
     return tnp.where((p > 0) & (p < 1), q, np.nan)

@@ -5,13 +5,13 @@ import math
 import numpy as np
 
 from tracer import numpy as tnp
-from tracer.scipy._util import promote_inexact
+from tracer.scipy._util import promote_inexact as _promote
 
 
 def logpdf(x, mean, cov, allow_singular=None):
     if allow_singular is not None:
         raise NotImplementedError("allow_singular argument of multivariate_normal.logpdf")
-    x, mean, cov = promote_inexact(x, mean, cov)
+    x, mean, cov = _promote(x, mean, cov)
     if not mean.shape:
         return -0.5 * (x - mean) ** 2 / cov - 0.5 * (math.log(2 * np.pi) + tnp.log(cov))
     n = mean.shape[-1]

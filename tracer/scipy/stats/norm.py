@@ -3,12 +3,12 @@ log_ndtr and ndtri (so logcdf and logsf stay accurate far into the tails)."""
 import math
 
 from tracer import numpy as tnp
-from tracer.scipy._util import promote_inexact
-from tracer.scipy.special import log_ndtr, ndtr, ndtri
+from tracer.scipy._util import promote_inexact as _promote
+from tracer.scipy import special as _special
 
 
 def logpdf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     scale_sq = scale * scale
     return ((x - loc) * (x - loc) / scale_sq + tnp.log(2 * math.pi * scale_sq)) / -2.0
 
@@ -18,30 +18,30 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
-    return ndtr((x - loc) / scale)
+    x, loc, scale = _promote(x, loc, scale)
+    return _special.ndtr((x - loc) / scale)
 
 
 def logcdf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
-    return log_ndtr((x - loc) / scale)
+    x, loc, scale = _promote(x, loc, scale)
+    return _special.log_ndtr((x - loc) / scale)
 
 
 def sf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     return cdf(-x, -loc, scale)
 
 
 def logsf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     return logcdf(-x, -loc, scale)
 
 
 def ppf(q, loc=0, scale=1):
-    q, loc, scale = promote_inexact(q, loc, scale)
-    return ndtri(q) * scale + loc
+    q, loc, scale = _promote(q, loc, scale)
+    return _special.ndtri(q) * scale + loc
 
 
 def isf(q, loc=0, scale=1):
-    q, loc, scale = promote_inexact(q, loc, scale)
+    q, loc, scale = _promote(q, loc, scale)
     return ppf(1 - q, loc, scale)

@@ -4,15 +4,15 @@ whichever tail keeps it accurate (-inf outside [a, b]; NaN for a >= b)."""
 import numpy as np
 
 from tracer import numpy as tnp
-from tracer.scipy._util import promote_inexact
-from tracer.scipy.special import log_ndtr, logsumexp, ndtr
-from tracer.scipy.stats import norm
+from tracer.scipy._util import promote_inexact as _promote
+from tracer.scipy import special as _special
+from tracer.scipy.stats import norm as _norm
 
 
 def _log_diff(x, y):
     """log(e^x - e^y) (-inf where x == y == -inf)."""
-    return logsumexp(tnp.stack([x, y]), b=tnp.stack([tnp.ones_like(x), -tnp.ones_like(y)]),
-                     axis=0)
+    signs = tnp.stack([tnp.ones_like(x), -tnp.ones_like(y)])
+    return _special.logsumexp(tnp.stack([x, y]), b=signs, axis=0)
 
 
 def _log_gauss_mass(a, b):
@@ -21,13 +21,13 @@ def _log_gauss_mass(a, b):
     right = a > 0
     central = ~((b <= 0) | right)
     a_tail, b_tail = tnp.where(right, -b, a), tnp.where(right, -a, b)
-    tail = _log_diff(log_ndtr(b_tail), log_ndtr(a_tail))
-    return tnp.where(central, tnp.log1p(-ndtr(a) - ndtr(-b)), tail)
+    tail = _log_diff(_special.log_ndtr(b_tail), _special.log_ndtr(a_tail))
+    return tnp.where(central, tnp.log1p(-_special.ndtr(a) - _special.ndtr(-b)), tail)
 
 
 def logpdf(x, a, b, loc=0, scale=1):
-    x, a, b, loc, scale = promote_inexact(x, a, b, loc, scale)
-    val = norm.logpdf(x, loc, scale) - _log_gauss_mass(a, b)
+    x, a, b, loc, scale = _promote(x, a, b, loc, scale)
+    val = _norm.logpdf(x, loc, scale) - _log_gauss_mass(a, b)
     z = (x - loc) / scale
     val = tnp.where((z < a) | (z > b), -np.inf, val)
     return tnp.where(a >= b, np.nan, val)
@@ -38,7 +38,7 @@ def pdf(x, a, b, loc=0, scale=1):
 
 
 def logcdf(x, a, b, loc=0, scale=1):
-    x, a, b, loc, scale = promote_inexact(x, a, b, loc, scale)
+    x, a, b, loc, scale = _promote(x, a, b, loc, scale)
     x, a, b = tnp.broadcast_arrays(x, a, b)
     x = (x - loc) / scale
     mass = _log_gauss_mass(a, b)
@@ -56,7 +56,7 @@ def cdf(x, a, b, loc=0, scale=1):
 
 
 def logsf(x, a, b, loc=0, scale=1):
-    x, a, b, loc, scale = promote_inexact(x, a, b, loc, scale)
+    x, a, b, loc, scale = _promote(x, a, b, loc, scale)
     return logcdf(-x, -b, -a, -loc, scale)
 
 

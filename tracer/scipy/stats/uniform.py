@@ -3,11 +3,11 @@ and ppf (NaN outside [0, 1])."""
 import numpy as np
 
 from tracer import numpy as tnp
-from tracer.scipy._util import promote_inexact
+from tracer.scipy._util import promote_inexact as _promote
 
 
 def logpdf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     return tnp.where((x > loc + scale) | (x < loc), -np.inf, -tnp.log(scale))
 
 
@@ -16,12 +16,12 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    x, loc, scale = promote_inexact(x, loc, scale)
+    x, loc, scale = _promote(x, loc, scale)
     inside = (x >= loc) & (x <= loc + scale)           # NaN x gives 0, as JAX's select
     outside = tnp.astype(x > loc + scale, x.dtype)
     return tnp.where(inside, (x - loc) / scale, outside)
 
 
 def ppf(q, loc=0, scale=1):
-    q, loc, scale = promote_inexact(q, loc, scale)
+    q, loc, scale = _promote(q, loc, scale)
     return tnp.where(tnp.isnan(q) | (q < 0) | (q > 1), np.nan, loc + scale * q)
