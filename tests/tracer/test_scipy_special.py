@@ -163,6 +163,19 @@ def test_custom_gradients_and_vmap():
                                            - sp.log_ndtr(X - 3)), rtol=1e-12)
 
 
+def test_half_precision_keeps_dtype():
+    import ml_dtypes
+    for dt in (np.float16, ml_dtypes.bfloat16):
+        x = np.array([0.3, 1.5, 2.5], dt)
+        for f in (sp.ndtr, sp.log_ndtr, sp.gammaln, sp.expit, sp.i0, sp.entr):
+            assert np.asarray(f(x)).dtype == dt, (f, dt)
+            assert np.asarray(tracer.jit(f)(x)).dtype == dt, (f, dt)
+        assert sp.betaln(x, x + 1).dtype == dt and sp.xlogy(x, x).dtype == dt
+        assert sp.polygamma(np.array([1, 2, 3]), x).dtype == dt
+        np.testing.assert_allclose(np.asarray(sp.ndtr(x), np.float64),
+                                   sp.ndtr(x.astype(np.float64)), rtol=1e-2)
+
+
 def test_argument_checks():
     with pytest.raises(ValueError):
         sp.polygamma(1.0, 2.0)

@@ -198,6 +198,20 @@ def test_module_namespaces_hold_jax_names():
             "entropy"}, name
 
 
+def test_half_precision_keeps_dtype():
+    import ml_dtypes
+    for dt in (np.float16, ml_dtypes.bfloat16):
+        x = np.array([0.25, 1.5, 2.5], dt)
+        for f in (stats.norm.logpdf, stats.norm.cdf, stats.cauchy.logpdf, stats.t.logpdf,
+                  stats.expon.logpdf, stats.uniform.cdf, stats.logistic.logpdf):
+            args = (x, x + 3) if f is stats.t.logpdf else (x,)
+            assert np.asarray(f(*args)).dtype == dt, (f, dt)
+            assert np.asarray(tracer.jit(f)(*args)).dtype == dt, (f, dt)
+        np.testing.assert_allclose(np.asarray(stats.norm.logpdf(x), np.float64),
+                                   stats.norm.logpdf(x.astype(np.float64)), rtol=1e-2)
+    assert stats.norm.logpdf(np.ones(2, ml_dtypes.bfloat16), np.float32(0)).dtype == np.float32
+
+
 def test_broadcasting():
     out = stats.norm.logpdf(np.zeros((3, 1)), np.zeros(4), np.ones((1, 4)))
     assert out.shape == (3, 4)

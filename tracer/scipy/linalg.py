@@ -11,8 +11,8 @@ import numpy as np
 
 from tracer import lax
 from tracer import numpy as tnp
-from tracer.lax.linalg import triangular_solve
-from tracer.scipy._util import promote_inexact
+from tracer.lax.linalg import triangular_solve as _triangular_solve
+from tracer.scipy._util import promote_inexact as _promote
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det",
            "eigh", "svd", "qr", "lu", "lu_factor", "lu_solve", "block_diag", "toeplitz",
@@ -26,7 +26,7 @@ def _mt(x):
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     """The Cholesky factor of a: lower (from a's lower triangle) or, by default, upper
     (from its upper triangle), as SciPy; no symmetrization."""
-    (a,) = promote_inexact(a)
+    (a,) = _promote(a)
     return tnp.linalg.cholesky(a) if lower else _mt(tnp.linalg.cholesky(_mt(a)))
 
 
@@ -38,12 +38,12 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
 def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     """x with a @ x = b from cho_factor's (c, lower); b (..., n) or (..., n, k)."""
     c, lower = c_and_lower
-    c, b = promote_inexact(c, b)
+    c, b = _promote(c, b)
     vector = b.ndim == c.ndim - 1
     if vector:
         b = b[..., None]
-    y = triangular_solve(c, b, left_side=True, lower=lower, transpose_a=not lower)
-    x = triangular_solve(c, y, left_side=True, lower=lower, transpose_a=lower)
+    y = _triangular_solve(c, b, left_side=True, lower=lower, transpose_a=not lower)
+    x = _triangular_solve(c, y, left_side=True, lower=lower, transpose_a=lower)
     return x[..., 0] if vector else x
 
 
@@ -55,11 +55,11 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     """x with op(a) @ x = b, reading one triangle of a; trans 0/'N', 1/'T' or 2/'C'."""
     if trans not in _TRANS:
         raise ValueError(f"Invalid 'trans' value {trans!r}")
-    a, b = promote_inexact(a, b)
+    a, b = _promote(a, b)
     vector = b.ndim == a.ndim - 1
     if vector:
         b = b[..., None]
-    x = triangular_solve(a, b, left_side=True, lower=lower, transpose_a=_TRANS[trans],
+    x = _triangular_solve(a, b, left_side=True, lower=lower, transpose_a=_TRANS[trans],
                          unit_diagonal=unit_diagonal)
     return x[..., 0] if vector else x
 
@@ -71,7 +71,7 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False,
     if assume_a not in ("gen", "sym", "her", "pos"):
         raise ValueError(f"Expected assume_a to be one of 'gen', 'sym', 'her' or 'pos'; "
                          f"got {assume_a!r}")
-    a, b = promote_inexact(a, b)
+    a, b = _promote(a, b)
     if assume_a == "pos":
         return cho_solve(cho_factor(a, lower=lower), b)
     if b.ndim == a.ndim - 1:
@@ -80,12 +80,12 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False,
 
 
 def inv(a, overwrite_a=False, check_finite=True):
-    (a,) = promote_inexact(a)
+    (a,) = _promote(a)
     return tnp.linalg.inv(a)
 
 
 def det(a, overwrite_a=False, check_finite=True):
-    (a,) = promote_inexact(a)
+    (a,) = _promote(a)
     return tnp.linalg.det(a)
 
 
@@ -99,14 +99,14 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
         raise NotImplementedError("Only the type=1 case of eigh is implemented.")
     if eigvals is not None:
         raise NotImplementedError("Only the eigvals=None case of eigh is implemented.")
-    (a,) = promote_inexact(a)
+    (a,) = _promote(a)
     w, v = tnp.linalg.eigh(a, UPLO="L" if lower else "U")
     return w if eigvals_only else (w, v)
 
 
 def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
         lapack_driver="gesdd"):
-    (a,) = promote_inexact(a)
+    (a,) = _promote(a)
     out = tnp.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
     return tuple(out) if compute_uv else out
 
@@ -117,7 +117,7 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
         raise NotImplementedError("qr with pivoting=True")
     if mode not in ("full", "economic", "r"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
-    (a,) = promote_inexact(a)
+    (a,) = _promote(a)
     q, r = tnp.linalg.qr(a, mode="reduced" if mode == "economic" else "complete")
     return (r,) if mode == "r" else (q, r)
 
@@ -155,7 +155,7 @@ def _lu(a):
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """(lu, piv): L (unit diagonal, below) and U packed in lu, and LAPACK's swap indices
     (row i was swapped with row piv[i], in order)."""
-    (a,) = promote_inexact(a)
+    (a,) = _promote(a)
     lu_, swaps, _ = _lu(a)
     return lu_, swaps
 
@@ -176,7 +176,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     lu_, piv = lu_and_piv
     if trans not in _TRANS:
         raise ValueError(f"Invalid 'trans' value {trans!r}")
-    lu_, b = promote_inexact(lu_, b)
+    lu_, b = _promote(lu_, b)
     m = lu_.shape[-1]
     vector = b.ndim == lu_.ndim - 1
     if vector:
@@ -184,11 +184,11 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     perm = _swaps_to_perm(tnp.asarray(piv), m)
     if not _TRANS[trans]:                    # P a = L U: L U x = b[perm]
         pb = tnp.take_along_axis(b, tnp.broadcast_to(perm[..., None], b.shape), axis=-2)
-        y = triangular_solve(lu_, pb, left_side=True, lower=True, unit_diagonal=True)
-        x = triangular_solve(lu_, y, left_side=True, lower=False)
+        y = _triangular_solve(lu_, pb, left_side=True, lower=True, unit_diagonal=True)
+        x = _triangular_solve(lu_, y, left_side=True, lower=False)
     else:                                    # a.T = U.T L.T P: x[perm] = L.T^-1 U.T^-1 b
-        z = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
-        w = triangular_solve(lu_, z, left_side=True, lower=True, transpose_a=True,
+        z = _triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
+        w = _triangular_solve(lu_, z, left_side=True, lower=True, transpose_a=True,
                              unit_diagonal=True)
         inverse = tnp.argsort(perm, axis=-1)
         x = tnp.take_along_axis(w, tnp.broadcast_to(inverse[..., None], w.shape), axis=-2)
@@ -197,7 +197,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
     """(p, l, u) with a = p @ l @ u, or (p @ l, u) with permute_l."""
-    (a,) = promote_inexact(a)
+    (a,) = _promote(a)
     m, n = a.shape[-2:]
     kk = min(m, n)
     packed, _, perm = _lu(a)

@@ -13,9 +13,13 @@ import numpy as np
 
 from tracer import lax, nn
 from tracer import numpy as tnp
-from tracer.custom_jvp import custom_jvp
+from tracer.custom_jvp import custom_jvp as _custom_jvp
 from tracer.scipy._normal import log_ndtr, ndtr, ndtri
-from tracer.scipy._util import axes_of, concrete_int, promote_broadcast, promote_inexact
+from tracer.scipy._util import axes_of as _axes_of
+from tracer.scipy._util import bfloat16_via_float32 as _bf16
+from tracer.scipy._util import concrete_int as _concrete_int
+from tracer.scipy._util import promote_broadcast as _broadcast
+from tracer.scipy._util import promote_inexact as _promote
 
 __all__ = ["logsumexp", "expit", "logit", "log_softmax", "softmax", "erf", "erfc", "erfinv",
            "gammaln", "loggamma", "gammasgn", "gamma", "digamma", "polygamma", "zeta",
@@ -28,13 +32,13 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     """log(sum(b * exp(a))) over `axis`, the max shifted out (and held constant, as JAX).
     With return_sign, (log|sum|, sign(sum)); without, a negative sum gives NaN."""
     if b is not None:
-        a, b = promote_inexact(a, b)
+        a, b = _promote(a, b)
         a = tnp.where(b != 0, a, -np.inf)
     else:
-        (a,) = promote_inexact(a)
+        (a,) = _promote(a)
     if where is not None:
         a = tnp.where(where, a, -np.inf)
-    dims = axes_of(tnp.ndim(a) if b is None else max(tnp.ndim(a), tnp.ndim(b)), axis)
+    dims = _axes_of(tnp.ndim(a) if b is None else max(tnp.ndim(a), tnp.ndim(b)), axis)
     if b is not None:
         a = tnp.broadcast_to(a, tnp.broadcast_shapes(tnp.shape(a), tnp.shape(b)))
     amax = tnp.max(a, axis=dims, keepdims=True)
@@ -53,29 +57,29 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
 
 
 def expit(x):
-    (x,) = promote_inexact(x)
+    (x,) = _promote(x)
     return lax.logistic(x)
 
 
 def logit(x):
-    (x,) = promote_inexact(x)
+    (x,) = _promote(x)
     return tnp.log(x / (1 - x))
 
 
 def softmax(x, /, *, axis=None):
     """jax.scipy.special.softmax: over all axes by default (jax.nn's default is -1)."""
-    (x,) = promote_inexact(x)
+    (x,) = _promote(x)
     return nn.softmax(x, axis=axis)
 
 
 def log_softmax(x, /, *, axis=None):
-    (x,) = promote_inexact(x)
+    (x,) = _promote(x)
     return nn.log_softmax(x, axis=axis)
 
 
 def _unary(lax_fn, doc):
     def fn(x):
-        (x,) = promote_inexact(x)
+        (x,) = _promote(x)
         return lax_fn(x)
     fn.__name__ = fn.__qualname__ = doc.split()[0]
     fn.__doc__ = f"jax.scipy.special.{doc}"
@@ -92,24 +96,24 @@ i1e = _unary(lax.bessel_i1e, "i1e: exp(-|x|) I1(x).")
 
 
 def i0(x):
-    (x,) = promote_inexact(x)
+    (x,) = _promote(x)
     return tnp.exp(tnp.abs(x)) * lax.bessel_i0e(x)
 
 
 def i1(x):
-    (x,) = promote_inexact(x)
+    (x,) = _promote(x)
     return tnp.exp(tnp.abs(x)) * lax.bessel_i1e(x)
 
 
 def loggamma(x):
     """log Gamma(x) for real x > 0 (NaN elsewhere, as JAX's real loggamma)."""
-    (x,) = promote_inexact(x)
+    (x,) = _promote(x)
     return tnp.where(x > 0, lax.lgamma(x), np.nan)
 
 
 def gammasgn(x):
     """The sign of Gamma(x): NaN at the poles, -inf and NaN; -1 at -0."""
-    (x,) = promote_inexact(x)
+    (x,) = _promote(x)
     fl = tnp.floor(x)
     neg = x < 0
     nan = (neg & (x == fl)) | tnp.isnan(x)
@@ -118,7 +122,7 @@ def gammasgn(x):
 
 
 def gamma(x):
-    (x,) = promote_inexact(x)
+    (x,) = _promote(x)
     return gammasgn(x) * tnp.exp(lax.lgamma(x))
 
 
@@ -127,12 +131,13 @@ def polygamma(n, x):
     if not np.issubdtype(tnp.result_type(n), np.integer):
         raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype "
                          f"{tnp.result_type(n)}.")
-    return lax.polygamma(*promote_broadcast(n, x))
+    (x,) = _promote(x)                               # x's dtype, whatever n's integer type
+    return lax.polygamma(*tnp.broadcast_arrays(tnp.astype(n, x.dtype), x))
 
 
 def zeta(x, q=None):
     """The Hurwitz zeta function sum_k (k + q)^-x; q=None gives Riemann's (q = 1)."""
-    return lax.zeta(*promote_broadcast(x, 1.0 if q is None else q))
+    return lax.zeta(*_broadcast(x, 1.0 if q is None else q))
 
 
 def _algdiv(a, b):
@@ -159,7 +164,7 @@ def _algdiv(a, b):
 def betaln(a, b):
     """log |B(a, b)|, through cdflib's algdiv when the larger argument is >= 8 (accurate
     where lgamma(a) + lgamma(b) - lgamma(a + b) cancels)."""
-    a, b = promote_broadcast(a, b)
+    a, b = _broadcast(a, b)
     a, b = tnp.minimum(a, b), tnp.maximum(a, b)
     small_b = lax.lgamma(a) + (lax.lgamma(b) - lax.lgamma(a + b))
     large_b = lax.lgamma(a) + _algdiv(a, tnp.where(b < 8, 8.0, b))
@@ -167,26 +172,26 @@ def betaln(a, b):
 
 
 def beta(a, b):
-    a, b = promote_broadcast(a, b)
+    a, b = _broadcast(a, b)
     return gammasgn(a) * gammasgn(b) * gammasgn(a + b) * tnp.exp(betaln(a, b))
 
 
 def betainc(a, b, x):
     """The regularized incomplete beta function I_x(a, b)."""
-    return lax.betainc(*promote_broadcast(a, b, x))
+    return lax.betainc(*_broadcast(a, b, x))
 
 
 def gammainc(a, x):
     """The regularized lower incomplete gamma function P(a, x)."""
-    return lax.igamma(*promote_broadcast(a, x))
+    return lax.igamma(*_broadcast(a, x))
 
 
 def gammaincc(a, x):
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
-    return lax.igammac(*promote_broadcast(a, x))
+    return lax.igammac(*_broadcast(a, x))
 
 
-@custom_jvp
+@_custom_jvp
 def _xlogy(x, y):
     return tnp.where((x != 0) | tnp.isnan(y), x * tnp.log(y), tnp.zeros_like(x))
 
@@ -197,7 +202,7 @@ def _xlogy_jvp(primals, tangents):
     return _xlogy(x, y), xd * tnp.log(y) + yd * x / y
 
 
-@custom_jvp
+@_custom_jvp
 def _xlog1py(x, y):
     return tnp.where((x != 0) | tnp.isnan(y), x * tnp.log1p(y), tnp.zeros_like(x))
 
@@ -208,7 +213,7 @@ def _xlog1py_jvp(primals, tangents):
     return _xlog1py(x, y), xd * tnp.log1p(y) + yd * x / (1 + y)
 
 
-@custom_jvp
+@_custom_jvp
 def _xlogx(x):
     return _xlogy(x, x)
 
@@ -221,23 +226,23 @@ def _xlogx_jvp(primals, tangents):
 
 def xlogy(x, y):
     """x * log(y), 0 where x == 0 (unless y is NaN)."""
-    return _xlogy(*promote_broadcast(x, y))
+    return _xlogy(*_broadcast(x, y))
 
 
 def xlog1py(x, y):
     """x * log1p(y), 0 where x == 0 (unless y is NaN)."""
-    return _xlog1py(*promote_broadcast(x, y))
+    return _xlog1py(*_broadcast(x, y))
 
 
 def entr(x):
     """-x log x for x > 0, 0 at 0, -inf below."""
-    (x,) = promote_inexact(x)
+    (x,) = _promote(x)
     return tnp.where(x < 0, -np.inf, -_xlogx(x))
 
 
 def rel_entr(p, q):
     """p log(p / q) for p, q > 0; 0 for p = 0 and q >= 0; inf otherwise."""
-    p, q = promote_broadcast(p, q)
+    p, q = _broadcast(p, q)
     both = (p > 0) & (q > 0)
     one_zero = (p == 0) & (q >= 0)
     safe_p, safe_q = tnp.where(both, p, 1.0), tnp.where(both, q, 1.0)
@@ -247,14 +252,14 @@ def rel_entr(p, q):
 
 def kl_div(p, q):
     """p log(p / q) - p + q for p, q > 0; q for p = 0 and q >= 0; inf otherwise."""
-    p, q = promote_broadcast(p, q)
+    p, q = _broadcast(p, q)
     return rel_entr(p, q) - p + q
 
 
 def multigammaln(a, d):
     """log of the multivariate gamma function of dimension d (a concrete int)."""
-    d = concrete_int(d, "d argument of multigammaln")
-    (a,) = promote_inexact(a)
+    d = _concrete_int(d, "d argument of multigammaln")
+    (a,) = _promote(a)
     constant = 0.25 * d * (d - 1) * math.log(math.pi)
     halves = (np.arange(d) / 2).astype(a.dtype)
     return tnp.sum(lax.lgamma(tnp.expand_dims(a, -1) - halves), axis=-1) + constant
@@ -264,13 +269,13 @@ def factorial(n, exact=False):
     """Gamma(n + 1) (0 for n < 0); exact=True is not supported, as in JAX."""
     if exact:
         raise NotImplementedError("factorial with exact=True")
-    (n,) = promote_inexact(n)
+    (n,) = _promote(n)
     return tnp.astype(tnp.where(n < 0, 0.0, tnp.exp(lax.lgamma(n + 1))), n.dtype)
 
 
 def poch(z, m):
     """The rising factorial Gamma(z + m) / Gamma(z) (1 where m == 0)."""
-    z, m = promote_broadcast(z, m)
+    z, m = _broadcast(z, m)
     return tnp.astype(tnp.where(m == 0, 1.0, gamma(z + m) / gamma(z)), z.dtype)
 
 
@@ -279,7 +284,7 @@ def comb(N, k, *, exact=False, repetition=False):
     (as in JAX)."""
     if exact:
         raise NotImplementedError("comb with exact=True")
-    N, k = promote_broadcast(N, k)
+    N, k = _broadcast(N, k)
     if repetition:
         return tnp.astype(tnp.where((k == 0) & (N >= 0), 1.0, comb(N + k - 1, k)), N.dtype)
     ok = (k <= N) & (N >= 0) & (k >= 0)
@@ -290,7 +295,7 @@ def comb(N, k, *, exact=False, repetition=False):
 
 def boxcox(x, lmbda):
     """(x^lmbda - 1) / lmbda, log x at lmbda == 0."""
-    x, lmbda = promote_broadcast(x, lmbda)
+    x, lmbda = _broadcast(x, lmbda)
     zero = lmbda == 0
     safe = tnp.where(zero, 1.0, lmbda)
     log_x = tnp.log(x)
@@ -299,7 +304,7 @@ def boxcox(x, lmbda):
 
 def boxcox1p(x, lmbda):
     """((1 + x)^lmbda - 1) / lmbda, log1p x at lmbda == 0."""
-    x, lmbda = promote_broadcast(x, lmbda)
+    x, lmbda = _broadcast(x, lmbda)
     zero = lmbda == 0
     safe = tnp.where(zero, 1.0, lmbda)
     log1p_x = tnp.log1p(x)
@@ -308,3 +313,5 @@ def boxcox1p(x, lmbda):
 
 for _f in (ndtr, ndtri, log_ndtr):
     _f.__module__ = __name__
+for _name in __all__:
+    globals()[_name] = _bf16(globals()[_name])
