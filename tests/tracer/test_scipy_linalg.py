@@ -128,6 +128,25 @@ def test_constructions():
     np.testing.assert_array_equal(batched[1], la.toeplitz(np.arange(3.0, 6.0)))
 
 
+def test_more_constructions():
+    np.testing.assert_array_equal(la.hankel(np.array([1, 2, 3])),
+                                  [[1, 2, 3], [2, 3, 0], [3, 0, 0]])
+    np.testing.assert_array_equal(la.hankel(np.array([1, 2, 3]), np.array([9, 4, 5, 6])),
+                                  [[1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]])
+    np.testing.assert_array_equal(la.circulant(np.array([1, 2, 3])),
+                                  [[1, 3, 2], [2, 1, 3], [3, 2, 1]])
+    assert la.circulant(np.arange(6).reshape(2, 3)).shape == (2, 3, 3)
+    comp = la.companion(np.array([1.0, -10.0, 31.0, -30.0]))     # roots 2, 3, 5
+    np.testing.assert_allclose(np.sort(np.linalg.eigvals(comp).real), [2, 3, 5], rtol=1e-10)
+    np.testing.assert_array_equal(la.companion(np.array([2.0, -4.0, 6.0])), [[2, -3], [1, 0]])
+    np.testing.assert_array_equal(la.fiedler(np.array([1.0, 4.0, 12.0])),
+                                  [[0, 3, 11], [3, 0, 8], [11, 8, 0]])
+    np.testing.assert_allclose(la.hilbert(3), 1 / (np.arange(3)[:, None] + np.arange(3) + 1))
+    tracer.check_grads(lambda c, r: la.hankel(c, r) * 1.0, (V, V[:3]), order=1)
+    got = tracer.jit(la.companion, backend="llvm")(np.array([1.0, -10.0, 31.0, -30.0]))
+    np.testing.assert_allclose(got, comp)
+
+
 def _expm_ref(a):
     """exp(a) by eigendecomposition of the diagonalizable test matrices (reference)."""
     w, v = np.linalg.eig(a)

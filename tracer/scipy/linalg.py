@@ -4,9 +4,12 @@ with SciPy's signatures and defaults (cholesky is upper unless lower=True; qr's 
 'full', 'economic' or 'r'). lu_factor, lu_solve and lu are LU with partial pivoting
 composed here of masked rank-1 updates (one unrolled step per column, LAPACK's row
 choice, int32 swap indices); expm is JAX's Pade approximant with scaling and squaring.
-The overwrite_* and check_finite flags are accepted and ignored, as in JAX. Not here:
-generalized eigenproblems (eigh's b), pivoted QR, and what needs complex numbers (eig,
-schur, sqrtm, logm, the Hessenberg/funm family)."""
+The constructions (block_diag, toeplitz, hankel, circulant, companion, fiedler, hilbert)
+batch over leading dims as JAX's. The overwrite_* and check_finite flags are accepted and
+ignored, as in JAX. Not here: generalized eigenproblems (eigh's b), pivoted QR, and what
+needs complex numbers or a Schur form (eig, schur, sqrtm, funm, hessenberg, polar, dft,
+solve_sylvester), nor expm_frechet, eigh_tridiagonal, qr_multiply and the rarer
+constructions (pascal, invpascal, invhilbert, helmert, leslie, convolution_matrix)."""
 import numpy as np
 
 from tracer import lax
@@ -16,7 +19,7 @@ from tracer.scipy._util import promote_inexact as _promote
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det",
            "eigh", "svd", "qr", "lu", "lu_factor", "lu_solve", "block_diag", "toeplitz",
-           "expm"]
+           "hankel", "circulant", "companion", "fiedler", "hilbert", "expm"]
 
 
 def _mt(x):
@@ -241,6 +244,57 @@ def toeplitz(c, r=None):
     vals = tnp.concatenate([tnp.flip(c, axis=-1), r[..., 1:]], axis=-1)
     idx = n - 1 - np.arange(n)[:, None] + np.arange(m)[None, :]
     return tnp.take(vals, idx, axis=-1)
+
+
+def _batched(*vs):
+    """1-d-at-least arrays of one dtype whose leading (batch) dims broadcast together."""
+    vs = [tnp.atleast_1d(tnp.asarray(v)) for v in vs]
+    dt = tnp.result_type(*vs)
+    batch = tnp.broadcast_shapes(*(v.shape[:-1] for v in vs))
+    return [tnp.broadcast_to(tnp.astype(v, dt), batch + v.shape[-1:]) for v in vs]
+
+
+def hankel(c, r=None):
+    """The Hankel matrix h[i, j] = v[i + j], v = c then r[1:] (r defaults to zeros):
+    (..., N), (..., M) -> (..., N, M)."""
+    c = tnp.atleast_1d(tnp.asarray(c))
+    c, r = _batched(c, tnp.zeros_like(c) if r is None else r)
+    n, m = c.shape[-1], r.shape[-1]
+    vals = tnp.concatenate([c, r[..., 1:]], axis=-1)
+    return tnp.take(vals, np.arange(n)[:, None] + np.arange(m)[None, :], axis=-1)
+
+
+def circulant(c):
+    """The circulant matrix with first column c: m[i, j] = c[(i - j) % n], batched."""
+    (c,) = _batched(c)
+    n = c.shape[-1]
+    return tnp.take(c, (np.arange(n)[:, None] - np.arange(n)[None, :]) % n, axis=-1)
+
+
+def companion(a):
+    """The companion matrix of the polynomial coefficients a (..., N): first row
+    -a[1:] / a[0], ones on the first subdiagonal, (..., N - 1, N - 1)."""
+    (a,) = _promote(a)
+    a = tnp.atleast_1d(a)
+    if a.shape[-1] < 2:
+        raise ValueError(f"The length of `a` along the last axis must be at least 2; got "
+                         f"shape {a.shape}.")
+    m = a.shape[-1] - 1
+    first = -a[..., 1:] / a[..., :1]
+    below = tnp.eye(m, k=-1, dtype=a.dtype)
+    return tnp.where((np.arange(m) == 0)[:, None], first[..., None, :], below)
+
+
+def fiedler(a):
+    """The symmetric Fiedler matrix |a[i] - a[j]|, batched."""
+    (a,) = _batched(a)
+    return tnp.abs(a[..., :, None] - a[..., None, :])
+
+
+def hilbert(n):
+    """The n x n Hilbert matrix 1 / (i + j + 1)."""
+    i = np.arange(int(n), dtype=np.float64)
+    return tnp.asarray(1 / (i[:, None] + i[None, :] + 1))
 
 
 from tracer.scipy._expm import expm  # noqa: E402  (uses solve_triangular above)

@@ -5,8 +5,8 @@ promoted as JAX's promote_args_inexact: one float dtype for all, float32 stays f
 xlogy, xlog1py and x log x carry JAX's custom derivatives (finite where the product is 0).
 
 Not here: what needs complex numbers (wofz, complex loggamma, sph_harm_y) or a special
-function tracer.lax does not have (spence, expi, exp1, expn, hyp1f1, erfcx, dawsn,
-fresnel, bessel_jn, lpmn)."""
+function tracer.lax does not have (spence, expi, exp1, expn, hyp1f1, hyp2f1, erfcx, dawsn,
+fresnel, sici, owens_t, bessel_jn, lpmn, the Bernoulli numbers `bernoulli`)."""
 import math
 
 import numpy as np
