@@ -10,12 +10,12 @@ names rewritten to a shim module (``import jax`` -> ``import conform_shim as jax
   ``jax.tree``, ``jax.checkpoint_policies``, ``jax.nn``, ``jax.eval_shape``,
   ``jax.ShapeDtypeStruct``, ``jax.block_until_ready``, ``jax.disable_jit``,
   ``jax.device_put``/``device_get`` and the transforms (jit, grad, vmap, vjp, jvp,
-  linearize, linear_transpose, jacobian, custom_gradient, ...), ``jax.debug`` and
-  ``jax.pure_callback``
+  linearize, linear_transpose, jacobian, custom_gradient, ...), ``jax.debug``,
+  ``jax.pure_callback`` and ``jax.scipy``
   are tracer's, also as ``jax._src.api.<name>`` (api_test calls them there); a name tracer
   lacks raises AttributeError. ``jax.errors`` (and ``from jax.errors import ...``) gives
   tracer.errors' class where it has one, else JAX's. Everything else (``jax._src``,
-  ``jax.config``, ``jax.scipy``, ``jax.make_jaxpr`` ...) stays JAX's, as do JAX's test
+  ``jax.config``, ``jax.make_jaxpr`` ...) stays JAX's, as do JAX's test
   utilities, except that ``jtu.check_grads`` (also the public ``jax.test_util.check_grads``)
   and ``JaxTestCase._CompileAndCheck`` use tracer's check_grads and jit (they are the user-facing transforms, called for the test;
   check_grads takes JAX's positional order, modes before atol and rtol, and its per-dtype
@@ -61,7 +61,7 @@ ROUTED = {'jit', 'grad', 'value_and_grad', 'vjp', 'jvp', 'vmap', 'jacfwd', 'jacr
           'checkpoint_policies', 'tree_util', 'numpy', 'lax', 'random', 'nn', 'float0',
           'eval_shape', 'ShapeDtypeStruct', 'block_until_ready', 'errors', 'tree',
           'linear_transpose', 'disable_jit', 'device_put', 'device_get', 'jacobian',
-          'custom_gradient', 'debug', 'pure_callback'}
+          'custom_gradient', 'debug', 'pure_callback', 'scipy'}
 
 
 def _target(name):

@@ -34,7 +34,6 @@ from tracer import errors  # noqa: F401  (JAX's error names: jax.errors)
 from tracer import random  # noqa: F401  (JAX's threefry PRNG as tracer.numpy ops)
 from tracer import debug  # noqa: F401  (debug.print, debug.callback)
 from tracer.callbacks import pure_callback
-from tracer import scipy  # noqa: F401  (jax.scipy's special, stats and linalg)
 from tracer.lax.remat import checkpoint, checkpoint as remat, checkpoint_name
 from tracer import checkpoint_policies  # noqa: F401
 from tracer import export  # noqa: F401  (onnx is imported only when used)
@@ -59,3 +58,12 @@ __all__ += ["distributed", "sharding", "P", "make_mesh", "shard_map"]
 __all__ += ["ShapeDtypeStruct", "block_until_ready", "eval_shape"]
 __all__ += ["debug", "pure_callback"]
 __all__ += ["scipy"]
+
+
+def __getattr__(name):
+    """tracer.scipy (jax.scipy's special, stats and linalg) is imported on first use, as
+    jax.scipy is: ~50 ms of import time that programs without it need not pay."""
+    if name == "scipy":
+        import importlib
+        return importlib.import_module("tracer.scipy")
+    raise AttributeError(f"module 'tracer' has no attribute {name!r}")
