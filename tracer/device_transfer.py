@@ -1,20 +1,29 @@
 """jax.device_put and jax.device_get for a host that is one CPU device: arrays are NumPy
 arrays already, so putting one copies it (the result never shares memory with what was
-passed, unless may_alias=True) and getting one is np.asarray; traced values pass through."""
+passed, unless may_alias=True) and getting one is np.asarray; traced values pass through.
+`device` is checked as JAX checks it (None, a CPU device or sharding, or a pytree prefix
+of x of those) and places nothing."""
 import numpy as np
 
-from ir.errors import ArgumentError
+from ir.errors import ArgumentValueError
 from tracer.core import Tracer
-from tracer.pytree import flatten, unflatten
+from tracer.pytree import LEAF, flatten, unflatten
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-    """x (a pytree) with each leaf a NumPy array on the host. `device` and `src` may be
-    None or this process's CPU; donate=True lets the result reuse the argument."""
+    """x (a pytree) with each leaf a NumPy array on the host; donate=True or
+    may_alias=True let a leaf that is already an array be returned as it is."""
+    if donate and may_alias:
+        raise ArgumentValueError("device_put: may_alias and donate cannot be True at the same "
+                                 "time.")
     for name, where in (("device", device), ("src", src)):
-        if where is not None and not _is_cpu(where):
-            raise ArgumentError(f"device_put: {name}={where!r}: this host has one CPU device "
-                                f"and arrays live in host memory; pass None")
+        bad = []
+        _check_placement(where, x, "", bad)
+        if bad:
+            raise ArgumentValueError(
+                f"device_put: {name} does not match x's structure. Mismatch details "
+                f"({len(bad)} found): " + "; ".join(bad) + ". Pass None, one CPU device or "
+                f"sharding, or a pytree prefix of x of them")
     leaves, tree = flatten(x)
     alias = donate or may_alias
 
@@ -27,11 +36,38 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 
 
 def device_get(x):
-    """x (a pytree) with each leaf as a NumPy array (as it already is)."""
+    """x (a pytree) with each array leaf as a NumPy array; Python scalars stay as they are."""
     leaves, tree = flatten(x)
-    return unflatten(tree, [np.asarray(v) for v in leaves])
+    return unflatten(tree, [v if isinstance(v, (bool, int, float)) else np.asarray(v)
+                            for v in leaves])
 
 
-def _is_cpu(where):
-    text = str(where).lower()
-    return text == "cpu" or getattr(where, "platform", None) == "cpu" or "cpu" in text
+def _placement(where):
+    """True for None or a CPU device or sharding (duck-typed, JAX's objects included); a
+    ValueError in JAX's words for a string or another platform's device."""
+    if where is None:
+        return True
+    if isinstance(where, (str, bytes)):
+        raise ArgumentValueError(f"device_put: Received invalid value {where!r} for a "
+                                 f"device; pass None (the one CPU device), a device or a "
+                                 f"sharding object")
+    platform = getattr(where, "platform", None)
+    if platform is not None and platform != "cpu":
+        raise ArgumentValueError(f"device_put: {where!r} is a {platform} device; this host "
+                                 f"has one CPU device and arrays live in host memory")
+    return platform is not None or any(hasattr(where, a) for a in (
+        "device_set", "mesh", "addressable_devices", "memory_kind"))
+
+
+def _check_placement(where, x, path, bad):
+    """Append to `bad` the paths where the placement tree `where` is not a prefix of x."""
+    if _placement(where):
+        return
+    sub, td = flatten(where, lambda y: y is not where)
+    xs, xtd = flatten(x, lambda y: y is not x)
+    if td == LEAF or xtd == LEAF or td[:-1] != xtd[:-1] or len(sub) != len(xs):
+        bad.append(f"at x{path or ''}: {type(where).__name__} of placements where x has "
+                   f"{type(x).__name__}")
+        return
+    for i, (w, v) in enumerate(zip(sub, xs)):
+        _check_placement(w, v, f"{path}[{i}]", bad)

@@ -61,11 +61,23 @@ def test_device_put_copies_and_device_get_reads():
     put = tracer.device_put({"a": x, "b": [1.5]})
     assert not np.shares_memory(put["a"], x) and put["b"][0] == np.float64(1.5)
     assert tracer.device_put(x, may_alias=True) is x
-    assert tracer.device_put(x, "cpu").tolist() == [0, 1, 2]
-    with pytest.raises(TypeError, match="one CPU device"):
-        tracer.device_put(x, device="gpu:0")
-    got = tracer.device_get((np.float32(2), x))
-    assert isinstance(got[0], np.ndarray) and got[1] is x
+    class CpuDevice:
+        platform = "cpu"
+
+    class GpuDevice:
+        platform = "gpu"
+    put = tracer.device_put({"a": x, "b": x}, {"a": CpuDevice(), "b": None})
+    assert put["a"].tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="Received invalid value 'cpu'"):
+        tracer.device_put(x, "cpu")                             # as JAX: a device object
+    with pytest.raises(ValueError, match="one CPU device"):
+        tracer.device_put(x, device=GpuDevice())
+    with pytest.raises(ValueError, match=r"Mismatch details \(2 found\)"):
+        tracer.device_put({"a": x, "b": x}, device={"a": [None, None], "b": (None, None)})
+    with pytest.raises(ValueError, match="may_alias and donate cannot be True"):
+        tracer.device_put(x, may_alias=True, donate=True)
+    got = tracer.device_get((np.float32(2), x, 2))
+    assert isinstance(got[0], np.ndarray) and got[1] is x and got[2] == 2
     assert tracer.jit(lambda v: tracer.device_put(v) + 1)(x).tolist() == [1, 2, 3]
 
 
