@@ -70,8 +70,9 @@ def check_disjoint(where, static, donated):
 
 
 def static_spec(fun, where, static_argnums, static_argnames, what="static"):
-    """(positions, names) of fun's static (or, by `what`, donated...) parameters, each
-    completed from the other through fun's signature where it has one. As in JAX, a
+    """(positions, names) of fun's static (or, by `what`, donated...) parameters: when only
+    one of the two is given, completed from it through fun's signature where it has one;
+    when both are, each as written (they may disagree, as in JAX). As in JAX, a
     position past the parameters or a name of none is a ValueError, unless *args or
     **kwargs take it."""
     nums = _entries(static_argnums, int, where, f"{what}_argnums")
@@ -98,6 +99,8 @@ def static_spec(fun, where, static_argnums, static_argnames, what="static"):
             f"{where}: {what}_argnames names {', '.join(map(repr, bad))}, which the "
             f"function {getattr(fun, '__name__', fun)}{sig} does not take by keyword; name "
             f"parameters it takes by keyword, or use {what}_argnums")
+    if nums and names:      # both given: each as written, not completed (as JAX)
+        return tuple(sorted(set(nums))), frozenset(names)
     nums = set(nums) | {positional.index(n) for n in names if n in positional}
     names = set(names) | {positional[i] for i in nums if -len(positional) <= i < len(
         positional)}

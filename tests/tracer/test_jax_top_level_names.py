@@ -122,3 +122,18 @@ def test_linear_transpose_refuses_what_has_no_transpose():
         tracer.linear_transpose(lambda x: x * x, 1.0)
     with pytest.raises(TypeError, match="not linear in its arguments"):
         tracer.linear_transpose(lambda x: tnp.where(x > 0, x, 0.0), np.ones(2))
+
+
+def test_static_argnums_and_argnames_both_given_are_taken_as_written():
+    """api_test's test_jit_with_mismatched_static_argnames: given both, neither is
+    completed from the other through the signature (they may disagree), as in JAX."""
+    seen = []
+
+    def f(x, y):
+        seen.append((isinstance(x, tracer.Tracer), isinstance(y, tracer.Tracer)))
+        return 1
+    mixed = tracer.jit(f, static_argnums=(1,), static_argnames="x")
+    mixed(2, "foo")
+    mixed(1, y=3)
+    mixed(x="foo", y=3)
+    assert seen == [(True, False), (True, True), (False, True)]
