@@ -75,8 +75,8 @@ def test_numpy_functions_dispatch_to_tracer_numpy():
 
 
 def test_numpy_functions_without_a_counterpart_are_named():
-    with pytest.raises(ArgumentError, match="numpy.frexp has no tracer.numpy counterpart"):
-        tracer.jit(lambda x: np.frexp(x))(X)
+    with pytest.raises(ArgumentError, match="numpy.packbits has no tracer.numpy counterpart"):
+        tracer.jit(lambda x: np.packbits(x))(X)
     with pytest.raises(ArgumentError, match="numpy.sin.*out="):
         tracer.jit(lambda x: np.sin(x, out=np.empty((4, 6))))(X)
 
