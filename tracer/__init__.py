@@ -30,6 +30,7 @@ from tracer.vmap import vmap
 from tracer.jacobians import hessian, jacfwd, jacrev, jacrev as jacobian, linearize
 from tracer.check import check_grads
 from tracer import numpy, nn, lax, tree, tree_util  # noqa: F401
+from tracer import numpy_mapped  # noqa: F401  (tracer.numpy's vmap- and loop-built names)
 from tracer import errors  # noqa: F401  (JAX's error names: jax.errors)
 from tracer import random  # noqa: F401  (JAX's threefry PRNG as tracer.numpy ops)
 from tracer import debug  # noqa: F401  (debug.print, debug.callback)

@@ -192,3 +192,36 @@ def test_ascontiguousarray_asanyarray(x):
                         np.ascontiguousarray(x, dtype), np.asarray(x))
         agreement.agree(lambda x: tnp.asanyarray(x, dtype), np.asanyarray(x, dtype),
                         np.asarray(x))
+
+
+# ---- vectorize (tracer/numpy_mapped.py) ---------------------------------------------------
+
+def test_vectorize_broadcasts_scalar_functions_and_signatures():
+    f = tnp.vectorize(lambda a, b: a + 2 * b)
+    np.testing.assert_array_equal(f(np.arange(3.0), np.ones((2, 1))),
+                                  np.arange(3.0) + 2 * np.ones((2, 1)))
+    assert f(np.ones((1, 3)), 1.0).shape == (1, 3)
+    rng = np.random.default_rng(0)
+    x, y, m = rng.standard_normal((4, 3)), rng.standard_normal(3), rng.standard_normal((5, 2, 3))
+    dot = tnp.vectorize(lambda a, b: tnp.dot(a, b), signature="(n),(n)->()")
+    np.testing.assert_allclose(dot(x, y), x @ y)
+    np.testing.assert_allclose(tracer.jit(dot)(x, y), x @ y)
+    np.testing.assert_allclose(tracer.grad(lambda x: tnp.sum(dot(x, y)))(x),
+                               np.broadcast_to(y, x.shape))
+    mv = tnp.vectorize(lambda a, v: a @ v, signature="(m,n),(n)->(m)")
+    np.testing.assert_allclose(mv(m, y), m @ y)
+    two = tnp.vectorize(lambda a: (a, 2 * a), signature="()->(),()")
+    assert [o.tolist() for o in two(np.arange(3.0))] == [[0, 1, 2], [0, 2, 4]]
+    power = tnp.vectorize(lambda a, n: a ** n, excluded={1})
+    assert power(np.arange(4.0), 2).tolist() == [0, 1, 4, 9]
+
+
+def test_vectorize_checks_core_dimensions():
+    dot = tnp.vectorize(lambda a, b: tnp.dot(a, b), signature="(n),(n)->()")
+    with pytest.raises(ValueError, match="inconsistent size for core dimension 'n'"):
+        dot(np.ones(3), np.ones(4))
+    with pytest.raises(ValueError, match="not a valid gufunc signature"):
+        tnp.vectorize(lambda a: a, signature="(n->()")(np.ones(3))
+    bad = tnp.vectorize(lambda a: a, signature="(n)->()")
+    with pytest.raises(ValueError, match="output 0 has shape"):
+        bad(np.ones((2, 3)))

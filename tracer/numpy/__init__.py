@@ -71,7 +71,9 @@ from tracer.numpy.array_api import (bitwise_count, concat, isdtype,  # noqa: E40
                                     matrix_transpose, matvec, permute_dims, unstack, vecdot,
                                     vecmat)
 from tracer.numpy.float_parts import frexp, ldexp, modf, nextafter, spacing  # noqa: E402
-from tracer.numpy.number_funcs import angle, gcd, i0, lcm  # noqa: E402
+from tracer.numpy.number_funcs import angle, i0  # noqa: E402
+# vectorize, apply_along_axis, gcd, lcm, put_along_axis and fill_diagonal are built on
+# vmap, loops and index updates: tracer/numpy_mapped.py
 from tracer.numpy.sets import (digitize, intersect1d, isin, setdiff1d,  # noqa: E402
                                setxor1d, union1d, unique_all, unique_counts, unique_inverse,
                                unique_values)
@@ -80,10 +82,10 @@ from tracer.numpy.signal import (bartlett, blackman, convolve, correlate,  # noq
                                  kaiser, trapezoid, unwrap)
 from tracer.numpy.polyfuncs import (polyadd, polyder, polyfit, polyint,  # noqa: E402
                                      polymul, polysub, polyval, vander)
-from tracer.numpy.index_tricks import (apply_along_axis, apply_over_axes,  # noqa: E402
+from tracer.numpy.index_tricks import (apply_over_axes,  # noqa: E402
                                        array_equiv, ascontiguousarray, asanyarray, choose,
-                                       fill_diagonal, iscomplex, iscomplexobj, isreal,
-                                       isrealobj, isscalar, piecewise, put_along_axis,
+                                       iscomplex, iscomplexobj, isreal,
+                                       isrealobj, isscalar, piecewise,
                                        ravel_multi_index, resize, trim_zeros, unravel_index)
 
 from tracer.numpy.dtypes import (can_cast, dtype, finfo, iinfo, issubdtype,  # noqa: E402

@@ -8,6 +8,7 @@ import numpy as np
 
 from ir.errors import DTypeError
 from ir.types import dtype_kind
+from tracer.core import run_kernel
 from tracer.numpy._base import (FLOAT32, broadcast_shapes, convert, dtype_of, float_dtype,
                                 result_dtype, shape, value)
 from tracer.numpy.bitwise import bitwise_and, bitwise_or, right_shift
@@ -22,8 +23,9 @@ _LAYOUT = {4: (np.uint32, np.int32, 23, 127), 8: (np.uint64, np.int64, 52, 1023)
 
 
 def _bits(x, dt):
-    from tracer.lax.bitcast import bitcast_convert_type
-    return bitcast_convert_type(x, dt)
+    """x's bits as dt, of x's item size: the bitcast kernel (tracer.lax.bitcast registers
+    it), by name, since tracer.numpy does not import tracer.lax, which builds on it."""
+    return run_kernel("bitcast", [x], {"dtype": np.dtype(dt)})
 
 
 def _float(name, x):

@@ -18,7 +18,6 @@ from tracer.numpy._base import (broadcast_shapes, convert, dtype_of, has_tracer,
 from tracer.numpy.bitwise import logical_not
 from tracer.numpy.creation import asarray, ones, zeros
 from tracer.numpy.elementwise import add, equal, multiply, where
-from tracer.numpy.index_updates import Update
 from tracer.numpy.indexing import take, take_along_axis
 from tracer.numpy.reductions import all as all_, any as any_
 from tracer.numpy.rounding import floor_divide, remainder
@@ -100,58 +99,6 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     return out
 
 
-def _inplace(op, inplace):
-    if inplace:
-        raise ArgumentError(f"{op}: arrays here are immutable, so {op} cannot write in "
-                            f"place; pass inplace=False and use the returned array (as "
-                            f"jax.numpy.{op})")
-
-
-def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
-    """arr with `values` written at `indices` along `axis` (other axes broadcast), as
-    numpy.put_along_axis but returning the new array (inplace=False is required)."""
-    _inplace("put_along_axis", inplace)
-    a = value(arr, "put_along_axis")
-    if axis is None:
-        a, axis, out_shape = ravel(a), 0, shape(a)
-    else:
-        out_shape = None
-    idx = _int_index("put_along_axis", indices)
-    nd = len(shape(a))
-    if len(shape(idx)) != nd:
-        raise ShapeError(f"put_along_axis: indices (shape {shape(idx)}) and arr (shape "
-                         f"{shape(a)}) must have the same number of dimensions")
-    ax = normalize_axis("put_along_axis", axis, nd)
-    key = tuple(idx if i == ax else np.arange(d).reshape((-1,) + (1,) * (nd - i - 1))
-                for i, d in enumerate(shape(a)))
-    out = Update(a, key).set(values, mode=mode)
-    return out if out_shape is None else reshape(out, out_shape)
-
-
-def fill_diagonal(a, val, wrap=False, *, inplace=True):
-    """a with its main diagonal set to `val` (repeated cyclically), as numpy.fill_diagonal
-    but returning the new array (inplace=False is required); a tall 2-d matrix wraps
-    after N columns when `wrap`."""
-    _inplace("fill_diagonal", inplace)
-    a = value(a, "fill_diagonal")
-    shp = shape(a)
-    if len(shp) < 2:
-        raise ShapeError(f"fill_diagonal: array must be at least 2-d, got shape {shp}")
-    if len(shp) == 2:
-        step, end = shp[1] + 1, None if wrap else shp[1] * shp[1]
-    else:
-        if len(set(shp)) != 1:
-            raise ShapeError(f"fill_diagonal: all dimensions of input must be of equal "
-                             f"length, got shape {shp}")
-        step, end = 1 + int(np.cumprod(shp[:-1]).sum()), None
-    pos = np.arange(int(np.prod(shp)))[:end:step]
-    v = ravel(convert(value(val, "fill_diagonal"), dtype_of(a), "fill_diagonal"))
-    if not shape(v)[0] or not pos.size:
-        return asarray(a) if pos.size else a
-    v = take(v, np.arange(pos.size) % shape(v)[0])
-    return reshape(Update(ravel(a), pos).set(v), shp)
-
-
 def choose(a, choices, out=None, mode="raise"):
     """choices[a[i]][i] for every i (a and the choices broadcast), as numpy.choose; under
     tracing mode='wrap' or 'clip', as in JAX."""
@@ -183,24 +130,6 @@ def resize(a, new_shape):
     if not shape(x)[0]:
         return zeros(new, dtype_of(x))
     return reshape(take(x, np.arange(n) % shape(x)[0]), new)
-
-
-def apply_along_axis(func1d, axis, arr, *args, **kwargs):
-    """func1d applied to the 1-d slices of arr along `axis`, its output's axes taking
-    that axis' place, as numpy.apply_along_axis (by nested vmaps, as JAX's: func1d must
-    trace)."""
-    from tracer.vmap import vmap
-    a = value(arr, "apply_along_axis")
-    nd = len(shape(a))
-    ax = normalize_axis("apply_along_axis", axis, nd)
-
-    def func(x):
-        return func1d(x, *args, **kwargs)
-    for i in range(1, nd - ax):
-        func = vmap(func, in_axes=i, out_axes=-1)
-    for _ in range(ax):
-        func = vmap(func, in_axes=0, out_axes=0)
-    return asarray(func(a))
 
 
 def apply_over_axes(func, a, axes):

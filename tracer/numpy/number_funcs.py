@@ -1,18 +1,17 @@
-"""Integer and real-number functions of numpy 2 that jax.numpy also has (issue 26): gcd
-and lcm (Euclid's algorithm: a Python loop eagerly, a `while_loop` under tracing, as in
-JAX), angle (the argument of a real number: 0 or pi) and i0 (NumPy's own Chebyshev
-series of Clenshaw, so the values agree with numpy.i0 to the last few ulp)."""
+"""Integer and real-number functions of numpy 2 that jax.numpy also has (issue 26): angle
+(the argument of a real number: 0 or pi), i0 (NumPy's own Chebyshev series of Clenshaw, so
+the values agree with numpy.i0 to the last few ulp), and the argument checks and Euclid
+step of gcd and lcm (tracer/numpy_mapped.py: a Python loop eagerly, a `while_loop` under
+tracing, as in JAX)."""
 import numpy as np
 
 from ir.errors import DTypeError
 from ir.types import dtype_kind
-from tracer.core import Tracer
 from tracer.numpy._base import broadcast_shapes, convert, dtype_of, result_dtype, shape, value
-from tracer.numpy.elementwise import (abs, add, divide, equal, exp, less_equal, multiply, not_equal,
+from tracer.numpy.elementwise import (abs, add, divide, exp, less_equal, multiply, not_equal,
                                       sqrt, subtract, where)
 from tracer.numpy.mathfuncs import arctan2, rad2deg
-from tracer.numpy.reductions import any as any_
-from tracer.numpy.rounding import floor_divide, remainder
+from tracer.numpy.rounding import remainder
 from tracer.numpy.shape_ops import broadcast_to
 
 
@@ -32,28 +31,6 @@ def _euclid_step(a, b):
     live = not_equal(b, 0)
     return (where(live, b, a),
             where(live, remainder(a, where(live, b, np.ones((), dtype_of(b)))), b))
-
-
-def gcd(x1, x2, /):
-    """The greatest common divisor of |x1| and |x2| (gcd(0, 0) is 0), as numpy.gcd."""
-    a, b = _integers("gcd", x1, x2)
-    a, b = abs(a), abs(b)
-    if isinstance(a, Tracer) or isinstance(b, Tracer):
-        from tracer.lax import while_loop      # tracer.lax builds on tracer.numpy
-        return while_loop(lambda ab: any_(not_equal(ab[1], 0)),
-                          lambda ab: _euclid_step(*ab), (a, b))[0]
-    while np.any(b != 0):
-        a, b = _euclid_step(a, b)
-    return a
-
-
-def lcm(x1, x2, /):
-    """The least common multiple of |x1| and |x2| (0 when either is 0), as numpy.lcm."""
-    a, b = _integers("lcm", x1, x2)
-    g = gcd(a, b)
-    zero = equal(g, 0)
-    a, b = abs(a), abs(b)       # |a| / g * |b|, wrapping on overflow as NumPy's
-    return multiply(floor_divide(a, where(zero, np.ones((), dtype_of(g)), g)), b)
 
 
 def angle(z, deg=False):

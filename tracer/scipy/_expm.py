@@ -8,6 +8,7 @@ import numpy as np
 
 from tracer import lax, vmap
 from tracer import numpy as tnp
+from tracer.lax.linalg import triangular_solve
 from tracer.scipy._util import promote_inexact
 
 _B3 = (120., 60., 12., 1.)
@@ -57,7 +58,6 @@ _DEGREES = {np.dtype(np.float64): (5.371920351148152, (1.495585217958292e-002,
 
 
 def _expm2d(a, upper_triangular, max_squarings):
-    from tracer.scipy.linalg import solve_triangular
     maxnorm, conds, branches = _DEGREES[np.dtype(a.dtype)]
     norm1 = tnp.max(tnp.sum(tnp.abs(a), axis=0))
     n_squarings = lax.stop_gradient(tnp.maximum(0.0, tnp.floor(tnp.log2(norm1 / maxnorm))))
@@ -65,7 +65,8 @@ def _expm2d(a, upper_triangular, max_squarings):
     idx = sum(tnp.astype(norm1 >= c, np.int32) for c in conds)   # jnp.digitize
     u, v = lax.switch(idx, branches, a)
     p, q = u + v, v - u
-    r = solve_triangular(q, p) if upper_triangular else tnp.linalg.solve(q, p)
+    r = (triangular_solve(q, p, left_side=True, lower=False) if upper_triangular else
+         tnp.linalg.solve(q, p))
     r = lax.fori_loop(0, max_squarings,
                       lambda i, r: tnp.where(i < n_squarings, r @ r, r), r)
     return tnp.where(n_squarings > max_squarings, np.nan, r)

@@ -15,6 +15,7 @@ import numpy as np
 from tracer import lax
 from tracer import numpy as tnp
 from tracer.lax.linalg import triangular_solve as _triangular_solve
+from tracer.scipy._expm import expm  # noqa: F401  (public here, as jax.scipy.linalg's)
 from tracer.scipy._util import promote_inexact as _promote
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det",
@@ -296,5 +297,3 @@ def hilbert(n):
     i = np.arange(int(n), dtype=np.float64)
     return tnp.asarray(1 / (i[:, None] + i[None, :] + 1))
 
-
-from tracer.scipy._expm import expm  # noqa: E402  (uses solve_triangular above)
