@@ -4,7 +4,8 @@ The test files (tests/*.py with numpy_utils.py and conftest.py) are read from an
 git repository (no work tree needed) into a temporary directory, beside a generated
 ``autograd`` package whose names are this project's:
 
-- ``autograd.numpy`` -> ``tracer.numpy`` (``.linalg``, ``.fft`` likewise); ``autograd.numpy.
+- ``autograd.numpy`` -> ``tracer.numpy`` (``.linalg``, ``.fft`` likewise), ``autograd.scipy``'s
+  ``special``, ``stats`` (and its distribution modules) and ``linalg`` -> ``tracer.scipy``'s; ``autograd.numpy.
   random`` -> ``numpy.random`` (autograd's is NumPy's, used by the tests to make data);
 - ``grad``, ``value_and_grad``, ``jacobian`` (jacrev), ``hessian``, ``checkpoint`` ->
   tracer's, with autograd's ``argnum=`` passed as ``argnums=``; ``make_vjp``, ``make_jvp``,
@@ -15,7 +16,8 @@ git repository (no work tree needed) into a temporary directory, beside a genera
 - ``autograd.test_util``'s check_grads / check_equivalent / combo_check are a port of
   autograd's (same random directions, step 1e-6 and tolerances) on the above.
 
-Any other autograd name (primitive, defvjp, vspace, holomorphic_grad, isinstance, scipy, ...)
+Any other autograd name (primitive, defvjp, vspace, holomorphic_grad, isinstance, scipy's
+signal and integrate, ...)
 resolves to a placeholder that raises AttributeError when used, so its tests fail (or their
 file fails to import) instead of being skipped. A test passes only when pytest says so.
 Prints tests run, passed, the ratio and the most frequent causes of failure.
@@ -305,18 +307,25 @@ MODULES = {
     'autograd.numpy.random': ('from numpy.random import *', 'numpy.random'),
     'autograd.builtins': ('from builtins import tuple, list, dict', None),
     'autograd.test_util': (TEST_UTIL, None),
-    'autograd.scipy': ('', None),
+    'autograd.scipy': ('from . import special, stats, linalg', None),
+    'autograd.scipy.special': ('', 'tracer.scipy.special'),
+    'autograd.scipy.linalg': ('', 'tracer.scipy.linalg'),
+    'autograd.scipy.stats': ('', 'tracer.scipy.stats'),
+    **{f'autograd.scipy.stats.{d}': ('', f'tracer.scipy.stats.{d}')
+       for d in ('norm', 'multivariate_normal', 't', 'beta', 'gamma', 'poisson', 'dirichlet',
+                 'chi2')},
     'autograd.misc': ('', None),
 }
-PACKAGES = {'autograd', 'autograd.numpy', 'autograd.scipy', 'autograd.misc'}
+PACKAGES = {'autograd', 'autograd.numpy', 'autograd.scipy', 'autograd.misc',
+            'autograd.scipy.stats'}
 OTHER = ('extend', 'tracer', 'wrap_util', 'util', 'differential_operators',
-         'scipy.stats', 'scipy.signal', 'scipy.special', 'scipy.linalg', 'scipy.integrate',
+         'scipy.signal', 'scipy.integrate',
          'scipy.misc', 'misc.optimizers', 'misc.flatten', 'misc.fixed_points')
 
 
 def write_autograd(root):
     modules = dict(MODULES, **{f'autograd.{m}': ('', None) for m in OTHER})
-    packages = PACKAGES | {'autograd.scipy.stats'}
+    packages = PACKAGES
     for name, (body, target) in modules.items():
         parts = name.split('.')
         path = os.path.join(root, *parts)
