@@ -225,3 +225,16 @@ def test_vectorize_checks_core_dimensions():
     bad = tnp.vectorize(lambda a: a, signature="(n)->()")
     with pytest.raises(ValueError, match="output 0 has shape"):
         bad(np.ones((2, 3)))
+
+
+def test_static_index_helpers_and_constants_are_numpy_s():
+    """jax.numpy's s_, index_exp, mgrid, ogrid, iterable, euler_gamma and bool: static
+    helpers whose NumPy objects give the same indices and constant grids here."""
+    x = np.arange(6.0)
+    assert tracer.jit(lambda v: v[tnp.s_[1:5:2]])(x).tolist() == [1.0, 3.0]
+    assert tnp.index_exp[1:2] == (slice(1, 2),)
+    np.testing.assert_array_equal(tnp.mgrid[0:2, 0:3], np.mgrid[0:2, 0:3])
+    assert [g.shape for g in tnp.ogrid[0:2, 0:3]] == [(2, 1), (1, 3)]
+    assert tnp.iterable([1]) and not tnp.iterable(1)
+    assert tnp.euler_gamma == np.euler_gamma and tnp.bool is np.bool_
+    assert tnp.zeros(2, tnp.bool).dtype == np.bool_

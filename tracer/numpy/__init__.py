@@ -104,10 +104,16 @@ float_, complex_ = _np.float64, _np.complex128
 generic, number, integer, inexact = _np.generic, _np.number, _np.integer, _np.inexact
 signedinteger, unsignedinteger = _np.signedinteger, _np.unsignedinteger
 floating, complexfloating = _np.floating, _np.complexfloating
-pi, e, inf, nan = _np.pi, _np.e, _np.inf, _np.nan
+pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
+# index helpers of static values: NumPy's own objects build the same static indices and
+# constant grids here (eager results are NumPy arrays), as jax.numpy's do
+s_, index_exp, mgrid, ogrid = _np.s_, _np.index_exp, _np.mgrid, _np.ogrid
+iterable = _np.iterable
 ndarray = _np.ndarray
 
 from tracer.numpy.ufunc_keywords import wrap_ufuncs  # noqa: E402
 
 wrap_ufuncs(globals())      # out/where/casting/order/dtype/subok on NumPy's ufunc names
 del wrap_ufuncs
+
+bool = _np.bool_     # jax.numpy.bool (last: this module's code above means Python's)
