@@ -34,3 +34,22 @@ def test_top_k_axis_grad_and_vmap():
     np.testing.assert_array_equal(values[1], expected(X[1], 3, 0)[0])
     with pytest.raises(ValueError, match="k=5"):
         lax.top_k(X, 5, axis=1)
+
+
+def test_abstract_long_axes_allocate_nothing_and_top_k_refuses_int32_overflow():
+    """lax_test's testTopKOverflow: eval_shape of top_k over 2**31 + 1 entries raises
+    JAX's ValueError; it used to build an arange of the axis (16 GiB) while tracing.
+    take_along_axis over a 2**24-long abstract axis traces in a few MiB."""
+    import tracemalloc
+    import ml_dtypes
+    big = tracer.ShapeDtypeStruct((2 ** 31 + 1,), np.dtype(ml_dtypes.bfloat16))
+    with pytest.raises(ValueError, match="top_k returns int32 indices, which will overflow"):
+        tracer.eval_shape(lambda x: lax.top_k(x, 100), big)
+    long = tracer.ShapeDtypeStruct((2 ** 24,), np.dtype(np.float32))
+    tracemalloc.start()
+    try:
+        out = tracer.eval_shape(lambda x: lax.top_k(x, 100), long)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out[0].shape == (100,) and peak < 32 * 2 ** 20

@@ -51,6 +51,10 @@ def _extremes(name, x, k, axis, largest):
                          f"{x.shape}")
     x = tnp.moveaxis(x, axis, -1)
     n, last = x.shape[-1], x.ndim - 1
+    if n > np.iinfo(np.int32).max:
+        raise ShapeError(f"lax.{name}: {name} returns int32 indices, which will overflow for "
+                         f"an axis of {n} entries; split the axis into rows and combine the "
+                         f"rows' results")
     if largest:     # the stable ascending order of the reversed row, read backwards
         index = n - 1 - rev(tnp.argsort(rev(x, (last,)), axis=-1), (last,))[..., :k]
     else:
