@@ -17,7 +17,7 @@ import numpy as np
 from ir.errors import (ArgumentError, ArgumentValueError, IndexingError,
                        NonConcreteBooleanIndexError, OutOfBoundsError, ShapeError)
 from ir.types import dtype_kind
-from tracer.core import Tracer, innermost_trace, run_kernel
+from tracer.core import Tracer, run_kernel
 from tracer.numpy._base import (broadcast_shapes, convert, dtype_of, no_out, normalize_axis,
                                 shape, value)
 from tracer.numpy.bitwise import logical_and, logical_or
@@ -123,20 +123,23 @@ def _from_end(idx, n):
     return where(logical_and(less(idx, 0), greater_equal(wrapped, 0)), wrapped, idx)
 
 
+_TAKE_CHECKED = 1 << 20     # axes up to this long are checked by a take from arange(n)
+
+
 def _checked(idx, axis, n):
     """Integer indices into an axis of size n, counted from the end when negative and
-    checked against that axis (as `axis`, in the message) by a take from n zeros: for
+    checked against that axis (as `axis`, in the message) by a take from arange(n): for
     indices that are then combined into a flat position, whose own check would let an
-    index out of its axis read another row, and would name the position. The zeros are a
-    broadcast node, not an n-element constant (an abstract 2**31-long axis, as under
-    eval_shape, must not allocate)."""
-    if not isinstance(idx, Tracer):
-        idx = _as_index(idx)
-        ref = np.broadcast_to(np.zeros((), np.int64), (1,) * axis + (n,))
-        return reshape(_take(ref, idx, axis), shape(idx)) + np.where(idx < 0, idx + n, idx)
-    zeros = innermost_trace([idx]).emit("broadcast_to", [np.zeros((), np.int64)],
-                                        {"shape": (1,) * axis + (n,)})
-    return add(reshape(_take(zeros, idx, axis), shape(idx)), _from_end(idx, n))
+    index out of its axis read another row, and would name the position. A longer axis
+    under tracing gets no n-element constant (an abstract 2**31-long axis, as under
+    eval_shape, must not allocate): an index out of it becomes a large negative position,
+    which the flat take refuses whatever row it is added to."""
+    if n <= _TAKE_CHECKED or not isinstance(idx, Tracer):
+        ref = np.arange(n, dtype=np.int64).reshape((1,) * axis + (n,))
+        return reshape(_take(ref, idx, axis), shape(idx))
+    idx = convert(idx, np.int64, "take")
+    inside = logical_and(greater_equal(idx, -n), less(idx, n))
+    return where(inside, where(less(idx, 0), add(idx, n), idx), np.iinfo(np.int64).min // 4)
 
 
 def _normalize_key(key, ndim):
