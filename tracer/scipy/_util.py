@@ -71,3 +71,16 @@ def bfloat16_via_float32(fn):
         return tree_map(lambda o: tnp.astype(o, _BF16) if getattr(o, "dtype", None) ==
                         np.float32 else o, out)
     return wrapped
+
+
+def mirrored_tails(cdf, logcdf):
+    """(sf, logsf) of a distribution symmetric about loc: the cdf and logcdf at the
+    point mirrored about loc (exact in the upper tail, where 1 - cdf would cancel)."""
+    def sf(x, loc=0, scale=1):
+        x, loc, scale = promote_inexact(x, loc, scale)
+        return cdf(-x, -loc, scale)
+
+    def logsf(x, loc=0, scale=1):
+        x, loc, scale = promote_inexact(x, loc, scale)
+        return logcdf(-x, -loc, scale)
+    return sf, logsf

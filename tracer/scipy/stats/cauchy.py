@@ -2,6 +2,7 @@
 import math
 
 from tracer import numpy as tnp
+from tracer.scipy._util import mirrored_tails as _mirrored_tails
 from tracer.scipy._util import promote_inexact as _promote
 
 
@@ -24,14 +25,7 @@ def logcdf(x, loc=0, scale=1):
     return tnp.log(cdf(x, loc, scale))
 
 
-def sf(x, loc=0, scale=1):
-    x, loc, scale = _promote(x, loc, scale)
-    return cdf(-x, -loc, scale)
-
-
-def logsf(x, loc=0, scale=1):
-    x, loc, scale = _promote(x, loc, scale)
-    return logcdf(-x, -loc, scale)
+sf, logsf = _mirrored_tails(cdf, logcdf)
 
 
 def ppf(q, loc=0, scale=1):

@@ -3,6 +3,7 @@ log_ndtr and ndtri (so logcdf and logsf stay accurate far into the tails)."""
 import math
 
 from tracer import numpy as tnp
+from tracer.scipy._util import mirrored_tails as _mirrored_tails
 from tracer.scipy._util import promote_inexact as _promote
 from tracer.scipy import special as _special
 
@@ -27,14 +28,7 @@ def logcdf(x, loc=0, scale=1):
     return _special.log_ndtr((x - loc) / scale)
 
 
-def sf(x, loc=0, scale=1):
-    x, loc, scale = _promote(x, loc, scale)
-    return cdf(-x, -loc, scale)
-
-
-def logsf(x, loc=0, scale=1):
-    x, loc, scale = _promote(x, loc, scale)
-    return logcdf(-x, -loc, scale)
+sf, logsf = _mirrored_tails(cdf, logcdf)
 
 
 def ppf(q, loc=0, scale=1):
