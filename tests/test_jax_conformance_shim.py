@@ -76,3 +76,8 @@ def test_typed_keys_and_other_prng_implementations_are_outside_the_contract():
     assert jax_conformance.outside("key: PRNG implementation 'rbg' is not available") == keys
     assert jax_conformance.outside("AssertionError: False is not true",
                                    "random_test.py::KeyArrayTest::test_issubdtype") == keys
+    selection = "random_test.py::PrngTest::test_default_prng_selection3"
+    assert jax_conformance.outside("AssertionError: Tuples differ: (2,) != (4,)", selection) == keys
+    assert not jax_conformance.outside("AssertionError: Tuples differ: (2,) != (4,)",
+                                       "random_test.py::PrngTest::test_split_shape")
+    assert not jax_conformance.outside("AssertionError: 1 != 2", selection)
