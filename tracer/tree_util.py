@@ -8,7 +8,7 @@ with no children) and the types registered here; anything else is a leaf.
 """
 import functools
 
-from ir.errors import ArgumentError
+from ir.errors import ArgumentError, ArgumentValueError
 from tracer.pytree import (LEAF, DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey, flatten,
                            flatten_with_path, num_leaves, register_dataclass,
                            register_pytree_node, unflatten)
@@ -118,27 +118,32 @@ def tree_map(f, tree, *rest, is_leaf=None):
 
 
 def _prefix_leaves(td, tree, which, where="tree_map"):
-    """The subtrees of `tree` at the leaves of treedef `td`."""
+    """The subtrees of `tree` at the leaves of treedef `td`; where they differ, JAX's
+    ValueError naming the key path (also an ArgumentError, as tracer's other refusals)."""
     out = []
 
-    def walk(t, x):
+    def walk(t, x, path):
         if t == LEAF:
             out.append(x)
             return
         if t is None:
             if x is not None:
-                raise ArgumentError(f"tree_map: tree {which} has {x!r} where the first tree "
-                                    f"has None")
+                raise ArgumentValueError(f"pytree structure error: {where}: tree {which} has "
+                                         f"{x!r} at key path {keystr(path)!r} where the "
+                                         f"first tree has None")
             return
-        sub_leaves, sub = flatten(x, lambda y: y is not x)
-        kind_ok = (sub != LEAF and sub is not None and sub[:-1] == t[:-1]
-                   and len(sub_leaves) == len(t[-1]))
-        if not kind_ok:
-            raise ArgumentError(f"{where}: tree {which} does not match the structure of "
-                                f"the first tree: {_show(t)} vs {_show(sub)}")
-        for c, y in zip(t[-1], sub_leaves):
-            walk(c, y)
-    walk(td, tree)
+        pairs, sub = flatten_with_path(x, lambda p, y: y is not x)
+        if sub == LEAF or sub is None or sub[:-1] != t[:-1] or len(pairs) != len(t[-1]):
+            what = ("types" if sub in (LEAF, None) or sub[0] != t[0] else
+                    "numbers of pytree children" if len(pairs) != len(t[-1]) else
+                    "pytree metadata")
+            raise ArgumentValueError(
+                f"pytree structure error: different {what} at key path\n    {where} tree "
+                f"{which}{keystr(path)}\n{where}: tree {which} does not match the structure "
+                f"of the first tree there: {_show(t)} vs {_show(sub)}")
+        for c, (p, y) in zip(t[-1], pairs):
+            walk(c, y, path + p)
+    walk(td, tree, ())
     return out
 
 

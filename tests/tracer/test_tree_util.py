@@ -52,6 +52,19 @@ def test_tree_map_with_prefix_trees_and_is_leaf():
         tu.tree_map(lambda a, b: a, (1, 2), (1, 2, 3))
 
 
+def test_structure_mismatch_is_jaxs_value_error_naming_the_key_path():
+    """JAX raises ValueError ("pytree structure error") at the first key path where a
+    tree in `rest` differs from the first: `except ValueError` in user code catches ours."""
+    x = {"a": 1, "c": [1, 2], "d": 4}
+    y = {"a": 1, "c": None, "d": {"d1": 4.1}}
+    with pytest.raises(ValueError, match=r"different types at key path\n    tree_map tree 1\['c'\]"):
+        tu.tree_map(lambda a, b: a, x, y, is_leaf=lambda v: v is None)
+    with pytest.raises(ValueError, match=r"different numbers of pytree children .*\n.* tree 2\[1\]"):
+        tu.tree_map(lambda a, b, c: a, [1, (2, 3)], [1, (2, 3)], [1, (2, 3, 4)])
+    with pytest.raises(ValueError, match=r"pytree metadata .*\n    tree_map_with_path tree 1\['a'\]"):
+        tu.tree_map_with_path(lambda p, a, b: a, {"a": {"u": 1}}, {"a": {"v": 1}})
+
+
 def test_static_fields_are_static_and_aux_must_be_hashable():
     calls = []
 
