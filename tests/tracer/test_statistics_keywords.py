@@ -78,6 +78,27 @@ def test_var_gradients_and_batching_with_where_and_nan():
                                rtol=1e-5)
 
 
+@pytest.mark.parametrize("x,axis", [(3.5, None), (np.array([[1.0, 2.0, 4.0]]), 0),
+                                    (np.array([[[-1.0], [2.0]]]), (0, 2))])
+def test_std_over_length_one_axes_is_constant_so_its_derivative_is_zero(x, axis):
+    """std of one element is 0 whatever the element: finite differences give 0 (JAX NaN)."""
+    def f(x):
+        return tnp.sum(tnp.std(x, axis=axis) * 3.0)
+    x = np.asarray(x)
+    eps = 1e-6 * np.ones_like(x)
+    numeric = (numpy("std", x + eps, axis=axis).sum() - numpy("std", x - eps, axis=axis).sum())
+    assert numeric == 0.0
+    np.testing.assert_array_equal(tnp.std(x, axis=axis), numpy("std", x, axis=axis))
+    for b in BACKENDS:
+        np.testing.assert_array_equal(tracer.jit(tracer.grad(f), backend=b)(x), np.zeros_like(x))
+    np.testing.assert_array_equal(tracer.jvp(f, (x,), (np.ones_like(x),))[1], 0.0)
+    np.testing.assert_array_equal(tracer.hessian(f)(x), np.zeros(x.shape * 2))
+    np.testing.assert_array_equal(tracer.vmap(tracer.grad(f))(np.stack([x, 2 * x])), 0.0)
+    # a given mean, or more than one element, keeps the derivative of |x - mean|
+    assert tracer.grad(lambda x: tnp.std(x, mean=1.0))(3.5) == 1.0
+    np.testing.assert_allclose(tracer.grad(tnp.std)(np.array([1.0, 3.0])), [-0.5, 0.5])
+
+
 @pytest.mark.parametrize("f", [tnp.var, tnp.std])
 def test_count_at_most_ddof_gives_nan_and_ddof_with_correction_is_refused(f):
     for size in (0, 1, 2):

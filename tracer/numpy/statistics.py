@@ -17,6 +17,7 @@ from tracer.numpy.bitwise import logical_and, logical_not
 from tracer.numpy.creation import zeros
 from tracer.numpy.elementwise import (add, divide, less, maximum, multiply, not_equal,
                                       sqrt, subtract, where as where_)
+from tracer.numpy.rounding import _held
 from tracer.numpy.reductions import (_reduce, accumulator, all, argmax, argmin,
                                      check_where, computation, mean, no_out, sum)
 from tracer.numpy.shape_ops import concatenate, ravel, reshape, transpose
@@ -76,7 +77,9 @@ def _moments(name, a, axis, dtype, ddof, keepdims, where, mean, skip_nan):
     """var and nanvar: squared deviations from the mean (given, or of the kept elements:
     `where` and, for nanvar, not NaN) summed over the kept elements and divided by their
     count minus ddof. A slice with count - ddof <= 0 gives NaN, as in JAX (NumPy gives inf
-    or NaN with a warning)."""
+    or NaN with a warning). One element's deviation from its own mean is identically zero,
+    so it is held constant: std over length-1 axes (ddof < 1) has the exact derivative 0,
+    not sqrt'(0) * 0 = NaN as in JAX (autograd and finite differences give 0)."""
     from tracer.numpy.shape_ops import broadcast_to
     a = value(a, name)
     where = check_where(name, where)
@@ -96,6 +99,8 @@ def _moments(name, a, axis, dtype, ddof, keepdims, where, mean, skip_nan):
     m = divide(sum(x, axis=axes, keepdims=True, where=keep), n) if mean is None else \
         convert(value(mean, name), ct, name)
     d = subtract(x, m)
+    if keep is None and mean is None and n == 1 and ddof < 1:
+        d = _held(d)
     ss = sum(multiply(d, d), axis=axes, keepdims=keepdims, where=keep)
     if keep is None:
         return convert(divide(ss, n - ddof) if n - ddof > 0 else multiply(ss, _NAN), dt, name)
