@@ -17,6 +17,7 @@ from tracer import core
 from tracer import numpy as tnp
 from tracer.custom import custom_vjp
 from tracer.lax.bitcast import bitcast_convert_type
+from tracer.numpy._base import complex_only
 from tracer.pytree import flatten, unflatten
 
 FLOAT, INT, SIGNED, NUM, INTB, ANY = "f", "iu", "if", "iuf", "biu", "biuf"
@@ -375,21 +376,9 @@ def clamp(min, x, max):                            # noqa: A002  (jax.lax signat
     return tnp.minimum(tnp.maximum(x, lo), hi)
 
 
-def _complex_only(name, doc):
-    """jax.lax's name for an op whose operand (real, imag) or result (conj, complex) is
-    complex: a DTypeError naming the op and the operands' dtypes, as tracer has no
-    complex dtypes (jax.lax.real of a float raises a TypeError too)."""
-    def op(*args):
-        dtypes = ", ".join(str(tnp.asarray(a).dtype) for a in args)
-        raise DTypeError(f"lax.{name} {doc}, and tracer has no complex dtypes (got {dtypes})")
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"jax.lax.{name}: not supported; it {doc}."
-    return op
-
-
 _COMPLEX = {"real": "takes a complex array", "imag": "takes a complex array",
             "conj": "returns a complex array", "complex": "returns a complex array"}
-globals().update({name: _complex_only(name, doc) for name, doc in _COMPLEX.items()})
+globals().update({name: complex_only(f"lax.{name}", doc) for name, doc in _COMPLEX.items()})
 
 __all__ = sorted(_OPS) + sorted(_COMPLEX) + [
     "mul", "AccuracyMode", "RoundingMethod", "pow", "round", "integer_pow", "reduce_precision",

@@ -14,6 +14,7 @@ from tracer.numpy.elementwise import (abs, absolute, add, clip, cos, divide, equ
                                       true_divide, where)
 from tracer.numpy.products import dot, matmul, outer
 from tracer.numpy import linalg  # noqa: E402,F401  (issue 12: the numpy.linalg namespace)
+from tracer.numpy import fft  # noqa: E402,F401  (numpy.fft's real-valued names)
 from tracer.numpy.reductions import amax, amin, argmax, argmin, max, mean, min, prod, sum
 from tracer.numpy.shape_ops import (broadcast_to, concatenate, expand_dims, ravel, reshape,
                                     squeeze, stack, swapaxes, transpose)

@@ -266,3 +266,14 @@ def named(name, doc):
         op.__doc__ = doc
         return op
     return deco
+
+
+def complex_only(qualname, doc, arrays=None):
+    """A NumPy or JAX name whose operand or result is complex (`doc` says which, e.g.
+    "returns a complex array"): tracer has no complex dtypes, so calling it raises a
+    DTypeError naming it and the dtypes of its first `arrays` arguments (all if None)."""
+    def op(*args, **kwargs):
+        dts = ", ".join(str(a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype)
+                        for a in args[:arrays])
+        raise DTypeError(f"{qualname} {doc}, and tracer has no complex dtypes (got {dts})")
+    return named(qualname.rpartition(".")[2], f"{qualname}: not supported; it {doc}.")(op)

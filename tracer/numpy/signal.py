@@ -257,18 +257,20 @@ def _window(name, M, np_fn):
     return as_array(np_fn(M), name)
 
 
-def operator_index(name, M):
+def operator_index(name, M, what="M (the number of points)"):
+    """M as a Python int: a static length that fixes the result's shape."""
     if isinstance(M, Tracer) or isinstance(M, bool):
-        raise ArgumentError(f"{name}: M (the number of points) must be a static int, got "
+        raise ArgumentError(f"{name}: {what} must be a static int, got "
                             f"{type(M).__name__}; it fixes the result's shape")
     try:
-        return int(np.asarray(M).item()) if np.ndim(M) == 0 else _bad_m(name, M)
-    except (TypeError, ValueError):
-        return _bad_m(name, M)
+        m = np.asarray(M).item() if np.ndim(M) == 0 else _bad_m(name, M, what)
+        return int(m) if int(m) == m else _bad_m(name, M, what)
+    except (TypeError, ValueError, OverflowError):
+        return _bad_m(name, M, what)
 
 
-def _bad_m(name, M):
-    raise ArgumentError(f"{name}: M (the number of points) must be an int, got {M!r}")
+def _bad_m(name, M, what):
+    raise ArgumentError(f"{name}: {what} must be an int, got {M!r}")
 
 
 def bartlett(M):
