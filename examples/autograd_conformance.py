@@ -13,6 +13,7 @@ git repository (no work tree needed) into a temporary directory, beside a genera
   ``hessian_tensor_product`` and ``make_hvp`` are autograd's one-line definitions written
   on tracer's vjp / jvp / grad; ``tuple``, ``list`` and ``dict`` are Python's (tracer's
   transforms take and return Python containers of traced values as they are);
+- ``autograd.misc.flatten`` -> ``tracer.flatten_util.ravel_pytree`` (the same pair);
 - ``autograd.test_util``'s check_grads / check_equivalent / combo_check are a port of
   autograd's (same random directions, step 1e-6 and tolerances) on the above.
 
@@ -41,6 +42,7 @@ import functools
 import numpy as onp
 import tracer
 import tracer.numpy as tnp
+from tracer.flatten_util import ravel_pytree
 from tracer.tree_util import tree_flatten, tree_unflatten
 
 
@@ -151,6 +153,9 @@ def hessian_tensor_product(fun, argnum=0):
 
 
 hessian_vector_product = hessian_tensor_product
+
+
+flatten = ravel_pytree      # autograd.misc.flatten returns the same (vector, unflatten)
 
 
 @unary_to_nary
@@ -314,13 +319,14 @@ MODULES = {
     **{f'autograd.scipy.stats.{d}': ('', f'tracer.scipy.stats.{d}')
        for d in ('norm', 'multivariate_normal', 't', 'beta', 'gamma', 'poisson', 'dirichlet',
                  'chi2')},
-    'autograd.misc': ('', None),
+    'autograd.misc': ('from _agmap import flatten', None),
+    'autograd.misc.flatten': ('from _agmap import flatten', None),
 }
 PACKAGES = {'autograd', 'autograd.numpy', 'autograd.scipy', 'autograd.misc',
             'autograd.scipy.stats'}
 OTHER = ('extend', 'tracer', 'wrap_util', 'util', 'differential_operators',
          'scipy.signal', 'scipy.integrate',
-         'scipy.misc', 'misc.optimizers', 'misc.flatten', 'misc.fixed_points')
+         'scipy.misc', 'misc.optimizers', 'misc.fixed_points')
 
 
 def write_autograd(root):
