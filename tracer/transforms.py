@@ -236,6 +236,11 @@ _VALUE_AND_GRAD_DOC = ("Value and gradient of {fun} with respect to positional a
                        "as the arguments at positions {argnums}.")
 
 
+def _has_axes(x):
+    """x is an array of rank >= 1; a class (np.ndarray's `ndim` is a descriptor) is not."""
+    return not isinstance(x, type) and np.ndim(x) > 0
+
+
 def _value_and_grad(fun, argnums, has_aux, with_value, holomorphic, allow_int, reduce_axes):
     """Keyword arguments, and positional arguments outside argnums whose leaves are all
     scalars (sizes, axes, counts, flags), reach fun as they are (as JAX), so shapes may
@@ -249,7 +254,7 @@ def _value_and_grad(fun, argnums, has_aux, with_value, holomorphic, allow_int, r
     def value_and_grad_f(*args, **kwargs):
         nums = _argnums(argnums, args, where, allow_int, holomorphic)
         traced = [i for i, a in enumerate(args)
-                  if i in nums or any(np.ndim(x) for x in flatten(a)[0])]
+                  if i in nums or any(_has_axes(x) for x in flatten(a)[0])]
         f, diff = partial_args(fun, args, traced, kwargs)
         arg_trees = [flatten(args[i])[1] for i in traced]
         wrt = [i in nums for i, t in zip(traced, arg_trees) for _ in range(num_leaves(t))]

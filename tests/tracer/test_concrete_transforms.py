@@ -102,6 +102,9 @@ def test_arguments_outside_argnums_reach_the_function_as_they_are():
     h = tracer.grad(lambda x, data: tnp.sum(x * data) if data[0] > 0 else tnp.sum(-x))
     np.testing.assert_allclose(h(x, x + 1), x + 1)
     np.testing.assert_allclose(h(x, x - 1), -np.ones(6))
+    # a class (np.ndarray has an `ndim` descriptor) is passed as it is, as JAX passes it
+    k = tracer.grad(lambda x, cls: tnp.sum(x) * float(isinstance(x, cls) or 2))
+    np.testing.assert_allclose(k(x, np.ndarray), np.full(6, 2.0))
 
 
 def newton_sqrt(a):
