@@ -10,14 +10,16 @@ git repository (no work tree needed) into a temporary directory, beside a genera
 - ``grad``, ``value_and_grad``, ``jacobian`` (jacrev), ``hessian``, ``checkpoint`` ->
   tracer's, with autograd's ``argnum=`` passed as ``argnums=``; ``make_vjp``, ``make_jvp``,
   ``elementwise_grad``, ``deriv``, ``grad_and_aux``, ``tensor_jacobian_product``,
-  ``hessian_tensor_product`` and ``make_hvp`` are autograd's one-line definitions written
-  on tracer's vjp / jvp / grad; ``tuple``, ``list`` and ``dict`` are Python's (tracer's
-  transforms take and return Python containers of traced values as they are);
+  ``hessian_tensor_product``, ``make_hvp`` and ``make_ggnvp`` are autograd's one-line
+  definitions written on tracer's vjp / jvp / grad; ``tuple``, ``list``, ``dict`` and ``isinstance`` are Python's
+  (tracer's transforms take and return Python containers of traced values as they are);
+  ``wrap_util.unary_to_nary`` is the runner's own, on which the above are built;
+  ``scipy.stats.dirichlet.rvs`` is SciPy's, as autograd's is (data for the tests);
 - ``autograd.misc.flatten`` -> ``tracer.flatten_util.ravel_pytree`` (the same pair);
 - ``autograd.test_util``'s check_grads / check_equivalent / combo_check are a port of
   autograd's (same random directions, step 1e-6 and tolerances) on the above.
 
-Any other autograd name (primitive, defvjp, vspace, holomorphic_grad, isinstance, scipy's
+Any other autograd name (primitive, defvjp, vspace, holomorphic_grad, scipy's
 signal and integrate, ...)
 resolves to a placeholder that raises AttributeError when used, so its tests fail (or their
 file fails to import) instead of being skipped. A test passes only when pytest says so.
@@ -163,6 +165,16 @@ def make_hvp(fun, x):
     return core_make_vjp(grad(fun), x)
 
 
+def make_ggnvp(f, g=lambda x: 1.0 / 2 * tnp.sum(x ** 2, axis=-1), f_argnum=0):
+    """autograd's Gauss-Newton product J_f^T H_g J_f v (J_f v by jvp, not vjp of a vjp)."""
+    @unary_to_nary
+    def _make_ggnvp(f, x):
+        f_vjp, f_x = core_make_vjp(f, x)
+        g_hvp, _ = core_make_vjp(tracer.grad(g), f_x)
+        return lambda v: f_vjp(g_hvp(core_make_jvp(f, x)(v)[1]))
+    return _make_ggnvp(f, f_argnum)
+
+
 class VSpace:
     """autograd's vector space of a value: its tree, leaf shapes and dtypes."""
 
@@ -298,33 +310,37 @@ def combo_check(fun, *args, **kwargs):
     return _combo_check
 '''
 
+DISTRIBUTIONS = ('norm', 'multivariate_normal', 't', 'beta', 'gamma', 'poisson', 'chi2')
 # module -> (source of the names it re-exports, target module to delegate to or None)
 MODULES = {
     'autograd': ('from _agmap import (grad, value_and_grad, jacobian, hessian, checkpoint, '
                  'elementwise_grad, deriv, grad_and_aux, tensor_jacobian_product, '
                  'hessian_tensor_product, hessian_vector_product, vector_jacobian_product, '
-                 'make_hvp, make_vjp, make_jvp)\nfrom builtins import tuple, list, dict', None),
+                 'make_hvp, make_ggnvp, make_vjp, make_jvp)\n'
+                 'from builtins import tuple, list, dict, isinstance', None),
     'autograd.core': ('from _agmap import core_make_vjp as make_vjp, '
                       'core_make_jvp as make_jvp', None),
     'autograd.numpy': ('from . import random, linalg, fft', 'tracer.numpy'),
     'autograd.numpy.linalg': ('', 'tracer.numpy.linalg'),
     'autograd.numpy.fft': ('', "getattr(__import__('tracer.numpy').numpy, 'fft', None)"),
     'autograd.numpy.random': ('from numpy.random import *', 'numpy.random'),
-    'autograd.builtins': ('from builtins import tuple, list, dict', None),
+    'autograd.builtins': ('from builtins import tuple, list, dict, isinstance', None),
+    'autograd.wrap_util': ('from _agmap import unary_to_nary', None),
     'autograd.test_util': (TEST_UTIL, None),
     'autograd.scipy': ('from . import special, stats, linalg', None),
     'autograd.scipy.special': ('', 'tracer.scipy.special'),
     'autograd.scipy.linalg': ('', 'tracer.scipy.linalg'),
-    'autograd.scipy.stats': ('', 'tracer.scipy.stats'),
-    **{f'autograd.scipy.stats.{d}': ('', f'tracer.scipy.stats.{d}')
-       for d in ('norm', 'multivariate_normal', 't', 'beta', 'gamma', 'poisson', 'dirichlet',
-                 'chi2')},
+    'autograd.scipy.stats': (f'from . import {", ".join(DISTRIBUTIONS)}, dirichlet',
+                             'tracer.scipy.stats'),
+    **{f'autograd.scipy.stats.{d}': ('', f'tracer.scipy.stats.{d}') for d in DISTRIBUTIONS},
+    'autograd.scipy.stats.dirichlet': ('from scipy.stats import dirichlet as _d\nrvs = _d.rvs',
+                                       'tracer.scipy.stats.dirichlet'),
     'autograd.misc': ('from _agmap import flatten', None),
     'autograd.misc.flatten': ('from _agmap import flatten', None),
 }
 PACKAGES = {'autograd', 'autograd.numpy', 'autograd.scipy', 'autograd.misc',
             'autograd.scipy.stats'}
-OTHER = ('extend', 'tracer', 'wrap_util', 'util', 'differential_operators',
+OTHER = ('extend', 'tracer', 'util', 'differential_operators',
          'scipy.signal', 'scipy.integrate',
          'scipy.misc', 'misc.optimizers', 'misc.fixed_points')
 
