@@ -204,3 +204,29 @@ def test_grads_and_vmap():
                                np.linalg.solve(stack, B), rtol=1e-10)
     np.testing.assert_allclose(tracer.vmap(la.solve_triangular, in_axes=(None, 0))(A, B.T),
                                np.linalg.solve(np.triu(A), B).T, rtol=1e-10)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_solve_sylvester(mode):
+    b = R.normal(size=(2, 2))
+    x = _run(mode, la.solve_sylvester, A, b, B)
+    np.testing.assert_allclose(A @ x + x @ b, B, rtol=1e-11, atol=1e-12)
+    stack = np.stack([A, S])                     # batch dims broadcast across A, B and C
+    xs = la.solve_sylvester(stack, b, B)
+    np.testing.assert_allclose(stack @ xs + xs @ b, np.broadcast_to(B, (2, 4, 2)), atol=1e-11)
+    np.testing.assert_allclose(tracer.vmap(la.solve_sylvester, in_axes=(0, None, None))(
+        stack, b, B), xs, rtol=1e-12)
+    tracer.check_grads(la.solve_sylvester, (A, b, B), order=2)
+    x32 = la.solve_sylvester(A.astype(np.float32), b.astype(np.float32), B.astype(np.float32))
+    assert x32.dtype == np.float32
+    with pytest.raises(ValueError, match="Incompatible shapes for Sylvester equation"):
+        la.solve_sylvester(A, b, B.T)
+    with pytest.raises(ValueError, match="method must be 'schur' or 'eigen', got 'qr'"):
+        la.solve_sylvester(A, b, B, method="qr")
+
+
+def test_solve_sylvester_against_scipy():
+    sl = pytest.importorskip("scipy.linalg")
+    b = R.normal(size=(2, 2))
+    np.testing.assert_allclose(la.solve_sylvester(A, b, B), sl.solve_sylvester(A, b, B),
+                               rtol=1e-11)

@@ -7,8 +7,8 @@ choice, int32 swap indices); expm is JAX's Pade approximant with scaling and squ
 The constructions (block_diag, toeplitz, hankel, circulant, companion, fiedler, hilbert)
 batch over leading dims as JAX's. The overwrite_* and check_finite flags are accepted and
 ignored, as in JAX. Not here: generalized eigenproblems (eigh's b), pivoted QR, and what
-needs complex numbers or a Schur form (eig, schur, sqrtm, funm, hessenberg, polar, dft,
-solve_sylvester), nor expm_frechet, eigh_tridiagonal, qr_multiply and the rarer
+needs complex numbers or a Schur form (eig, schur, sqrtm, funm, hessenberg, polar, dft),
+nor expm_frechet, eigh_tridiagonal, qr_multiply and the rarer
 constructions (pascal, invpascal, invhilbert, helmert, leslie, convolution_matrix)."""
 import numpy as np
 
@@ -20,7 +20,8 @@ from tracer.scipy._util import promote_inexact as _promote
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det",
            "eigh", "svd", "qr", "lu", "lu_factor", "lu_solve", "block_diag", "toeplitz",
-           "hankel", "circulant", "companion", "fiedler", "hilbert", "expm"]
+           "hankel", "circulant", "companion", "fiedler", "hilbert", "expm",
+           "solve_sylvester"]
 
 
 def _mt(x):
@@ -81,6 +82,30 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False,
     if b.ndim == a.ndim - 1:
         return tnp.linalg.solve(a, b[..., None])[..., 0]
     return tnp.linalg.solve(a, b)
+
+
+def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
+    """X with A X + X B = C, batched over leading dims as JAX's. Solved directly as the
+    (m n)-square system (A (x) I + I (x) B^T) vec X = vec C rather than by JAX's complex
+    Schur or eigen route (there are no complex dtypes here), so `method` and `tol` change
+    nothing, and an equation without a unique solution (A and -B sharing an eigenvalue)
+    gives what solve gives for a singular matrix where JAX gives NaN; meant for the small
+    m and n the O((m n)^3) solve allows."""
+    if method not in ("schur", "eigen"):
+        raise ValueError(f"solve_sylvester: method must be 'schur' or 'eigen', got {method!r}")
+    A, B, C = _promote(A, B, C)
+    m, n = C.shape[-2:]
+    if A.shape[-2:] != (m, m) or B.shape[-2:] != (n, n):
+        raise ValueError(f"Incompatible shapes for Sylvester equation:\nA: {A.shape}\n"
+                         f"B: {B.shape}\nC: {C.shape}")
+    eye_m, eye_n = np.eye(m, dtype=C.dtype), np.eye(n, dtype=C.dtype)
+    k = tnp.einsum("...ik,jl->...ijkl", A, eye_n) + tnp.einsum("ik,...lj->...ijkl", eye_m, B)
+    k = tnp.reshape(k, k.shape[:-4] + (m * n, m * n))
+    c = tnp.reshape(C, C.shape[:-2] + (m * n, 1))
+    batch = tnp.broadcast_shapes(k.shape[:-2], c.shape[:-2])
+    x = tnp.linalg.solve(tnp.broadcast_to(k, batch + k.shape[-2:]),
+                         tnp.broadcast_to(c, batch + c.shape[-2:]))
+    return tnp.reshape(x, batch + (m, n))
 
 
 def inv(a, overwrite_a=False, check_finite=True):
