@@ -5,22 +5,24 @@ git repository (no work tree needed) into a temporary directory, beside a genera
 ``autograd`` package whose names are this project's:
 
 - ``autograd.numpy`` -> ``tracer.numpy`` (``.linalg``, ``.fft`` likewise), ``autograd.scipy``'s
-  ``special``, ``stats`` (and its distribution modules) and ``linalg`` -> ``tracer.scipy``'s; ``autograd.numpy.
-  random`` -> ``numpy.random`` (autograd's is NumPy's, used by the tests to make data);
+  ``special``, ``stats`` (and its distribution modules), ``linalg`` and ``signal`` ->
+  ``tracer.scipy``'s; ``autograd.numpy.random`` -> ``numpy.random`` (autograd's is NumPy's,
+  used by the tests to make data);
 - ``grad``, ``value_and_grad``, ``jacobian`` (jacrev), ``hessian``, ``checkpoint`` ->
   tracer's, with autograd's ``argnum=`` passed as ``argnums=``; ``make_vjp``, ``make_jvp``,
   ``elementwise_grad``, ``deriv``, ``grad_and_aux``, ``tensor_jacobian_product``,
   ``hessian_tensor_product``, ``make_hvp`` and ``make_ggnvp`` are autograd's one-line
-  definitions written on tracer's vjp / jvp / grad; ``tuple``, ``list``, ``dict`` and ``isinstance`` are Python's
-  (tracer's transforms take and return Python containers of traced values as they are);
+  definitions written on tracer's vjp / jvp / grad; ``tuple``, ``list``, ``dict`` and
+  ``isinstance`` are Python's (tracer's transforms take and return Python containers of
+  traced values as they are);
   ``wrap_util.unary_to_nary`` is the runner's own, on which the above are built;
   ``scipy.stats.dirichlet.rvs`` is SciPy's, as autograd's is (data for the tests);
 - ``autograd.misc.flatten`` -> ``tracer.flatten_util.ravel_pytree`` (the same pair);
 - ``autograd.test_util``'s check_grads / check_equivalent / combo_check are a port of
   autograd's (same random directions, step 1e-6 and tolerances) on the above.
 
-Any other autograd name (primitive, defvjp, vspace, holomorphic_grad, scipy's
-signal and integrate, ...)
+Any other autograd name (primitive, defvjp, vspace, holomorphic_grad, scipy's integrate,
+...)
 resolves to a placeholder that raises AttributeError when used, so its tests fail (or their
 file fails to import) instead of being skipped. A test passes only when pytest says so.
 Prints tests run, passed, the ratio and the most frequent causes of failure.
@@ -327,9 +329,10 @@ MODULES = {
     'autograd.builtins': ('from builtins import tuple, list, dict, isinstance', None),
     'autograd.wrap_util': ('from _agmap import unary_to_nary', None),
     'autograd.test_util': (TEST_UTIL, None),
-    'autograd.scipy': ('from . import special, stats, linalg', None),
+    'autograd.scipy': ('from . import special, stats, linalg, signal', None),
     'autograd.scipy.special': ('', 'tracer.scipy.special'),
     'autograd.scipy.linalg': ('', 'tracer.scipy.linalg'),
+    'autograd.scipy.signal': ('', 'tracer.scipy.signal'),
     'autograd.scipy.stats': (f'from . import {", ".join(DISTRIBUTIONS)}, dirichlet',
                              'tracer.scipy.stats'),
     **{f'autograd.scipy.stats.{d}': ('', f'tracer.scipy.stats.{d}') for d in DISTRIBUTIONS},
@@ -341,7 +344,7 @@ MODULES = {
 PACKAGES = {'autograd', 'autograd.numpy', 'autograd.scipy', 'autograd.misc',
             'autograd.scipy.stats'}
 OTHER = ('extend', 'tracer', 'util', 'differential_operators',
-         'scipy.signal', 'scipy.integrate',
+         'scipy.integrate',
          'scipy.misc', 'misc.optimizers', 'misc.fixed_points')
 
 

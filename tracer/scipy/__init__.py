@@ -1,5 +1,5 @@
-"""`tracer.scipy`: jax.scipy's special, stats and linalg names, composed of tracer.numpy,
+"""`tracer.scipy`: jax.scipy's special, stats, linalg and signal names, composed of tracer.numpy,
 tracer.lax, tracer.nn and tracer.numpy.linalg functions (real dtypes only)."""
-from tracer.scipy import linalg, special, stats  # noqa: F401
+from tracer.scipy import linalg, signal, special, stats  # noqa: F401
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["linalg", "signal", "special", "stats"]
