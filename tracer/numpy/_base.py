@@ -236,6 +236,12 @@ def _operand(x, desc, dt, shp, trace, op):
     return broadcast(x, shp, trace)
 
 
+def held(v):
+    """v with a zero derivative: a value fix-up (a remainder's sign, a special case's
+    constant), not a function of the inputs, whatever transform differentiates it."""
+    return run_kernel("stop_gradient", [v]) if isinstance(v, Tracer) else v
+
+
 def normalize_axis(op, axis, ndim):
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise ArgumentError(f"{op}: axis must be an int, got {axis!r}")

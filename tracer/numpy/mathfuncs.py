@@ -25,7 +25,7 @@ from ir.errors import DTypeError
 from ir.types import BFLOAT16, dtype_kind
 from tracer.core import Tracer
 from tracer.numpy._base import (FLOAT16, FLOAT32, FLOAT64, INT8, convert, dtype_of, float_dtype,
-                                named, result_dtype, run_kernel, value)
+                                held, named, result_dtype, run_kernel, value)
 from tracer.numpy.elementwise import (_float_dtype, abs, cos, divide, equal, exp, expm1,
                                       greater, greater_equal, less, log, log1p, maximum,
                                       minimum, multiply, power, sin, sqrt, where)
@@ -74,11 +74,6 @@ def _magnitude(x):
 def _with_sign_of(mag, x):
     """mag (>= 0) with the sign of x, -0.0 included."""
     return where(_signbit(x), -mag, mag)
-
-
-def _constant(x):
-    """x held constant under differentiation: a shift whose derivative cancels exactly."""
-    return run_kernel("stop_gradient", [x]) if isinstance(x, Tracer) else x
 
 
 def copysign(x1, x2):
@@ -227,7 +222,7 @@ def hypot(x1, x2):
     m = maximum(a, b)
     inf = logical_or(a == np.inf, b == np.inf)
     special = logical_or(m == 0, inf)
-    s = _constant(where(special, 1.0, m))
+    s = held(where(special, 1.0, m))
     p, q = x / s, y / s
     return where(inf, np.inf, where(special, m, s * sqrt(p * p + q * q)))
 

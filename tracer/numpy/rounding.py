@@ -12,7 +12,7 @@ from ir.errors import DTypeError
 from ir.types import BFLOAT16, dtype_kind
 from tracer.core import Tracer
 from tracer.numpy._base import (FLOAT16, FLOAT32, FLOAT64, INT8, broadcast,
-                                broadcast_shapes, convert, dtype_of, elementwise,
+                                broadcast_shapes, convert, dtype_of, elementwise, held,
                                 innermost_trace, named, no_out, result_dtype, run_kernel,
                                 shape, value)
 
@@ -83,11 +83,6 @@ def _signed_zero(sign_of, dt):
     return where(run_kernel("signbit", [sign_of]), np.array(-0.0, dt), np.array(0.0, dt))
 
 
-def _held(v):
-    """v with a zero derivative (a value fix-up, not a function of the inputs)."""
-    return run_kernel("stop_gradient", [v]) if isinstance(v, Tracer) else v
-
-
 def _float_divmod(x, y, dt):
     """npy_divmod (numpy/_core/src/npymath/npy_math_internal.h.src), branch for branch."""
     shp, trace = broadcast_shapes("divmod", shape(x), shape(y)), innermost_trace([x, y])
@@ -96,14 +91,14 @@ def _float_divmod(x, y, dt):
     div = (x - mod) / y
     fix_up = logical_and(not_equal(mod, 0), logical_xor(less(y, 0), less(mod, 0)))
     # a zero remainder takes y's sign; `- (held - mod)` adds +0 and keeps mod's gradient
-    zero = _signed_zero(y, dt) - (_held(mod) - mod)
+    zero = _signed_zero(y, dt) - (held(mod) - mod)
     mod = where(fix_up, mod + y, where(mod == 0, zero, mod))
     div = where(fix_up, div - 1, div)
     fl = run_kernel("floor", [div])
     fl = where(div - fl > 0.5, fl + 1, fl)
     quotient = where(div == 0, _signed_zero(x / y, dt), fl)
     by_zero = y == 0
-    return (where(by_zero, _held(x / y), quotient),
+    return (where(by_zero, held(x / y), quotient),
             where(by_zero, run_kernel("fmod", [x, y]), mod))
 
 

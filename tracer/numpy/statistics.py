@@ -11,13 +11,12 @@ from ir.errors import (ArgumentError, ArgumentValueError, ConcretizationError, D
                        ShapeError)
 from ir.types import dtype_kind
 from tracer.core import Tracer, run_kernel
-from tracer.numpy._base import (FLOAT64, convert, dtype_of, fresh, normalize_axes, normalize_axis,
-                                result_dtype, shape, value)
+from tracer.numpy._base import (FLOAT64, convert, dtype_of, fresh, held, normalize_axes,
+                                normalize_axis, result_dtype, shape, value)
 from tracer.numpy.bitwise import logical_and, logical_not
 from tracer.numpy.creation import zeros
 from tracer.numpy.elementwise import (add, divide, less, maximum, multiply, not_equal,
                                       sqrt, subtract, where as where_)
-from tracer.numpy.rounding import _held
 from tracer.numpy.reductions import (_reduce, accumulator, all, argmax, argmin,
                                      check_where, computation, mean, no_out, sum)
 from tracer.numpy.shape_ops import concatenate, ravel, reshape, transpose
@@ -100,7 +99,7 @@ def _moments(name, a, axis, dtype, ddof, keepdims, where, mean, skip_nan):
         convert(value(mean, name), ct, name)
     d = subtract(x, m)
     if keep is None and mean is None and n == 1 and ddof < 1:
-        d = _held(d)
+        d = held(d)
     ss = sum(multiply(d, d), axis=axes, keepdims=keepdims, where=keep)
     if keep is None:
         return convert(divide(ss, n - ddof) if n - ddof > 0 else multiply(ss, _NAN), dt, name)
