@@ -6,7 +6,10 @@ miss, and why an entry was rebuilt); without it the logger stays silent unless t
 program configures it (`logging.getLogger("tracer.compile").setLevel(logging.INFO)`).
 A function compiled for many signatures gets one warning saying which arguments keep
 changing (as JAX's recompilation explanations do), and a compile that takes longer than
-a few seconds shows a progress line when stderr is a terminal.
+a few seconds shows a progress line when stderr is a terminal. Every build also logs JAX's
+three lines ("Finished tracing f for jit in ...", "Compiling jit(f) with global shapes and
+types [...]", "Finished XLA compilation of jit(f) in ...") at DEBUG, or at WARNING while
+tracer.config's jax_log_compiles is on, as JAX does.
 """
 import contextlib
 import inspect
@@ -18,10 +21,12 @@ import warnings
 
 from lowering import forks
 from lowering.settings import settings
+from tracer import config
 
 logger = logging.getLogger("tracer.compile")
 RECOMPILE_WARNING = 10      # distinct signatures of one function before the warning
 PROGRESS_AFTER = 3.0        # seconds before a compile shows a progress line
+MAX_KEYS = 256              # earlier keys a cache-miss explanation compares with
 
 
 def _configure():
@@ -56,6 +61,30 @@ def _dtype(x):
     return np.dtype(dt).name if dt is not None else f"weak {type(x).__name__}"
 
 
+def jax_type(shape, dtype):
+    """JAX's short text of an array type: f32[2,3], i32[], bool[4]."""
+    import numpy as np
+    dt = np.dtype(dtype)
+    kind = {"f": "f", "i": "i", "u": "u", "c": "c"}.get(dt.kind)
+    name = f"{kind}{dt.itemsize * 8}" if kind and dt.name != "bfloat16" else (
+        "bf16" if dt.name == "bfloat16" else dt.name)
+    return f"{name}[{','.join(map(str, shape))}]"
+
+
+def _log_as_jax(name, graph, phases):
+    """JAX's three lines of a trace and compile (JAX's phrases; the compiler is tracer's)."""
+    level = logging.WARNING if config.log_compiles.value else logging.DEBUG
+    if not logger.isEnabledFor(level):
+        return
+    types = ", ".join(jax_type(v.aval.shape, v.aval.dtype) for v in graph.invars)
+    logger.log(level, "Finished tracing %s for jit in %.9f sec", name,
+               phases.get("trace", 0.0))
+    logger.log(level, "Compiling jit(%s) with global shapes and types [%s]. (tracer: %d "
+               "nodes, one CPU device)", name, types, len(graph.nodes))
+    logger.log(level, "Finished XLA compilation of jit(%s) in %.9f sec (tracer's own "
+               "backend compiled it; there is no XLA here)", name, phases.get("lower", 0.0))
+
+
 def format_phases(record, top=("trace", "lower")):
     """`trace 1.2 ms, lower 30.1 ms (llvm-optimize 20.0, ...)`: the top-level phases of
     a profile record, with the phases timed inside them in brackets."""
@@ -81,11 +110,26 @@ class Recompiles:
     def __init__(self, name, fun):
         self.name, self.fun = name, fun
         self.seen, self.warned = [], False
+        self.keys = []          # tracer.cache_miss.Seen of each build's key, the latest last
         self.lock = forks.lock()
+
+    def missed(self, key, call, changed=None):
+        """Record a build's key (`call`: jit's Call, or the plain arrays) and, while
+        jax_explain_cache_misses is on, log why it missed."""
+        from tracer import cache_miss
+        new = cache_miss.Seen(self.fun, key, call)
+        if config.explain_cache_misses.value:
+            with self.lock:
+                seen = list(self.keys)
+            cache_miss.explain(self.fun, self.name, seen, new, changed)
+        with self.lock:
+            self.keys.append(new)
+            del self.keys[:-MAX_KEYS]
 
     def compiled(self, args, static, graph, phases, changed):
         """Log one build; `changed` lists the re-registered kernels that made an old entry
         stale (None: a new signature, which counts towards the recompile warning)."""
+        _log_as_jax(self.name, graph, phases)
         described = tuple(describe_args(args, static))
         if logger.isEnabledFor(logging.INFO):
             why = ("new signature" if changed is None else

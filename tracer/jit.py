@@ -32,7 +32,7 @@ from lowering import forks
 from lowering.heap import building
 from lowering.profile import phase, recording
 from lowering.settings import settings
-from tracer import aot, compile_log, core, jit_disabled, sources
+from tracer import aot, compile_log, config, core, jit_disabled, sources
 from tracer.core import eval_graph, trace_flat
 from tracer.float0s import Float0Leaves, is_float0
 from tracer.jit_placement import placement
@@ -135,7 +135,14 @@ class Jitted:
         return self._call((obj,) + args, kwargs, static)
 
     def _signature(self, args, kwargs, extra_static=()):
-        """(leaves, cache key, Call or None for plain arrays)."""
+        """(leaves, cache key, Call or None for plain arrays); while a trace-context flag
+        (tracer.config: rank promotion, matmul precision) is not the default, the key
+        holds them, so that a change retraces, as JAX's."""
+        leaves, key, call = self._split(args, kwargs, extra_static)
+        ctx = config.trace_context()
+        return leaves, key if ctx is None else (key, "trace context", ctx), call
+
+    def _split(self, args, kwargs, extra_static):
         if self._plain and not kwargs and not extra_static:
             key = _plain_key(args)
             if key is None and any(isinstance(a, _SCALAR) for a in args):
@@ -198,7 +205,9 @@ class Jitted:
         """The kernels re-registered since `entry` was built (none: it is current again)."""
         epoch = EPOCH[0]         # read before the versions: a change in between is seen
         changed = sorted(k for k, v in entry.versions.items() if registry.version(k) != v)
-        if not changed and not jit_disabled.OPEN[0]:    # (else no call may skip the test)
+        # no call may skip this test while a disable_jit block is open, nor while a trace
+        # context is set (the hot path's key holds none)
+        if not (changed or jit_disabled.OPEN[0] or config.trace_context()):
             entry.epoch = epoch
         return changed
 
@@ -231,6 +240,7 @@ class Jitted:
         """Trace and lower a new entry (`changed`: the re-registered kernels that made an
         old one stale), timing its phases for the compile log."""
         epoch, versions = snapshot()   # before reading any table
+        self._recompiles.missed(key, call, changed)
         with recording() as phases:
             with phase("trace"), building():
                 graph, out_tree, captured, touched, float0 = self._trace(call, leaves)

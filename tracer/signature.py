@@ -207,7 +207,7 @@ class Call:
         statics = tuple(static_key(args[i], f"{where} argument {i}") for i in self.static)
         statics += tuple((k, static_key(kwargs[k], f"{where} argument {k!r}"))
                          for k in sorted(kwargs) if k in names)
-        dyn_kw = {k: v for k, v in kwargs.items() if k not in names}
+        self.dyn_kw = dyn_kw = {k: v for k, v in kwargs.items() if k not in names}
         self.leaves, self.tree = flatten([[a for i, a in enumerate(args)
                                            if i not in self.static], dyn_kw])
         key = [self.tree, statics]
