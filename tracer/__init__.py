@@ -15,6 +15,10 @@ from ir.errors import (ArgumentValueError, GradientTypeError, IndexingError,
 from ir.errors import (NonConcreteBooleanIndexError, TracerArrayConversionError,
                        UnexpectedTracerError)
 from tracer.core import Tracer, get_backend, run_kernel, set_backend
+from tracer import config  # noqa: F401  (jax.config's flags: small, and tracer.numpy reads it)
+from tracer.config import (default_matmul_precision, default_prng_impl, enable_x64,
+                           explain_cache_misses, legacy_prng_key, log_compiles,
+                           numpy_rank_promotion)
 from tracer import methods  # noqa: F401  (operators on Tracer)
 from tracer import kernels  # noqa: F401  (declares the built-in kernels)
 from tracer.jit import eval_shape, jit, make_graph
@@ -59,6 +63,8 @@ __all__ += ["distributed", "sharding", "P", "make_mesh", "shard_map"]
 __all__ += ["ShapeDtypeStruct", "block_until_ready", "eval_shape"]
 __all__ += ["debug", "pure_callback"]
 __all__ += ["scipy"]
+__all__ += ["config", "default_matmul_precision", "default_prng_impl", "enable_x64",
+            "explain_cache_misses", "legacy_prng_key", "log_compiles", "numpy_rank_promotion"]
 
 
 def __getattr__(name):

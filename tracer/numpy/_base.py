@@ -5,6 +5,7 @@ import numpy as np
 from ir import ShapedArray, aval_of, check_dtype, weak_dtype
 from ir.errors import ArgumentError, ArgumentValueError, DTypeError, ShapeError, ShapeMismatchError
 from ir.types import BFLOAT16, dtype_kind
+from tracer.config import numpy_rank_promotion as RANK_PROMOTION
 from tracer.core import Tracer, _stack, as_array, innermost_trace, run_kernel
 
 SCALARS = (bool, int, float)
@@ -163,6 +164,28 @@ def broadcast_shapes(op, *shapes):
     return tuple(out)
 
 
+def check_rank_promotion(op, shapes):
+    """jax_numpy_rank_promotion 'warn' or 'raise': JAX's warning or error when operands
+    of different ranks (scalars aside) are broadcast together. Callers test
+    RANK_PROMOTION.active first, so the default ('allow') costs one attribute read."""
+    mode = RANK_PROMOTION.value
+    if mode == "allow" or len({len(s) for s in shapes if len(s)}) < 2:
+        return
+    listed = " ".join(str(tuple(s)) for s in shapes)
+    if mode == "warn":
+        import warnings
+        warnings.warn(f"Following NumPy automatic rank promotion for {op} on shapes "
+                      f"{listed}. Set the jax_numpy_rank_promotion config option to "
+                      f"'allow' to disable this warning; for more information, see "
+                      f"https://docs.jax.dev/en/latest/rank_promotion_warning.html.",
+                      stacklevel=4)
+        return
+    raise ArgumentValueError(f"Operands could not be broadcast together for {op} on shapes "
+                             f"{listed} and with the config option "
+                             f"jax_numpy_rank_promotion='raise'. For more information, see "
+                             f"https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+
+
 def broadcast(x, shp, trace=None):
     """x broadcast to `shp`. A constant `x` is broadcast inside `trace` (the trace of the
     op's other operands) so the graph gets a node, not a baked-in array."""
@@ -210,6 +233,8 @@ def elementwise(kernel, op, xs, dtype=None):
         shapes.append(desc[0])
     dt = dtype or _promote(op, tuple(types))
     shapes = tuple(shapes)
+    if RANK_PROMOTION.active:
+        check_rank_promotion(op, shapes)
     shp = _broadcasted.get(shapes)
     if shp is None:
         if len(_broadcasted) > 4096:

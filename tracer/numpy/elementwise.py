@@ -4,7 +4,8 @@ import numpy as np
 from ir.errors import ArgumentValueError, DTypeError
 from ir.types import dtype_kind
 from tracer.core import Tracer
-from tracer.numpy._base import (FLOAT64, INT8, broadcast, broadcast_shapes, convert, dtype_of,
+from tracer.numpy._base import (FLOAT64, INT8, RANK_PROMOTION, broadcast, broadcast_shapes,
+                                check_rank_promotion, convert, dtype_of,
                                 elementwise, float_dtype, fresh, innermost_trace, is_weak, named,
                                 no_out, result_dtype, run_kernel, shape, value)
 
@@ -84,6 +85,8 @@ def _compare(kernel, name):
         x, y = value(x, name), value(y, name)
         dt = result_dtype(name, x, y)
         shp = broadcast_shapes(name, shape(x), shape(y))
+        if RANK_PROMOTION.active:
+            check_rank_promotion(name, (shape(x), shape(y)))
         trace = innermost_trace([x, y])
         return run_kernel(kernel, [broadcast(convert(v, dt, name), shp, trace) for v in (x, y)])
     return named(name, f"Elementwise {name}, as numpy.{name}: a bool array.")(op)
@@ -112,6 +115,8 @@ def where(condition, x, y):
     c, x, y = (value(v, "where") for v in (condition, x, y))
     dt = result_dtype("where", x, y)
     shp = broadcast_shapes("where", shape(c), shape(x), shape(y))
+    if RANK_PROMOTION.active:
+        check_rank_promotion("where", (shape(c), shape(x), shape(y)))
     trace = innermost_trace([c, x, y])
     c = broadcast(convert(c, np.bool_, "where"), shp, trace)
     return run_kernel("select", [c] + [broadcast(convert(v, dt, "where"), shp, trace)

@@ -29,6 +29,7 @@ import tracer.numpy as tnp
 from ir import dtype_kind
 from ir.errors import ArgumentError, ArgumentValueError, DTypeError, ShapeError
 from tracer import exact_math
+from tracer.config import legacy_prng_key, random_seed_offset
 from tracer.core import Tracer
 from tracer.numpy._base import (broadcast_shapes, dtype_of, is_weak, normalize_axis,
                                 shape as shape_of, value)
@@ -54,20 +55,22 @@ def key(seed, *, impl=None, dtype=None):
 
 
 def _key_of_seed(seed, op):
+    """The key of `seed` plus jax_random_seed_offset (tracer.config), as JAX's."""
+    offset = random_seed_offset.value
     if isinstance(seed, Tracer):
-        return _traced_seed(seed, op)
+        return _traced_seed(seed + offset if offset else seed, op)
     if isinstance(seed, int) and not isinstance(seed, bool):
         if not -2 ** 63 <= seed < 2 ** 63:
             raise OverflowError(f"{op}: seed {seed} does not fit in int64; reduce it "
                                 f"(only its low 32 bits are used)")
-        return np.array([0, seed % 2 ** 32], U32)
+        return np.array([0, (seed + offset) % 2 ** 32], U32)
     array = np.asarray(seed)
     if array.ndim != 0:
         raise ArgumentError(f"{op} accepts a scalar seed, but was given an array of "
                             f"shape {array.shape}; split a key, or vmap over seeds")
     if array.dtype.kind not in "iu":
         raise ArgumentError(f"{op}: PRNG key seed must be an integer; got {seed!r}")
-    return np.array([0, int(array) % 2 ** 32], U32)
+    return np.array([0, (int(array) + offset) % 2 ** 32], U32)
 
 
 def key_dtype(impl=None):
@@ -148,7 +151,25 @@ def _words(key, op):
     if shp != (2,):
         raise ShapeError(f"{op}: a key is a uint32 array of shape (2,), got shape {shp} "
                          f"({_KEY_HELP})")
+    if legacy_prng_key.active:
+        _legacy_key()
     return key[0], key[1]
+
+
+_LEGACY = ("Legacy uint32 key array passed as key to jax.random function. Please create keys "
+           "using jax.random.key(). If use of a raw key array was intended, set "
+           "jax_legacy_prng_key=\"allow\". (tracer's keys are always such raw uint32 "
+           "arrays: set it to 'allow' to use tracer.random)")
+
+
+def _legacy_key():
+    """jax_legacy_prng_key 'warn' or 'error' (tracer.config): JAX's warning or error for a
+    raw key, which every key is here."""
+    mode = legacy_prng_key.value
+    if mode == "error":
+        raise ArgumentValueError(_LEGACY)
+    if mode == "warn":
+        warnings.warn(_LEGACY, UserWarning, stacklevel=4)
 
 
 def threefry(k1, k2, count):
