@@ -11,11 +11,16 @@ names rewritten to a shim module (``import jax`` -> ``import conform_shim as jax
   ``jax.ShapeDtypeStruct``, ``jax.block_until_ready``, ``jax.disable_jit``,
   ``jax.device_put``/``device_get`` and the transforms (jit, grad, vmap, vjp, jvp,
   linearize, linear_transpose, jacobian, custom_gradient, ...), ``jax.debug``,
-  ``jax.pure_callback`` and ``jax.scipy``
+  ``jax.pure_callback``, ``jax.scipy``, and the config flags tracer.config implements
+  (``jax.config`` and ``from jax._src import config``: their values, ``update``, ``_read``
+  and context managers such as ``config.explain_cache_misses``; ``jax.log_compiles``,
+  ``jax.explain_cache_misses``, ``jax.numpy_rank_promotion``,
+  ``jax.default_matmul_precision``, ``jax.legacy_prng_key``, ``jax.default_prng_impl``;
+  ``jax_enable_x64`` stays JAX's, as the files read it to pick expected values)
   are tracer's, also as ``jax._src.api.<name>`` (api_test calls them there); a name tracer
   lacks raises AttributeError. ``jax.errors`` (and ``from jax.errors import ...``) gives
   tracer.errors' class where it has one, else JAX's. Everything else (``jax._src``,
-  ``jax.config``, ``jax.make_jaxpr`` ...) stays JAX's, as do JAX's test
+  JAX's other config flags, ``jax.make_jaxpr`` ...) stays JAX's, as do JAX's test
   utilities, except that ``jtu.check_grads`` (also the public ``jax.test_util.check_grads``)
   and ``JaxTestCase._CompileAndCheck`` use tracer's check_grads and jit (they are the user-facing transforms, called for the test;
   check_grads takes JAX's positional order, modes before atol and rtol, and its per-dtype
@@ -64,7 +69,46 @@ ROUTED = {'jit', 'grad', 'value_and_grad', 'vjp', 'jvp', 'vmap', 'jacfwd', 'jacr
           'checkpoint_policies', 'tree_util', 'numpy', 'lax', 'random', 'nn', 'float0',
           'eval_shape', 'ShapeDtypeStruct', 'block_until_ready', 'errors', 'tree',
           'linear_transpose', 'disable_jit', 'device_put', 'device_get', 'jacobian',
-          'custom_gradient', 'debug', 'pure_callback', 'scipy'}
+          'custom_gradient', 'debug', 'pure_callback', 'scipy', 'config',
+          'log_compiles', 'explain_cache_misses', 'numpy_rank_promotion',
+          'default_matmul_precision', 'legacy_prng_key', 'default_prng_impl'}
+# jax_enable_x64 stays JAX's: the files read it to pick expected values (seeds, dtypes)
+# for JAX's default x64-off mode, whose seeds and key values tracer follows
+UNROUTED_FLAGS = {'jax_enable_x64'}
+
+
+class Config:
+    """jax.config and jax._src.config in tracer mode: the flags tracer.config implements
+    (their values, update, _read and context managers) are tracer's, the rest JAX's."""
+
+    def _tracer_flag(self, name):
+        import tracer
+        flags = tracer.config.FLAGS
+        full = name if name.startswith('jax_') else 'jax_' + name
+        return full in flags and full not in UNROUTED_FLAGS and full
+
+    def update(self, name, value):
+        from jax._src import config
+        if self._tracer_flag(name):
+            TOUCHED[0] = True
+            import tracer
+            return tracer.config.update(name, value)
+        return config.update(name, value)
+
+    def _read(self, name):
+        from jax._src import config
+        if self._tracer_flag(name):
+            import tracer
+            return tracer.config._read(name)
+        return config._read(name)
+
+    def __getattr__(self, name):
+        from jax._src import config
+        if not name.startswith('_') and self._tracer_flag(name):
+            TOUCHED[0] = True
+            import tracer
+            return getattr(tracer.config, name)
+        return getattr(config, name)
 
 
 def _target(name):
@@ -135,6 +179,12 @@ class Errors:
         return getattr(tracer.errors, name, None) or getattr(jax.errors, name)
 
 
+def config_module():
+    """`from jax._src import config` (rewritten to this module), routed."""
+    from jax._src import config
+    return Config() if MODE == 'tracer' else config
+
+
 def error_name(name):
     """A name of `from jax.errors import ...` (rewritten to this module), routed."""
     import jax.errors
@@ -150,6 +200,8 @@ def __getattr__(name):
     if name == 'errors':
         import jax.errors
         return Errors() if MODE == 'tracer' else jax.errors
+    if name == 'config':
+        return Config() if MODE == 'tracer' else jax.config
     if name not in _CACHE:
         label = ('tracer.' if MODE == 'tracer' else 'jax.') + name
         try:
@@ -158,7 +210,8 @@ def __getattr__(name):
             raise AttributeError(f'tracer has no attribute {name!r}') from None
         if isinstance(value, types.ModuleType):
             value = Namespace(value, label)
-        elif callable(value) and not isinstance(value, type):
+        elif callable(value) and not isinstance(value, type) and not hasattr(
+                value, 'get_global'):           # (a config flag keeps its attributes)
             value = _recording(value)
         _CACHE[name] = value
     TOUCHED[0] = True
@@ -228,6 +281,9 @@ IMPORTS = [
     (re.compile(r'^(\s*)from jax import ', re.M), r'\1from conform_shim import '),
     # JAX's error names: tracer.errors' classes in tracer mode (the shim's error_name)
     (re.compile(r'^(\s*)from jax\.errors import ', re.M), r'\1from conform_shim import '),
+    # jax._src.config: tracer.config's flags in tracer mode (the shim's Config)
+    (re.compile(r'^(\s*)from jax\._src import config\s*$', re.M),
+     r'\1from conform_shim import config_module as _config_module; config = _config_module()'),
     # jax._src.api is the module jax's public transforms are defined in
     (re.compile(r'^(\s*)(from jax\._src import api\b.*)$', re.M),
      r'\1\2\n\1from conform_shim import Internal as _Internal; api = _Internal(api)'),
