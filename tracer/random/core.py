@@ -146,8 +146,9 @@ def _words(key, op):
     key = value(key, op)
     shp, dt = shape_of(key), dtype_of(key)
     if dt != U32:
-        raise DTypeError(f"{op}: a key is a uint32 array of shape (2,), got dtype {dt} "
-                         f"({_KEY_HELP})")
+        raise DTypeError(f"{op}: JAX encountered invalid PRNG key data: expected "
+                         f"key_data.dtype = uint32; got dtype={dt}: a key is a uint32 array "
+                         f"of shape (2,) ({_KEY_HELP})")
     if shp != (2,):
         raise ShapeError(f"{op}: a key is a uint32 array of shape (2,), got shape {shp} "
                          f"({_KEY_HELP})")
