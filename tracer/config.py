@@ -10,6 +10,7 @@ the process-wide value is not the default, so that code on a hot path tests one 
 tracer cannot honour are refused with the reason (REFUSED); other names are JAX's
 "Unrecognized config option" AttributeError."""
 import contextlib
+import operator
 import threading
 
 _UNSET = object()
@@ -81,7 +82,6 @@ def _boolean(name, value):
 
 
 def _integer(name, value):
-    import operator
     try:
         return operator.index(value)
     except TypeError:
