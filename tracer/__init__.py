@@ -21,7 +21,7 @@ from tracer.config import (default_matmul_precision, default_prng_impl, enable_x
                            numpy_rank_promotion)
 from tracer import methods  # noqa: F401  (operators on Tracer)
 from tracer import kernels  # noqa: F401  (declares the built-in kernels)
-from tracer.jit import eval_shape, jit, make_graph
+from tracer.jit import clear_caches, eval_shape, jit, make_graph
 from tracer.aot import ShapeDtypeStruct, block_until_ready
 from tracer.float0s import float0
 from tracer.transforms import grad, jvp, value_and_grad, vjp
@@ -63,7 +63,7 @@ __all__ += ["distributed", "sharding", "P", "make_mesh", "shard_map"]
 __all__ += ["ShapeDtypeStruct", "block_until_ready", "eval_shape"]
 __all__ += ["debug", "pure_callback"]
 __all__ += ["scipy"]
-__all__ += ["config", "default_matmul_precision", "default_prng_impl", "enable_x64",
+__all__ += ["clear_caches", "config", "default_matmul_precision", "default_prng_impl", "enable_x64",
             "explain_cache_misses", "legacy_prng_key", "log_compiles", "numpy_rank_promotion"]
 
 

@@ -21,6 +21,7 @@ the results (and compiles at once, so that nothing replaces that run).
 import collections
 import functools
 import warnings
+import weakref
 
 import numpy as np
 
@@ -54,6 +55,7 @@ _cache_lock = forks.lock()   # guards changes to every Jitted's cache (not looku
 
 
 CACHE_SIZE = settings.jit_cache_size
+_ALL = weakref.WeakSet()     # every live Jitted, for clear_caches
 
 
 _SCALAR = (np.number, np.bool_)
@@ -114,6 +116,8 @@ class Jitted:
         self.cache_size = CACHE_SIZE
         self._misses = self._evicted_hits = 0
         self._recompiles = compile_log.Recompiles(self.__name__, fun)
+        with _cache_lock:
+            _ALL.add(self)
         getattr(backend_compiler(self.backend or DEFAULT_BACKEND), "warm", _nothing)()
 
     def __reduce__(self):
@@ -404,6 +408,16 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
                       donate_argnames, compiler_options, device, in_shardings,
                       out_shardings)
     return make if fun is None else make(fun)
+
+
+def clear_caches():
+    """Empty every jitted function's signature cache, as jax.clear_caches: each traces and
+    compiles again on its next call (a backend's on-disk object cache still serves what
+    it holds)."""
+    with _cache_lock:
+        for jitted in list(_ALL):
+            jitted._evicted_hits += sum(e.calls for e in jitted._cache.values())
+            jitted._cache.clear()
 
 
 def eval_shape(fun, *args, **kwargs):

@@ -172,3 +172,13 @@ def test_explain_cache_misses(caplog):
     assert "jax_numpy_rank_promotion differs: now warn and before allow" in ctx
     assert "never seen function" in new1 and "same line" not in new1
     assert "another function defined on the same line" in new2
+
+
+def test_clear_caches_retraces_every_jitted_function(caplog):
+    f = tracer.jit(lambda x: x * 2)
+    with tracer.log_compiles(True), caplog.at_level(logging.WARNING):
+        f(np.arange(8))
+        tracer.clear_caches()
+        f(np.arange(8))
+    assert sum(m.startswith("Finished tracing <lambda> for jit") for m in _messages(caplog)) == 2
+    assert f.cache_info().misses == 2
