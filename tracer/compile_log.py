@@ -65,9 +65,7 @@ def jax_type(shape, dtype):
     """JAX's short text of an array type: f32[2,3], i32[], bool[4]."""
     import numpy as np
     dt = np.dtype(dtype)
-    kind = {"f": "f", "i": "i", "u": "u", "c": "c"}.get(dt.kind)
-    name = f"{kind}{dt.itemsize * 8}" if kind and dt.name != "bfloat16" else (
-        "bf16" if dt.name == "bfloat16" else dt.name)
+    name = {"bfloat16": "bf16", "bool": "bool"}.get(dt.name) or f"{dt.kind}{dt.itemsize * 8}"
     return f"{name}[{','.join(map(str, shape))}]"
 
 

@@ -157,20 +157,16 @@ def _words(key, op):
     return key[0], key[1]
 
 
-_LEGACY = ("Legacy uint32 key array passed as key to jax.random function. Please create keys "
-           "using jax.random.key(). If use of a raw key array was intended, set "
-           "jax_legacy_prng_key=\"allow\". (tracer's keys are always such raw uint32 "
-           "arrays: set it to 'allow' to use tracer.random)")
-
-
 def _legacy_key():
-    """jax_legacy_prng_key 'warn' or 'error' (tracer.config): JAX's warning or error for a
-    raw key, which every key is here."""
-    mode = legacy_prng_key.value
-    if mode == "error":
-        raise ArgumentValueError(_LEGACY)
-    if mode == "warn":
-        warnings.warn(_LEGACY, UserWarning, stacklevel=4)
+    """jax_legacy_prng_key 'warn' or 'error' (tracer.config): JAX's words for a raw key,
+    which every key is here."""
+    msg = ("Legacy uint32 key array passed as key to jax.random function. Please create keys "
+           "using jax.random.key(). If use of a raw key array was intended, set "
+           "jax_legacy_prng_key=\"allow\" (tracer's keys are all raw uint32 arrays)")
+    if legacy_prng_key.value == "error":
+        raise ArgumentValueError(msg)
+    if legacy_prng_key.value == "warn":
+        warnings.warn(msg, UserWarning, stacklevel=4)
 
 
 def threefry(k1, k2, count):
