@@ -35,11 +35,12 @@ from lowering.profile import phase, recording
 from lowering.settings import settings
 from tracer import aot, compile_log, config, core, jit_disabled, sources
 from tracer.core import eval_graph, trace_flat
-from tracer.float0s import Float0Leaves, is_float0
+from tracer.float0s import Float0Leaves
 from tracer.jit_placement import placement
 from tracer.background_compile import Compiling, InterpretedProgram, start
-from tracer.pytree import LEAF, flatten, is_pytree, leaf_paths, unflatten
-from tracer.signature import Call, check_disjoint, check_function, leaf_aval, static_spec
+from tracer.pytree import LEAF, flatten, is_pytree, unflatten
+from tracer.signature import (Call, check_disjoint, check_function, check_returned, leaf_aval,
+                              static_spec)
 from tracer.vmap import NAMED_RULES, named_axes
 
 DEFAULT_BACKEND = "llvm"
@@ -229,7 +230,7 @@ class Jitted:
             xs = f0_in.merge(list(tracers))
             args, kwargs = call.rebuild(xs) if isinstance(call, Call) else (xs, {})
             outs, found["tree"] = flatten(self.fun(*args, **kwargs))
-            _check_returned(self.fun, outs, found["tree"])
+            check_returned(self.fun, outs, found["tree"])
             found["float0"] = Float0Leaves(outs)
             return found["float0"].others(outs)
 
@@ -358,26 +359,6 @@ class Jitted:
 
     def __repr__(self):
         return f"<jit({getattr(self.fun, '__name__', self.fun)})>"
-
-
-def _check_returned(fun, outs, tree):
-    """ArgumentError (a TypeError), in JAX's words then ours, for a result leaf that is
-    not an array or a number (a function, an enum, a string...)."""
-    for i, x in enumerate(outs):
-        if isinstance(x, core.Tracer) or is_float0(x):
-            continue
-        try:
-            core.as_array(x, "jit")
-        except ArgumentError:
-            code = getattr(fun, "__code__", None)
-            src = (f"{getattr(fun, '__name__', fun)} at {code.co_filename}:"
-                   f"{code.co_firstlineno}" if code is not None else repr(fun))
-            path = leaf_paths(tree)[i]
-            raise ArgumentError(f"function {src} traced for jit returned a value of type "
-                                f"{type(x)}{f' at output component {path}' if path else ''}"
-                                f", which is not a valid JAX type: a jitted function "
-                                f"returns arrays and numbers only; keep other values "
-                                f"outside it, or return them from a wrapper") from None
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),

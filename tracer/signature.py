@@ -1,4 +1,5 @@
-"""How one call's arguments become a jit cache key and the inputs of a trace.
+"""How one call's arguments become a jit cache key and the inputs of a trace, and what
+its traced results may be.
 
 Positional and keyword arguments are split into static ones (hashed into the key: their
 values are compile-time constants) and dynamic ones (pytrees whose leaves are traced:
@@ -14,6 +15,7 @@ import numpy as np
 from ir import ShapedArray, aval_of, check_dtype, scalar_array
 from ir.errors import ArgumentError, ArgumentValueError, DTypeError
 from tracer.core import Tracer, as_array
+from tracer.float0s import is_float0
 from tracer.pytree import flatten, leaf_paths, num_leaves, unflatten
 
 _ndarray = np.ndarray
@@ -236,3 +238,23 @@ class Call:
         it = iter(dyn_args)
         args = [a if i in self.static else next(it) for i, a in enumerate(self.args)]
         return args, {**self.kwargs, **dyn_kw}
+
+
+def check_returned(fun, outs, tree):
+    """ArgumentError (a TypeError), in JAX's words then ours, for a result leaf that is
+    not an array or a number (a function, an enum, a string...)."""
+    for i, x in enumerate(outs):
+        if isinstance(x, Tracer) or is_float0(x):
+            continue
+        try:
+            as_array(x, "jit")
+        except ArgumentError:
+            code = getattr(fun, "__code__", None)
+            src = (f"{getattr(fun, '__name__', fun)} at {code.co_filename}:"
+                   f"{code.co_firstlineno}" if code is not None else repr(fun))
+            path = leaf_paths(tree)[i]
+            raise ArgumentError(f"function {src} traced for jit returned a value of type "
+                                f"{type(x)}{f' at output component {path}' if path else ''}"
+                                f", which is not a valid JAX type: a jitted function "
+                                f"returns arrays and numbers only; keep other values "
+                                f"outside it, or return them from a wrapper") from None
