@@ -24,6 +24,7 @@ from ir.errors import ArgumentError, DTypeError, KernelError, TracerError
 from lowering.interpreter import own
 from registry.shape_rules import apply_shape_rule, infer_avals
 from registry.tables import KERNELS
+from tracer import leak_check
 from tracer.float0s import float0
 from tracer.sources import user_source
 from tracer.value_conversions import ValueConversions, leaked_error
@@ -345,12 +346,15 @@ class new_trace:
         self.known = known
 
     def __enter__(self):
-        self.trace = Trace(len(_stack.items), self.known)
+        kind = leak_check.watching(Trace) if leak_check.ON[0] else Trace
+        self.trace = kind(len(_stack.items), self.known)
         _stack.items.append(self.trace)
         return self.trace
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, *exc):
         _stack.items.pop()
+        if type(self.trace) is not Trace and exc_type is None:
+            leak_check.check(self.trace)
 
 
 def trace_flat(fun, in_avals, known=None):
@@ -361,9 +365,8 @@ def trace_flat(fun, in_avals, known=None):
     `known`: a tracer.concrete.Known of the arguments `fun` stands for, when the caller
     has them (an eager transform), so Python control flow on traced values sees theirs.
     """
-    with new_trace(known) as t:
-        outs = fun(*[t.new_input(a) for a in in_avals])
-        graph = t.to_graph(outs)
+    with new_trace(known) as t:     # (no local holds the outputs: see tracer.leak_check)
+        graph = t.to_graph(fun(*[t.new_input(a) for a in in_avals]))
     return graph, list(t.captured)
 
 

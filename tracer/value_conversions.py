@@ -96,9 +96,14 @@ def jax_type(aval):
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
+def made_at(x):
+    """The source line of the node that made tracer `x`, None for a trace's input."""
+    return next((n.source for n in x._trace.nodes if x._var in n.outputs), None)
+
+
 def leaked_error(x):
     """JAX's UnexpectedTracerError, in its words first: a leaked tracer."""
-    made = next((n.source for n in x._trace.nodes if x._var in n.outputs), None)
+    made = made_at(x)
     made = (f"It was created on line {made}. " if made else
             "It was an argument of the traced function. "
             if x._var in x._trace.invars else "")
