@@ -288,32 +288,40 @@ def custom_grad(fun):
         leaves, in_tree = flatten(list(xs))
         avals = [leaf_aval(x, name) for x in leaves]
         with core.new_trace(Known(leaves, detached=True)) as t:
-            ins = [t.new_input(a) for a in avals]
-            pair = fun(*unflatten(in_tree, ins))
-            if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and callable(pair[1])):
-                raise GradientError(f"{name}: the function must return a pair (value, "
-                                    f"grad_fn), got {type(pair).__name__}")
-            outs, out_tree = flatten(pair[0])
-            cts = [t.new_input(t.lift(o).aval.strip_weak()) for o in outs]
-            g = pair[1](unflatten(out_tree, cts))
-            grads = _leaf_grads(name, (g,) if len(xs) == 1 and not isinstance(
-                g, (tuple, list)) else g, in_tree, avals)
-            joint = t.to_graph(outs + [g for g in grads if g is not None])
-        n, k = len(leaves), len(cts)
+            joint, out_tree, n_out, k, has_grad = _trace_pair(name, fun, t, in_tree, avals,
+                                                              len(xs) == 1)
+        n = len(leaves)
         inv = joint.invars   # ins, cts, captured: put the cotangents last to split there
         joint = Graph(inv[:n] + inv[n + k:] + inv[n:n + k], joint.outvars, joint.nodes,
                       joint.constvars, joint.consts)
-        fwd, bwd = partition(joint, len(inv) - k, len(outs))
-        primal = dce(Graph(fwd.invars, fwd.outvars[:len(outs)], fwd.nodes, fwd.constvars,
+        fwd, bwd = partition(joint, len(inv) - k, n_out)
+        primal = dce(Graph(fwd.invars, fwd.outvars[:n_out], fwd.nodes, fwd.constvars,
                            fwd.consts))
 
         def backward(residuals, cts):
             it = iter(eval_graph(bwd, list(residuals) + list(cts)))
-            return [None if g is None else next(it) for g in grads]
+            return [next(it) if h else None for h in has_grad]
         return _emit(name, leaves, out_tree, (primal, t.captured), (fwd, t.captured),
                      backward)
     wrapped.__name__ = getattr(fun, "__name__", "custom_grad")
     return wrapped
+
+
+def _trace_pair(name, fun, t, in_tree, avals, single):
+    """custom_grad's joint graph of fun and its grad_fn in trace `t`, the output tree,
+    the numbers of outputs and cotangents, and which inputs get a gradient. (A function
+    of its own: no local of custom_grad's keeps the trace's values past it.)"""
+    pair = fun(*unflatten(in_tree, [t.new_input(a) for a in avals]))
+    if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and callable(pair[1])):
+        raise GradientError(f"{name}: the function must return a pair (value, "
+                            f"grad_fn), got {type(pair).__name__}")
+    outs, out_tree = flatten(pair[0])
+    cts = [t.new_input(t.lift(o).aval.strip_weak()) for o in outs]
+    g = pair[1](unflatten(out_tree, cts))
+    grads = _leaf_grads(name, (g,) if single and not isinstance(g, (tuple, list)) else g,
+                        in_tree, avals)
+    joint = t.to_graph(outs + [g for g in grads if g is not None])
+    return joint, out_tree, len(outs), len(cts), [g is not None for g in grads]
 
 
 def _custom_call_grad(dy, inputs, outputs, attrs):

@@ -20,8 +20,7 @@ import weakref
 
 from tracer.value_conversions import made_at
 
-_CODE = (type, types.FunctionType, types.MethodType, types.ModuleType, types.FrameType,
-         types.CodeType, types.BuiltinFunctionType)
+_CODE = (type, types.ModuleType, types.FrameType, types.CodeType, types.BuiltinFunctionType)
 ON = [False]            # the switch: read once per trace by tracer.core.new_trace
 
 
@@ -102,15 +101,19 @@ def _outsiders(x, ignore):
 
 def _owned(trace, tracer_class):
     """ids of the trace and of the containers it holds (its nodes, lists, Known...), not
-    entering tracers (an outer trace's, which it captured) nor code (a class or function
-    reaches every module)."""
+    including the closures of the functions it holds (a custom rule's), not entering
+    tracers (an outer trace's, which it captured) nor modules and classes (from which
+    everything is reachable)."""
     seen, todo = set(), [trace]
     while todo:
         x = todo.pop()
         if id(x) in seen or isinstance(x, _CODE) or type(x) is tracer_class:
             continue
         seen.add(id(x))
-        todo.extend(r for r in gc.get_referents(x) if gc.is_tracked(r))
+        if type(x) is types.FunctionType:     # not its globals: the module's
+            todo.extend((x.__closure__ or ()) + (x.__defaults__ or ()))
+        else:
+            todo.extend(r for r in gc.get_referents(x) if gc.is_tracked(r))
     return seen
 
 
