@@ -24,7 +24,7 @@ from ir.errors import ArgumentError, DTypeError, KernelError, TracerError
 from lowering.interpreter import own
 from registry.shape_rules import apply_shape_rule, infer_avals
 from registry.tables import KERNELS
-from tracer import leak_check
+from tracer import debug_nans, leak_check
 from tracer.float0s import float0
 from tracer.sources import user_source
 from tracer.value_conversions import ValueConversions, leaked_error
@@ -32,6 +32,7 @@ from tracer.value_conversions import ValueConversions, leaked_error
 _impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
 
 _state = {"backend": "numpy"}
+_nans_on = debug_nans.ON      # tracer.debug_nans' switch, read once per eager op
 
 
 class _ThreadList(threading.local):
@@ -154,6 +155,8 @@ def _eager(name, inputs, attrs):
     if name in registry.tables.SHAPE_RULES.entries:
         want = infer_avals(name, [ShapedArray(a.shape, a.dtype) for a in arrays], attrs)
     out = run_eager(name, arrays, attrs)
+    if _nans_on[0]:
+        debug_nans.check_eager(name, out)
     if want is not None:
         outs = out if isinstance(out, tuple) else (out,)
         got = tuple(ShapedArray(np.shape(o), np.asarray(o).dtype) for o in outs)
@@ -409,6 +412,9 @@ def eval_graph(graph, args):
         from lowering.interpreter import evaluate
         args = [x if type(x) is np.ndarray and x.dtype.isnative else as_array(x, "eval_graph")
                 for x in args]
-        return evaluate(inline_calls(graph), args, _state["backend"])
+        outs = evaluate(inline_calls(graph), args, _state["backend"])
+        if _nans_on[0]:
+            debug_nans.check_call("a transformed function (grad, vjp, jvp...)", graph, args)
+        return outs
     env = inline(graph, args, trace)
     return [read(env, v) for v in graph.outvars]

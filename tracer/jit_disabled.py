@@ -12,7 +12,8 @@ import threading
 from lowering import forks
 from registry.versioned import bump_epoch
 
-OPEN = [0]                  # blocks open in any thread; read in place by jit
+OPEN = [0]                  # blocks open in any thread, jax_disable_jit and debug_nans'
+                            # check if on; read in place by jit
 GLOBAL = [False]            # jax_disable_jit, process-wide
 _UNSET = object()
 _here = threading.local()
@@ -39,9 +40,7 @@ def disable_jit(disable=True):
     one turns jit back on)."""
     before = getattr(_here, "on", _UNSET)
     _here.on = bool(disable)
-    with _lock:
-        OPEN[0] += 1
-    bump_epoch()
+    slow_path(True)
     try:
         yield
     finally:
@@ -49,5 +48,12 @@ def disable_jit(disable=True):
             del _here.on
         else:
             _here.on = before
-        with _lock:
-            OPEN[0] -= 1
+        slow_path(False)
+
+
+def slow_path(on):
+    """Count (or, not `on`, uncount) one reason for every jitted call to take the slow
+    path: an open block here, or tracer.debug_nans' check being on."""
+    with _lock:
+        OPEN[0] += 1 if on else -1
+    bump_epoch()
