@@ -9,8 +9,13 @@ to name the first node that produced it (its kernel and the user's source line).
 
 Off, nothing runs: eager ops read `ON` once per op; jitted calls, whose cached path reads
 nothing, are sent down their slow path (as disable_jit does) only while a check is on.
+
+`tracer.debug_nans` is this module, and calling it is `debug_nans(on)`: JAX's name is a
+callable context manager, and the module keeps the name too (tracer.config's switch).
 """
 import contextlib
+import sys
+import types
 
 import numpy as np
 
@@ -111,3 +116,11 @@ def check_call(what, graph, args, outs=None):
         f"However, the de-optimized function did not produce invalid values during its "
         f"execution: the compiled code's optimizations may have made them, or they are "
         f"inputs or constants returned as they are (like jit(lambda x: tnp.nan)).")
+
+
+class _CallableModule(types.ModuleType):
+    def __call__(self, on=True):
+        return debug_nans(on)
+
+
+sys.modules[__name__].__class__ = _CallableModule
