@@ -11,7 +11,8 @@ names rewritten to a shim module (``import jax`` -> ``import conform_shim as jax
   ``jax.ShapeDtypeStruct``, ``jax.block_until_ready``, ``jax.disable_jit``,
   ``jax.device_put``/``device_get`` and the transforms (jit, grad, vmap, vjp, jvp,
   linearize, linear_transpose, jacobian, custom_gradient, ...), ``jax.debug``,
-  ``jax.pure_callback``, ``jax.scipy``, ``jax.clear_caches``, and the config flags tracer.config implements
+  ``jax.pure_callback``, ``jax.scipy``, ``jax.clear_caches``, ``jax.checking_leaks``,
+  ``jax.debug_nans``, ``jax.debug_infs``, and the config flags tracer.config implements
   (``jax.config`` and ``from jax._src import config``: their values, ``update``, ``_read``
   and context managers such as ``config.explain_cache_misses``; ``jax.log_compiles``,
   ``jax.explain_cache_misses``, ``jax.numpy_rank_promotion``,
@@ -72,7 +73,7 @@ ROUTED = {'jit', 'grad', 'value_and_grad', 'vjp', 'jvp', 'vmap', 'jacfwd', 'jacr
           'custom_gradient', 'debug', 'pure_callback', 'scipy', 'config',
           'log_compiles', 'explain_cache_misses', 'numpy_rank_promotion',
           'default_matmul_precision', 'legacy_prng_key', 'default_prng_impl',
-          'clear_caches'}
+          'clear_caches', 'checking_leaks', 'debug_nans', 'debug_infs'}
 # jax_enable_x64 stays JAX's: the files read it to pick expected values (seeds, dtypes)
 # for JAX's default x64-off mode, whose seeds and key values tracer follows
 UNROUTED_FLAGS = {'jax_enable_x64'}
