@@ -60,8 +60,8 @@ def watching(trace_class):
             self.made.append(weakref.ref(out))
             return out
 
-        def __repr__(self):
-            return f"<trace of level {self.level}>"
+        def __repr__(self):     # JAX's name for a trace that stages ops into a graph
+            return f"DynamicJaxprTrace (a graph traced at level {self.level})"
 
         def emit(self, *args, **kwargs):
             out = super().emit(*args, **kwargs)
