@@ -100,10 +100,10 @@ def _outsiders(x, ignore):
 
 
 def _owned(trace, tracer_class):
-    """ids of the trace and of the containers it holds (its nodes, lists, Known...), not
-    including the closures of the functions it holds (a custom rule's), not entering
-    tracers (an outer trace's, which it captured) nor modules and classes (from which
-    everything is reachable)."""
+    """ids of the trace and of what it holds (its nodes, lists, Known, the closures of
+    the functions its nodes keep: a custom rule's), not entering tracers (an outer
+    trace's, which it captured) nor modules and classes (everything is reachable from
+    them)."""
     seen, todo = set(), [trace]
     while todo:
         x = todo.pop()
