@@ -155,3 +155,31 @@ def test_a_failing_trace_reports_its_own_error_not_a_leak():
         raise KeyError("mine")
     with tracer.checking_leaks(), pytest.raises(KeyError, match="mine"):
         tracer.jit(bad, backend="numpy")(X)
+
+
+def test_a_value_escaping_a_checkpoint_is_caught_where_it_is_used():
+    """JAX's test_escaped_tracer_remat: there `seq[0] += 1` inside the checkpointed g
+    makes a value of g's trace; here it adds to the jit trace's value in the jit trace
+    (ops run in the innermost trace among their inputs), so nothing leaks and the result
+    is right. A value made from g's own argument does leak, and its use raises."""
+    def jax_form():
+        seq = [tnp.zeros([])]
+
+        def g():
+            seq[0] += 1
+            return seq[0]
+        tracer.checkpoint(g)()
+        tracer.checkpoint(lambda: g())()
+        return seq[0]
+    assert float(tracer.jit(jax_form, backend="numpy")()) == 2.0
+
+    def leaking(x):
+        seq = [x]
+
+        def g(y):
+            seq[0] = seq[0] * y
+            return seq[0]
+        tracer.checkpoint(g)(x)
+        return tracer.checkpoint(lambda y: g(y))(x)
+    with pytest.raises(UnexpectedTracerError, match=r"\(g\)"):
+        tracer.jit(leaking, backend="numpy")(2.0)
