@@ -12,7 +12,7 @@ names rewritten to a shim module (``import jax`` -> ``import conform_shim as jax
   ``jax.device_put``/``device_get`` and the transforms (jit, grad, vmap, vjp, jvp,
   linearize, linear_transpose, jacobian, custom_gradient, ...), ``jax.debug``,
   ``jax.pure_callback``, ``jax.scipy``, ``jax.clear_caches``, ``jax.checking_leaks``,
-  ``jax.debug_nans``, ``jax.debug_infs``, and the config flags tracer.config implements
+  ``jax.check_tracer_leaks``, ``jax.debug_nans``, ``jax.debug_infs``, and the config flags tracer.config implements
   (``jax.config`` and ``from jax._src import config``: their values, ``update``, ``_read``
   and context managers such as ``config.explain_cache_misses``; ``jax.log_compiles``,
   ``jax.explain_cache_misses``, ``jax.numpy_rank_promotion``,
@@ -73,7 +73,8 @@ ROUTED = {'jit', 'grad', 'value_and_grad', 'vjp', 'jvp', 'vmap', 'jacfwd', 'jacr
           'custom_gradient', 'debug', 'pure_callback', 'scipy', 'config',
           'log_compiles', 'explain_cache_misses', 'numpy_rank_promotion',
           'default_matmul_precision', 'legacy_prng_key', 'default_prng_impl',
-          'clear_caches', 'checking_leaks', 'debug_nans', 'debug_infs'}
+          'clear_caches', 'checking_leaks', 'check_tracer_leaks', 'debug_nans',
+          'debug_infs'}
 # jax_enable_x64 stays JAX's: the files read it to pick expected values (seeds, dtypes)
 # for JAX's default x64-off mode, whose seeds and key values tracer follows
 UNROUTED_FLAGS = {'jax_enable_x64'}
@@ -442,7 +443,7 @@ def main():
     print('\nmisses by whether API.md promises what the test needs:')
     for why, count in reasons.most_common():
         print(f'{count:5}  {why}')
-    print(f'\nmost frequent causes of a test JAX passes failing under tracer:')
+    print('\nmost frequent causes of a test JAX passes failing under tracer:')
     for cause, count in causes.most_common(args.top):
         print(f'{count:5}  {cause}')
 

@@ -16,7 +16,8 @@ from ir.errors import (NonConcreteBooleanIndexError, TracerArrayConversionError,
                        UnexpectedTracerError)
 from tracer.core import Tracer, get_backend, run_kernel, set_backend
 from tracer import config  # noqa: F401  (jax.config's flags: small, and tracer.numpy reads it)
-from tracer.config import (default_matmul_precision, default_prng_impl, enable_x64,
+from tracer.config import (check_tracer_leaks, debug_infs, debug_nans,
+                           default_matmul_precision, default_prng_impl, enable_x64,
                            explain_cache_misses, legacy_prng_key, log_compiles,
                            numpy_rank_promotion)
 from tracer import methods  # noqa: F401  (operators on Tracer)
@@ -38,8 +39,6 @@ from tracer import numpy_mapped  # noqa: F401  (tracer.numpy's vmap- and loop-bu
 from tracer import errors  # noqa: F401  (JAX's error names: jax.errors)
 from tracer import random  # noqa: F401  (JAX's threefry PRNG as tracer.numpy ops)
 from tracer import debug  # noqa: F401  (debug.print, debug.callback)
-from tracer import debug_nans  # noqa: F401  (a module, callable as jax.debug_nans)
-from tracer.debug_nans import debug_infs
 from tracer.leak_check import checking_leaks
 from tracer.callbacks import pure_callback
 from tracer.lax.remat import checkpoint, checkpoint as remat, checkpoint_name
@@ -64,7 +63,8 @@ __all__ += ["errors", "UnexpectedTracerError", "TracerArrayConversionError",
             "NonConcreteBooleanIndexError"]
 __all__ += ["distributed", "sharding", "P", "make_mesh", "shard_map"]
 __all__ += ["ShapeDtypeStruct", "block_until_ready", "eval_shape"]
-__all__ += ["debug", "pure_callback", "debug_nans", "debug_infs", "checking_leaks"]
+__all__ += ["debug", "pure_callback", "debug_nans", "debug_infs", "checking_leaks",
+            "check_tracer_leaks"]
 __all__ += ["scipy"]
 __all__ += ["clear_caches", "config", "default_matmul_precision", "default_prng_impl", "enable_x64",
             "explain_cache_misses", "legacy_prng_key", "log_compiles", "numpy_rank_promotion"]

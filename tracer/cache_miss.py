@@ -2,7 +2,9 @@
 that a JAX user reads it as JAX's. Every build of a jitted function records its key's
 parts (Seen); a miss while the flag is on compares its key with each recorded one and
 logs one WARNING to the `tracer.compile` logger naming the closest one's differences."""
-from tracer.compile_log import jax_type, logger
+import logging
+
+from ir import ShapedArray
 from tracer.pytree import flatten, num_leaves, unflatten
 from tracer.signature import Call, leaf_names
 from tracer.sources import _PKG_DIRS, user_source
@@ -11,6 +13,7 @@ WEAK_HINT = "https://docs.jax.dev/en/latest/type_promotion.html#weak-types"
 _CONTEXT_NAMES = ("jax_numpy_rank_promotion", "jax_default_matmul_precision")
 _DEFAULT_CONTEXT = ("allow", None)
 _callsites = set()          # call sites that logged a never-seen function
+logger = logging.getLogger("tracer.compile")     # tracer.compile_log's
 
 
 class Seen:
@@ -87,7 +90,7 @@ def _diff(new, old):
 
 
 def _type(leaf, show_weak):
-    text = jax_type(*leaf[:2])
+    text = str(ShapedArray(*leaf[:2]))
     return f"{text}{{weak_type={len(leaf) > 2}}}" if show_weak else text
 
 

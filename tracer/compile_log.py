@@ -19,9 +19,10 @@ import threading
 import time
 import warnings
 
+from ir import ShapedArray
 from lowering import forks
 from lowering.settings import settings
-from tracer import config
+from tracer import cache_miss, config
 
 logger = logging.getLogger("tracer.compile")
 RECOMPILE_WARNING = 10      # distinct signatures of one function before the warning
@@ -61,20 +62,12 @@ def _dtype(x):
     return np.dtype(dt).name if dt is not None else f"weak {type(x).__name__}"
 
 
-def jax_type(shape, dtype):
-    """JAX's short text of an array type: f32[2,3], i32[], bool[4]."""
-    import numpy as np
-    dt = np.dtype(dtype)
-    name = {"bfloat16": "bf16", "bool": "bool"}.get(dt.name) or f"{dt.kind}{dt.itemsize * 8}"
-    return f"{name}[{','.join(map(str, shape))}]"
-
-
 def _log_as_jax(name, graph, phases):
     """JAX's three lines of a trace and compile (JAX's phrases; the compiler is tracer's)."""
     level = logging.WARNING if config.log_compiles.value else logging.DEBUG
     if not logger.isEnabledFor(level):
         return
-    types = ", ".join(jax_type(v.aval.shape, v.aval.dtype) for v in graph.invars)
+    types = ", ".join(str(ShapedArray(v.aval.shape, v.aval.dtype)) for v in graph.invars)
     logger.log(level, "Finished tracing %s for jit in %.9f sec", name,
                phases.get("trace", 0.0))
     logger.log(level, "Compiling jit(%s) with global shapes and types [%s]. (tracer: %d "
@@ -114,7 +107,6 @@ class Recompiles:
     def missed(self, key, call, changed=None):
         """Record a build's key (`call`: jit's Call, or the plain arrays) and, while
         jax_explain_cache_misses is on, log why it missed."""
-        from tracer import cache_miss
         new = cache_miss.Seen(self.fun, key, call)
         if config.explain_cache_misses.value:
             with self.lock:

@@ -43,7 +43,13 @@ class Flag:
         self._notify()
 
     @contextlib.contextmanager
-    def __call__(self, new_val):
+    def __call__(self, new_val=_UNSET):
+        if new_val is _UNSET:           # JAX's: a bool flag's block turns it on
+            if self._check is not _boolean:
+                raise TypeError(f"Context manager for {self.name} config option requires "
+                                f"an argument representing the new value for the config "
+                                f"option.")
+            new_val = True
         value = self._check(self.name, new_val)
         before = getattr(self._here, "v", _UNSET)
         self._here.v = value
@@ -167,6 +173,26 @@ class _DisableJit:
 
 disable_jit = FLAGS["jax_disable_jit"] = _DisableJit()
 
+def _switch(module, *args):
+    """The `changed` of a flag whose effect is a process-wide switch (tracer.nan_check's,
+    tracer.leak_check's): the switch takes the value the changing thread now sees (a block
+    in one thread turns the check on in all, as the switch has no per-thread state)."""
+    def changed():
+        import importlib
+        flag = _switched[module, args]
+        importlib.import_module(module).set_checking(*args, flag.value)
+    return changed
+
+
+_switched = {}
+for _name, _module, _args in (("jax_debug_nans", "tracer.nan_check", ("nan",)),
+                              ("jax_debug_infs", "tracer.nan_check", ("inf",)),
+                              ("jax_check_tracer_leaks", "tracer.leak_check", ())):
+    _switched[_module, _args] = Flag(_name, False, _boolean, _switch(_module, *_args))
+debug_nans, debug_infs, check_tracer_leaks = (
+    FLAGS[n] for n in ("jax_debug_nans", "jax_debug_infs", "jax_check_tracer_leaks"))
+
+
 _ELSEWHERE = ("tracer runs on this host's CPU only (one device, no accelerator "
               "platforms or device placement to choose)")
 _XLA = "tracer compiles with its own backends, not XLA (no XLA cache, profile or options)"
@@ -179,7 +205,7 @@ REFUSED = {
     "jax_enable_custom_prng": "keys here are raw uint32 threefry2x32 arrays only",
     "jax_threefry_partitionable": "keys here are raw uint32 threefry2x32 arrays only",
     "jax_traceback_filtering": "tracer's errors name the user's line themselves",
-    "jax_transfer_guard": _ELSEWHERE, "jax_debug_infs": "it is not implemented here",
+    "jax_transfer_guard": _ELSEWHERE,
     "jax_enable_checks": "it checks JAX's internals, which tracer does not have",
 }
 
@@ -202,7 +228,6 @@ def update(name, val):
 def _read(name):
     """This thread's value of flag `name`."""
     return _holder(name).value
-
 
 
 def __getattr__(name):

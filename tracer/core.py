@@ -24,7 +24,7 @@ from ir.errors import ArgumentError, DTypeError, KernelError, TracerError
 from lowering.interpreter import own
 from registry.shape_rules import apply_shape_rule, infer_avals
 from registry.tables import KERNELS
-from tracer import debug_nans, leak_check
+from tracer import leak_check, nan_check
 from tracer.float0s import float0
 from tracer.sources import user_source
 from tracer.value_conversions import ValueConversions, leaked_error
@@ -32,7 +32,7 @@ from tracer.value_conversions import ValueConversions, leaked_error
 _impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
 
 _state = {"backend": "numpy"}
-_nans_on = debug_nans.ON      # tracer.debug_nans' switch, read once per eager op
+_nans_on = nan_check.ON      # tracer.nan_check's switch, read once per eager op
 
 
 class _ThreadList(threading.local):
@@ -156,7 +156,7 @@ def _eager(name, inputs, attrs):
         want = infer_avals(name, [ShapedArray(a.shape, a.dtype) for a in arrays], attrs)
     out = run_eager(name, arrays, attrs)
     if _nans_on[0]:
-        debug_nans.check_eager(name, out)
+        nan_check.check_eager(name, out)
     if want is not None:
         outs = out if isinstance(out, tuple) else (out,)
         got = tuple(ShapedArray(np.shape(o), np.asarray(o).dtype) for o in outs)
@@ -414,7 +414,7 @@ def eval_graph(graph, args):
                 for x in args]
         outs = evaluate(inline_calls(graph), args, _state["backend"])
         if _nans_on[0]:
-            debug_nans.check_call("a transformed function (grad, vjp, jvp...)", graph, args)
+            nan_check.check_call("a transformed function (grad, vjp, jvp...)", graph, args)
         return outs
     env = inline(graph, args, trace)
     return [read(env, v) for v in graph.outvars]

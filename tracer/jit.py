@@ -33,7 +33,7 @@ from lowering import forks
 from lowering.heap import building
 from lowering.profile import phase, recording
 from lowering.settings import settings
-from tracer import aot, compile_log, config, core, debug_nans, jit_disabled, sources
+from tracer import aot, compile_log, config, core, jit_disabled, nan_check, sources
 from tracer.core import eval_graph, trace_flat
 from tracer.float0s import Float0Leaves
 from tracer.jit_placement import placement
@@ -184,8 +184,8 @@ class Jitted:
                                            entry.captured))
         else:
             outs = entry.run(leaves)
-            if debug_nans.ON[0]:
-                debug_nans.check_call(f"jit({self.__name__})", entry.traced,
+            if nan_check.ON[0]:
+                nan_check.check_call(f"jit({self.__name__})", entry.traced,
                                       entry.float0[0].others(leaves), outs)
         return outs[0] if entry.single else unflatten(entry.out_tree, outs)
 

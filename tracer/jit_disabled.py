@@ -12,7 +12,7 @@ import threading
 from lowering import forks
 from registry.versioned import bump_epoch
 
-OPEN = [0]                  # blocks open in any thread, jax_disable_jit and debug_nans'
+OPEN = [0]                  # blocks open in any thread, jax_disable_jit and nan_check's
                             # check if on; read in place by jit
 GLOBAL = [False]            # jax_disable_jit, process-wide
 _UNSET = object()
@@ -53,7 +53,7 @@ def disable_jit(disable=True):
 
 def slow_path(on):
     """Count (or, not `on`, uncount) one reason for every jitted call to take the slow
-    path: an open block here, or tracer.debug_nans' check being on."""
+    path: an open block here, or tracer.nan_check's check being on."""
     with _lock:
         OPEN[0] += 1 if on else -1
     bump_epoch()

@@ -11,7 +11,7 @@ import pytest
 
 import tracer
 import tracer.numpy as tnp
-from tracer import debug_nans, jit_disabled
+from tracer import jit_disabled, nan_check
 
 X = np.array([-1.0, 1.0])
 
@@ -38,7 +38,7 @@ def test_an_eager_op_names_its_kernel_and_line():
     with tracer.debug_nans(True):
         with pytest.raises(FloatingPointError,
                            match=rf"^invalid value \(nan\) encountered in log \(at "
-                                 rf".*test_debug_nans.py:{line_of('tnp.log')} \(f\)"):
+                                 rf".*test_nan_check.py:{line_of('tnp.log')} \(f\)"):
             f(X)
         tnp.log(np.array([0.0]))        # an Inf is not a NaN
 
@@ -51,7 +51,7 @@ def test_a_jitted_call_names_the_first_node_that_made_it(backend):
             g(X)
     text = str(info.value)
     assert text.startswith("invalid value (nan) encountered in jit(f)")
-    assert "'log' created at " in text and f"test_debug_nans.py:{line_of('tnp.log')} (f)" in text
+    assert "'log' created at " in text and f"test_nan_check.py:{line_of('tnp.log')} (f)" in text
     with tracer.debug_infs():
         with pytest.raises(FloatingPointError, match=r"^invalid value \(inf\) encountered "
                                                      r"in jit\(f\).*'log'"):
@@ -86,7 +86,7 @@ def test_switches_are_restored_after_an_error():
     with pytest.raises(FloatingPointError):
         with tracer.debug_nans(True), tracer.debug_infs(True):
             tracer.jit(f, backend="numpy")(X)
-    assert not debug_nans.checking("nan") and not debug_nans.checking("inf")
+    assert not nan_check.checking("nan") and not nan_check.checking("inf")
     assert jit_disabled.OPEN[0] == 0
     with pytest.raises(ValueError, match="'nan' or 'inf'"):
-        debug_nans.set_checking("NaN", True)
+        nan_check.set_checking("NaN", True)

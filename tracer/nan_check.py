@@ -10,13 +10,9 @@ to name the first node that produced it (its kernel and the user's source line).
 Off, nothing runs: eager ops read `ON` once per op; jitted calls, whose cached path reads
 nothing, are sent down their slow path (as disable_jit does) only while a check is on.
 
-`tracer.debug_nans` is this module, and calling it is `debug_nans(on)`: JAX's name is a
-callable context manager, and the module keeps the name too (tracer.config's switch).
+`tracer.debug_nans(on)` and `tracer.debug_infs(on)` (tracer.config's jax_debug_nans and
+jax_debug_infs flags, as JAX's top-level names are its) call `set_checking`.
 """
-import contextlib
-import sys
-import types
-
 import numpy as np
 
 from ir import Literal
@@ -43,26 +39,6 @@ def set_checking(kind, on):
 def checking(kind):
     """Whether the "nan" or "inf" check is on."""
     return _on[kind]
-
-
-@contextlib.contextmanager
-def _setting(kind, on):
-    before = _on[kind]
-    set_checking(kind, on)
-    try:
-        yield
-    finally:
-        set_checking(kind, before)
-
-
-def debug_nans(on=True):
-    """As jax.debug_nans(True): a context manager with the NaN check on (or off)."""
-    return _setting("nan", on)
-
-
-def debug_infs(on=True):
-    """As jax.debug_infs(True): a context manager with the Inf check on (or off)."""
-    return _setting("inf", on)
 
 
 def _bad(values):
@@ -117,10 +93,3 @@ def check_call(what, graph, args, outs=None):
         f"execution: the compiled code's optimizations may have made them, or they are "
         f"inputs or constants returned as they are (like jit(lambda x: tnp.nan)).")
 
-
-class _CallableModule(types.ModuleType):
-    def __call__(self, on=True):
-        return debug_nans(on)
-
-
-sys.modules[__name__].__class__ = _CallableModule
