@@ -18,6 +18,14 @@ class ValueConversions:
     """Tracer's conversion methods (a mixin: Tracer has the slots and _check_live)."""
     __slots__ = ()
 
+    def __copy__(self):
+        """A traced value is immutable: a copy (copy.copy, copy.deepcopy, as of a pytree
+        holding it) is the value itself, as for JAX's tracers."""
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
     def _concretize(self, what, hint="", error=ConcretizationError, allowed=True,
                     no_gradient=False, jax=None):
         """The value this tracer stands for, when its trace was called with concrete

@@ -415,3 +415,14 @@ def test_lax_operand_and_dict_key_and_sharding_messages():
         assert not hasattr(x, "sharding")
         return x
     tracer.jit(f)(tnp.arange(2.))
+
+
+def test_copies_of_a_traced_value_are_the_value():
+    """copy.copy / copy.deepcopy of a traced value (or of a pytree holding one) inside jit
+    or grad give the value itself: traced values are immutable, and a deep copy of the
+    trace it belongs to would make a value of no live trace (JAX's test_jit_deep_copy)."""
+    import copy
+    assert tracer.jit(lambda x: copy.deepcopy(x))(1) == 1
+    out = tracer.jit(lambda d: copy.deepcopy(d)["a"] * 2)({"a": np.ones(2)})
+    np.testing.assert_array_equal(out, [2.0, 2.0])
+    assert tracer.grad(lambda x: copy.copy(x) * 3.0)(1.0) == 3.0
