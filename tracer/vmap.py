@@ -115,12 +115,19 @@ def to_dim(x, d, size, dst):
     return core.current_trace().emit("broadcast_to", [x], {"shape": out_shape})
 
 
-def flat_index(idx, n, size):
+def flat_index(idx, n, size, axis=0):
     """Indices (size, ...) into one example's axis of length n -> indices into the
-    (size * n) axis of all examples. An index out of [0, n) becomes -1, so the kernel
-    still reports it instead of reading a neighbouring example."""
+    (size * n) axis of all examples. Each is first checked against its own example's axis
+    by a take from arange(n), whose error names the index and that axis (`axis`, the
+    unbatched kernel's) as the unbatched kernel's would; on a longer axis (no n-element
+    constant, as tracer.numpy.indexing's checks) an index out of it becomes -1, which the
+    flat take refuses, instead of reading a neighbouring example."""
+    from tracer.numpy.indexing import TAKE_CHECKED
     idx = tnp.astype(idx, np.int64)
     offsets = tnp.reshape(tnp.arange(size, dtype=np.int64) * n, (size,) + (1,) * (idx.ndim - 1))
+    if n <= TAKE_CHECKED:
+        ref = np.arange(n, dtype=np.int64).reshape((1,) * axis + (n,))
+        return tnp.reshape(run_kernel("take", [ref, idx], {"axis": axis}), idx.shape) + offsets
     return tnp.where(idx < 0, -1, tnp.where(idx >= n, -1, idx + offsets))
 
 

@@ -367,3 +367,25 @@ def test_axis_and_output_errors_use_jaxs_words():
     with pytest.raises(TypeError, match="Output from batched function 'hello' of type str "
                        "is not a valid JAX type"):
         tracer.vmap(lambda y: "hello")(np.arange(5))
+
+
+@pytest.mark.parametrize("run", ["eager", "numpy", "llvm"])
+def test_out_of_bounds_batched_index_is_named_as_written(run):
+    """A batched take (and scatter_add, its gradient) indexes one flat (batch * n) axis;
+    each index is checked against its own example's axis first, so the error names the
+    index the user wrote and that axis' size, not a flat position or a sentinel."""
+    x = np.arange(12.0).reshape(3, 4)
+    rows = np.arange(30.0).reshape(3, 2, 5)
+    i = np.array([1, 5, 2])
+    take = vmap(lambda r, j: tnp.take(r, j))
+    along = vmap(lambda r, j: tnp.take(r, j, axis=1))          # (2, 5) rows, axis 1
+    add = vmap(lambda r, j: r.at[j].add(1.0))
+    if run != "eager":
+        take, along, add = (tracer.jit(g, backend=run) for g in (take, along, add))
+    with pytest.raises(tracer.OutOfBoundsError, match="index 5 is out of bounds for axis 0 of size 4"):
+        take(x, i)
+    with pytest.raises(tracer.OutOfBoundsError, match="index 5 is out of bounds for axis 1 of size 5"):
+        along(rows, i)
+    with pytest.raises(tracer.OutOfBoundsError, match="index 5 is out of bounds for axis 0 of size 4"):
+        add(x, i)
+    np.testing.assert_array_equal(take(x, np.array([1, 3, 0])), [1.0, 7.0, 8.0])

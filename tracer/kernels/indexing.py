@@ -25,7 +25,7 @@ def _take_batched(inputs, dims, attrs):
     x, idx = to_dim(x, dx, size, 0), moveaxis(idx, di, 0)
     pre, n, post = x.shape[1:ax + 1], x.shape[ax + 1], x.shape[ax + 2:]
     flat = tnp.reshape(moveaxis(x, ax + 1, 1), (size * n,) + pre + post)
-    out = run_kernel("take", [flat, flat_index(idx, n, size)], {"axis": 0})
+    out = run_kernel("take", [flat, flat_index(idx, n, size, ax)], {"axis": 0})
     k = idx.ndim - 1          # out is (size, *idx dims, *pre, *post): put pre first
     perm = ((0,) + tuple(range(1 + k, 1 + k + len(pre))) + tuple(range(1, 1 + k))
             + tuple(range(1 + k + len(pre), out.ndim)))
@@ -61,7 +61,7 @@ def _scatter_add_batched(inputs, dims, attrs):
     perm = ((0,) + tuple(range(1 + ax, 1 + ax + k)) + tuple(range(1, 1 + ax))
             + tuple(range(1 + ax + k, upd.ndim)))
     pre, post = upd.shape[1:1 + ax], upd.shape[1 + ax + k:]
-    out = run_kernel("scatter_add", [tnp.transpose(upd, perm), flat_index(idx, n, size)],
+    out = run_kernel("scatter_add", [tnp.transpose(upd, perm), flat_index(idx, n, size, ax)],
                      {"axis": 0, "size": size * n})
     return moveaxis(tnp.reshape(out, (size, n) + pre + post), 1, 1 + ax), 0
 

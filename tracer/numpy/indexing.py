@@ -123,7 +123,7 @@ def _from_end(idx, n):
     return where(logical_and(less(idx, 0), greater_equal(wrapped, 0)), wrapped, idx)
 
 
-_TAKE_CHECKED = 1 << 20     # axes up to this long are checked by a take from arange(n)
+TAKE_CHECKED = 1 << 20      # axes up to this long are checked by a take from arange(n)
 
 
 def _checked(idx, axis, n):
@@ -134,7 +134,7 @@ def _checked(idx, axis, n):
     under tracing gets no n-element constant (an abstract 2**31-long axis, as under
     eval_shape, must not allocate): an index out of it becomes a large negative position,
     which the flat take refuses whatever row it is added to."""
-    if n <= _TAKE_CHECKED or not isinstance(idx, Tracer):
+    if n <= TAKE_CHECKED or not isinstance(idx, Tracer):
         ref = np.arange(n, dtype=np.int64).reshape((1,) * axis + (n,))
         return reshape(_take(ref, idx, axis), shape(idx))
     idx = convert(idx, np.int64, "take")
