@@ -13,6 +13,10 @@ import contextlib
 import operator
 import threading
 
+import numpy as np
+
+from ir.errors import ArgumentError, ArgumentValueError
+
 _UNSET = object()
 _lock = threading.Lock()
 FLAGS = {}                  # "jax_..." -> Flag
@@ -103,9 +107,34 @@ def _x64(name, value):
     return True
 
 
+_JAX_IMPLS = ("threefry2x32", "threefry4x32", "philox2x32", "philox4x32", "rbg",
+              "unsafe_rbg")
+
+
+def check_prng_impl(impl, dtype, op):
+    """Accepts JAX's ways of naming threefry2x32 keys (tracer.random's key makers and
+    jax_default_prng_impl): impl= its name, dtype= its name or key_dtype()'s uint32;
+    JAX's errors for both or for an unknown name or type."""
+    if impl is not None and dtype is not None:
+        raise ArgumentValueError(f"{op}: Cannot specify both `impl` and `dtype`")
+    spec = dtype if impl is None else impl
+    if spec is None or isinstance(spec, str) and spec == "threefry2x32":
+        return
+    if isinstance(spec, str):
+        if spec in _JAX_IMPLS:
+            raise ArgumentValueError(f"{op}: PRNG implementation {spec!r} is not available; "
+                                     f"keys here are raw threefry2x32 keys (impl=None or "
+                                     f"'threefry2x32')")
+        raise ArgumentValueError(f"{op}: unrecognized PRNG implementation {spec!r}; the "
+                                 f"only one here is 'threefry2x32'")
+    if isinstance(spec, (np.dtype, type)) and np.dtype(spec) == np.uint32:
+        return
+    raise ArgumentError(f"{op}: unrecognized type {type(spec).__name__} for specifying a "
+                        f"PRNG implementation; give 'threefry2x32'")
+
+
 def _prng_impl(name, value):
-    from tracer.random.core import _check_impl
-    _check_impl(value, None, name)
+    check_prng_impl(value, None, name)
     return value
 
 

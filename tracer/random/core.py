@@ -29,7 +29,7 @@ import tracer.numpy as tnp
 from ir import dtype_kind
 from ir.errors import ArgumentError, ArgumentValueError, DTypeError, ShapeError
 from tracer import exact_math
-from tracer.config import legacy_prng_key, random_seed_offset
+from tracer.config import check_prng_impl, legacy_prng_key, random_seed_offset
 from tracer.core import Tracer
 from tracer.numpy._base import (broadcast_shapes, dtype_of, is_weak, normalize_axis,
                                 shape as shape_of, value)
@@ -44,13 +44,13 @@ _KEY_HELP = "make keys with tracer.random.PRNGKey(seed) or split(key); vmap over
 def PRNGKey(seed, *, impl=None):
     """The key of an integer seed: (0, seed mod 2**32), as JAX with x64 disabled (its
     default) for every integer type; Python ints must fit in int64, as in JAX."""
-    _check_impl(impl, None, "PRNGKey")
+    check_prng_impl(impl, None, "PRNGKey")
     return _key_of_seed(seed, "PRNGKey")
 
 
 def key(seed, *, impl=None, dtype=None):
     """`PRNGKey(seed)`: keys here are JAX's raw uint32 keys (threefry2x32 only)."""
-    _check_impl(impl, dtype, "key")
+    check_prng_impl(impl, dtype, "key")
     return _key_of_seed(seed, "key")
 
 
@@ -75,7 +75,7 @@ def _key_of_seed(seed, op):
 
 def key_dtype(impl=None):
     """The dtype of the keys `key(seed, impl=impl)` makes: uint32, as keys here are raw."""
-    _check_impl(impl, None, "key_dtype")
+    check_prng_impl(impl, None, "key_dtype")
     return U32
 
 
@@ -85,31 +85,6 @@ def key_impl(keys):
     return "threefry2x32"
 
 
-_JAX_IMPLS = ("threefry2x32", "threefry4x32", "philox2x32", "philox4x32", "rbg",
-              "unsafe_rbg")
-
-
-def _check_impl(impl, dtype, op):
-    """Accepts JAX's ways of naming threefry2x32 keys: impl= its name, dtype= its name
-    or key_dtype()'s uint32; JAX's errors for both or for an unknown name or type."""
-    if impl is not None and dtype is not None:
-        raise ArgumentValueError(f"{op}: Cannot specify both `impl` and `dtype`")
-    spec = dtype if impl is None else impl
-    if spec is None or isinstance(spec, str) and spec == "threefry2x32":
-        return
-    if isinstance(spec, str):
-        if spec in _JAX_IMPLS:
-            raise ArgumentValueError(f"{op}: PRNG implementation {spec!r} is not available; "
-                                     f"keys here are raw threefry2x32 keys (impl=None or "
-                                     f"'threefry2x32')")
-        raise ArgumentValueError(f"{op}: unrecognized PRNG implementation {spec!r}; the "
-                                 f"only one here is 'threefry2x32'")
-    if isinstance(spec, (np.dtype, type)) and np.dtype(spec) == U32:
-        return
-    raise ArgumentError(f"{op}: unrecognized type {type(spec).__name__} for specifying a "
-                        f"PRNG implementation; give 'threefry2x32'")
-
-
 def key_data(keys):
     """The uint32 words of keys (..., 2): keys here are already raw, so a copy of them."""
     return _raw_keys(keys, "key_data")
@@ -117,7 +92,7 @@ def key_data(keys):
 
 def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
     """Keys from uint32 words of shape (..., 2), as JAX's raw keys: checked, copied."""
-    _check_impl(impl, dtype, "wrap_key_data")
+    check_prng_impl(impl, dtype, "wrap_key_data")
     return _raw_keys(key_bits_array, "wrap_key_data")
 
 
