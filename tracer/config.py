@@ -202,24 +202,20 @@ class _DisableJit:
 
 disable_jit = FLAGS["jax_disable_jit"] = _DisableJit()
 
-def _switch(module, *args):
-    """The `changed` of a flag whose effect is a process-wide switch (tracer.nan_check's,
-    tracer.leak_check's): the switch takes the value the changing thread now sees (a block
-    in one thread turns the check on in all, as the switch has no per-thread state)."""
+def _switching(name, module, *args):
+    """A flag whose effect is a process-wide switch (tracer.nan_check's, tracer.leak_check's
+    `set_checking`): the switch takes the value the changing thread now sees (a block in
+    one thread turns the check on in all, as the switch has no per-thread state)."""
     def changed():
         import importlib
-        flag = _switched[module, args]
         importlib.import_module(module).set_checking(*args, flag.value)
-    return changed
+    flag = Flag(name, False, _boolean, changed)
+    return flag
 
 
-_switched = {}
-for _name, _module, _args in (("jax_debug_nans", "tracer.nan_check", ("nan",)),
-                              ("jax_debug_infs", "tracer.nan_check", ("inf",)),
-                              ("jax_check_tracer_leaks", "tracer.leak_check", ())):
-    _switched[_module, _args] = Flag(_name, False, _boolean, _switch(_module, *_args))
-debug_nans, debug_infs, check_tracer_leaks = (
-    FLAGS[n] for n in ("jax_debug_nans", "jax_debug_infs", "jax_check_tracer_leaks"))
+debug_nans = _switching("jax_debug_nans", "tracer.nan_check", "nan")
+debug_infs = _switching("jax_debug_infs", "tracer.nan_check", "inf")
+check_tracer_leaks = _switching("jax_check_tracer_leaks", "tracer.leak_check")
 
 
 _ELSEWHERE = ("tracer runs on this host's CPU only (one device, no accelerator "

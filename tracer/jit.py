@@ -143,23 +143,19 @@ class Jitted:
         """(leaves, cache key, Call or None for plain arrays); while a trace-context flag
         (tracer.config: rank promotion, matmul precision) is not the default, the key
         holds them, so that a change retraces, as JAX's."""
-        leaves, key, call = self._split(args, kwargs, extra_static)
-        ctx = config.trace_context()
-        return leaves, key if ctx is None else (key, "trace context", ctx), call
-
-    def _split(self, args, kwargs, extra_static):
+        key = call = None
         if self._plain and not kwargs and not extra_static:
             key = _plain_key(args)
             if key is None and any(isinstance(a, _SCALAR) for a in args):
                 # a NumPy scalar is the 0-d array it becomes: one entry for both, as jax
                 args = tuple(np.asarray(a) if isinstance(a, _SCALAR) else a for a in args)
                 key = _plain_key(args)
-            if key is not None:
-                return args, key, None
-        nums = self.static_argnums + extra_static
-        call = Call(f"jit({self.__name__})", self.fun, args, kwargs, nums,
-                    self.static_argnames)
-        return call.leaves, call.key, call
+        if key is None:
+            call = Call(f"jit({self.__name__})", self.fun, args, kwargs,
+                        self.static_argnums + extra_static, self.static_argnames)
+            args, key = call.leaves, call.key
+        ctx = config.trace_context()
+        return args, key if ctx is None else (key, "trace context", ctx), call
 
     def __call__(self, *args, **kwargs):
         # The hot path of every jitted call: plain arrays, no static arguments, a current

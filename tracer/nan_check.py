@@ -28,7 +28,7 @@ ON = [False]            # either check on: read by tracer.core's eager ops and j
 def set_checking(kind, on):
     """Turn the "nan" (jax_debug_nans) or "inf" (jax_debug_infs) check on or off."""
     if kind not in _KINDS:
-        raise ValueError(f"debug_nans.set_checking(kind, on): kind must be 'nan' or "
+        raise ValueError(f"nan_check.set_checking(kind, on): kind must be 'nan' or "
                          f"'inf', got {kind!r}")
     _on[kind] = bool(on)
     was, ON[0] = ON[0], _on["nan"] or _on["inf"]
