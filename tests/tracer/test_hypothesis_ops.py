@@ -1,6 +1,8 @@
 """Random compositions of elementwise, broadcasting, reduction and shape ops on random
 shapes and dtypes: eager tracer.numpy matches NumPy (values and dtypes), jit(numpy) is
-bitwise equal to eager, and the traced graph's output types match the results."""
+bitwise equal to eager, the traced graph's output types match the results, and the same
+programs compiled by the llvm backend, and batched by vmap on both backends, match
+NumPy's values and dtypes."""
 import warnings
 
 import numpy as np
@@ -151,6 +153,51 @@ def test_random_compositions_eager_match_numpy_and_jit_matches_eager(program):
             assert j.dtype == e.dtype and j.shape == e.shape
             np.testing.assert_array_equal(j, e)          # same kernels: bitwise equal
             assert (aval.shape, aval.dtype) == (e.shape, e.dtype)
+
+
+def _close(got, want, where):
+    """got matches NumPy's `want`: dtype and shape exactly, floats to a few ulps (the llvm
+    backend's fused code may round differently from NumPy's one-op-at-a-time)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, where
+    tol = 0 if want.dtype.kind != "f" else 2e-5 if want.dtype == np.float32 else 1e-9
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=where)
+
+
+def _numpy(args, steps):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return run(np, args, steps)
+
+
+@settings(max_examples=40, deadline=None)
+@given(programs())
+def test_random_compositions_compiled_by_llvm_match_numpy(program):
+    inputs, steps = program
+    f = tracer.jit(lambda *xs: run(tnp, xs, steps), backend="llvm")
+    rng = np.random.default_rng(0)
+    for args in (inputs, [_fresh(x, rng) for x in inputs]):       # a cache hit too
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got = f(*args)
+        for g, w in zip(got, _numpy(args, steps)):
+            _close(g, w, str(steps))
+
+
+@settings(max_examples=25, deadline=None)
+@given(programs())
+def test_random_compositions_under_vmap_match_numpy_per_example(program):
+    inputs, steps = program
+    rng = np.random.default_rng(1)
+    batch = [np.stack([x] + [_fresh(x, rng) for _ in range(2)]) for x in inputs]
+    want = [_numpy([b[k] for b in batch], steps) for k in range(3)]
+    for backend in ("numpy", "llvm"):
+        f = tracer.jit(tracer.vmap(lambda *xs: run(tnp, xs, steps)), backend=backend)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got = f(*batch)
+        for o in range(2):
+            _close(got[o], np.stack([np.asarray(w[o]) for w in want]), f"{backend} {steps}")
 
 
 @st.composite
