@@ -284,6 +284,10 @@ IMPORTS = [
     (re.compile(r'^(\s*)from jax import ', re.M), r'\1from conform_shim import '),
     # JAX's error names: tracer.errors' classes in tracer mode (the shim's error_name)
     (re.compile(r'^(\s*)from jax\.errors import ', re.M), r'\1from conform_shim import '),
+    # jax._src.core's error classes are jax.errors' (the same objects): routed as those
+    (re.compile(r'\bcore\.(ConcretizationTypeError|UnexpectedTracerError|'
+                r'TracerBoolConversionError|TracerIntegerConversionError|'
+                r'TracerArrayConversionError)\b'), r'jax.errors.\1'),
     # jax._src.config: tracer.config's flags in tracer mode (the shim's Config)
     (re.compile(r'^(\s*)from jax\._src import config\s*$', re.M),
      r'\1from conform_shim import config_module as _config_module; config = _config_module()'),

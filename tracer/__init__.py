@@ -19,7 +19,7 @@ from tracer import config  # noqa: F401  (jax.config's flags: small, and tracer.
 from tracer.config import (check_tracer_leaks, debug_infs, debug_nans,
                            default_matmul_precision, default_prng_impl, enable_x64,
                            explain_cache_misses, legacy_prng_key, log_compiles,
-                           numpy_rank_promotion)
+                           no_execution, no_tracing, numpy_rank_promotion)
 from tracer import methods  # noqa: F401  (operators on Tracer)
 from tracer import kernels  # noqa: F401  (declares the built-in kernels)
 from tracer.jit import clear_caches, eval_shape, jit, make_graph
@@ -67,7 +67,8 @@ __all__ += ["debug", "pure_callback", "debug_nans", "debug_infs", "checking_leak
             "check_tracer_leaks"]
 __all__ += ["scipy"]
 __all__ += ["clear_caches", "config", "default_matmul_precision", "default_prng_impl", "enable_x64",
-            "explain_cache_misses", "legacy_prng_key", "log_compiles", "numpy_rank_promotion"]
+            "explain_cache_misses", "legacy_prng_key", "log_compiles", "no_execution", "no_tracing",
+            "numpy_rank_promotion"]
 
 
 def __getattr__(name):

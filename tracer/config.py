@@ -167,6 +167,11 @@ default_matmul_precision = Flag("jax_default_matmul_precision", None, _precision
 random_seed_offset = Flag("jax_random_seed_offset", 0, _integer)
 legacy_prng_key = Flag("jax_legacy_prng_key", "allow", _one_of("allow", "warn", "error"))
 default_prng_impl = Flag("jax_default_prng_impl", "threefry2x32", _prng_impl)
+# guards a user sets to assert that cached code is reused (no_tracing) or that nothing runs
+# (no_execution: a jitted call raises rather than run compiled code); while either is on,
+# jit's hot path stands aside (the epoch moves), so that its slow path checks them
+no_tracing = Flag("jax_no_tracing", False, _boolean, _retrace)
+no_execution = Flag("jax_no_execution", False, _boolean, _retrace)
 
 
 def trace_context():
@@ -175,6 +180,11 @@ def trace_context():
     if numpy_rank_promotion.active or default_matmul_precision.active:
         return numpy_rank_promotion.value, default_matmul_precision.value
     return None
+
+
+def guarded():
+    """Whether a no_tracing or no_execution block (or setting) is open in any thread."""
+    return no_tracing.active or no_execution.active
 
 
 class _DisableJit:

@@ -174,6 +174,9 @@ class Jitted:
         leaves, key, call = self._signature(args, kwargs, extra_static)
         trace = core.innermost_trace(leaves)       # first: a leaked tracer fails here
         entry = self._entry(key, call or args, leaves)
+        if trace is None and config.no_execution.active and config.no_execution.value:
+            raise RuntimeError(f"tracer tried to execute jit({self.__name__}), but the "
+                               f"no_execution config option is set")
         if entry.lowered is None or trace is not None:
             f0_in, f0_out = entry.float0
             outs = f0_out.merge(eval_graph(entry.traced, list(f0_in.others(leaves)) +
@@ -211,7 +214,7 @@ class Jitted:
         changed = sorted(k for k, v in entry.versions.items() if registry.version(k) != v)
         # no call may skip this test while a disable_jit block is open, nor while a trace
         # context is set (the hot path's key holds none)
-        if not (changed or jit_disabled.OPEN[0] or config.trace_context()):
+        if not (changed or jit_disabled.OPEN[0] or config.trace_context() or config.guarded()):
             entry.epoch = epoch
         return changed
 
@@ -243,6 +246,9 @@ class Jitted:
     def _build(self, key, call, leaves, changed=None):
         """Trace and lower a new entry (`changed`: the re-registered kernels that made an
         old one stale), timing its phases for the compile log."""
+        if config.no_tracing.active and config.no_tracing.value:
+            raise RuntimeError(f"re-tracing function {self.__name__} for `jit`, but "
+                               f"'no_tracing' is set")
         epoch, versions = snapshot()   # before reading any table
         self._recompiles.missed(key, call, changed)
         with recording() as phases:

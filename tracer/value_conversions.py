@@ -34,6 +34,8 @@ class ValueConversions:
         "{}" is "traced array with shape float32[3]") if given.
         `no_gradient`: a conversion JAX refuses for a value that carries a gradient."""
         subject = f"{what}() of a traced value"
+        if jax is None and error is ConcretizationError:
+            jax = "Abstract tracer value encountered where concrete value is expected: {}."
         if jax:
             subject = jax.format(f"traced array with shape {jax_type(self.aval)}") + " " + subject
         known = self._trace.known if allowed else None

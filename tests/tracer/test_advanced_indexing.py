@@ -105,3 +105,26 @@ def test_at_apply_modes_grad_and_vmap():
     np.testing.assert_allclose(g, [np.cos(np.sin(1.0)) * np.cos(1.0), 1.0])
     v = tracer.vmap(lambda x, i: x.at[i].apply(tnp.sin))(np.ones((2, 2)), np.array([[0, 0], [1, 0]]))
     np.testing.assert_allclose(v, [[np.sin(np.sin(1.0)), 1.0], [np.sin(1.0), np.sin(1.0)]])
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_created_constants_take_traced_indices(backend):
+    """eye and arange inside a trace are traced values (as JAX's), so that a traced index
+    selects from them: one-hot rows `eye(n)[labels]`, `arange(n)[idx]`."""
+    labels = np.array([2, 0, 1, 2])
+    one_hot = tracer.jit(lambda l: tnp.eye(3, dtype=np.float32)[l], backend=backend)
+    np.testing.assert_array_equal(one_hot(labels), np.eye(3, dtype=np.float32)[labels])
+    pick = tracer.jit(lambda x: tnp.arange(x.shape[0])[x] * 10, backend=backend)
+    np.testing.assert_array_equal(pick(np.array([0, 2, 1], np.int32)), [0, 20, 10])
+    np.testing.assert_array_equal(tracer.vmap(lambda l: tnp.identity(3)[l])(labels),
+                                  np.eye(3)[labels])
+    # a returned constant is a new array each call
+    made = tracer.jit(lambda: tnp.arange(3), backend=backend)
+    a = made()
+    a[0] = 7
+    np.testing.assert_array_equal(made(), [0, 1, 2])
+
+    def concrete(x):         # outside jit, grad sees concrete values: Python control flow
+        a = tnp.arange(3.0)
+        return (a * x).sum() if a[1] > 0 else x.sum()
+    np.testing.assert_array_equal(tracer.grad(concrete)(np.ones(3)), [0.0, 1.0, 2.0])

@@ -182,3 +182,32 @@ def test_clear_caches_retraces_every_jitted_function(caplog):
         f(np.arange(8))
     assert sum(m.startswith("Finished tracing <lambda> for jit") for m in _messages(caplog)) == 2
     assert f.cache_info().misses == 2
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_no_tracing_and_no_execution_guard_jitted_calls(backend):
+    f = tracer.jit(lambda x: x * 2, backend=backend)
+    np.testing.assert_array_equal(f(np.arange(3)), [0, 2, 4])
+    with tracer.no_tracing():
+        np.testing.assert_array_equal(f(np.arange(3)), [0, 2, 4])   # cached: allowed
+        with pytest.raises(RuntimeError, match="re-tracing function <lambda> .*no_tracing"):
+            f(np.arange(4))
+    g = tracer.jit(lambda: tnp.ones(3), backend=backend)
+    g()
+    with tracer.no_execution():
+        with pytest.raises(RuntimeError, match="execute jit\\(<lambda>\\).*no_execution"):
+            g()
+        # other threads keep running: the flag is per thread
+        out = []
+        t = threading.Thread(target=lambda: out.append(g()))
+        t.start()
+        t.join()
+        np.testing.assert_array_equal(out[0], np.ones(3))
+    np.testing.assert_array_equal(g(), np.ones(3))        # the hot path is back
+    config.update("jax_no_tracing", True)
+    try:
+        with pytest.raises(RuntimeError, match="no_tracing"):
+            f(np.arange(5))
+    finally:
+        config.update("jax_no_tracing", False)
+    np.testing.assert_array_equal(f(np.arange(5)), [0, 2, 4, 6, 8])

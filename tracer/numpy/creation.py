@@ -88,7 +88,16 @@ def arange(start, stop=None, step=1, dtype=None, *, device=None, like=None):
         raise
     except (TypeError, ValueError, ZeroDivisionError) as e:
         raise ArgumentError(f"arange({start!r}, {stop!r}, {step!r}): {e}") from None
-    return as_array(out, "arange")
+    return staged(out, "arange")
+
+
+def staged(arr, op):
+    """`arr`, made by `op` from static arguments: inside a trace a traced value holding it
+    (as JAX's jnp.arange and jnp.eye under jit), so that indexing it with a traced index
+    (`eye(n)[labels]`) works, which a NumPy array cannot do; else the array."""
+    arr = as_array(arr, op)
+    trace = current_trace()
+    return arr if trace is None else Tracer(trace, trace.lift(arr))
 
 
 def _traced(x):
@@ -162,7 +171,7 @@ def copy(a, order="K", subok=False):
 
 def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     _placed("eye", order, device)
-    return as_array(np.eye(N, M, k, dtype=check_dtype(dtype, "eye")), "eye")
+    return staged(np.eye(N, M, k, dtype=check_dtype(dtype, "eye")), "eye")
 
 
 def identity(n, dtype=None, *, like=None):
