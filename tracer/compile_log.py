@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 
 from ir import ShapedArray
 from lowering import forks
@@ -99,10 +100,16 @@ class Recompiles:
     many recompiles can be explained."""
 
     def __init__(self, name, fun):
-        self.name, self.fun = name, fun
+        self.name = name
+        try:        # weakly: jit's cache shared by every jit(fun) lives only as long as fun
+            self._fun = weakref.ref(fun)
+        except TypeError:
+            self._fun = lambda: fun
         self.seen, self.warned = [], False
         self.keys = []          # tracer.cache_miss.Seen of each build's key, the latest last
         self.lock = forks.lock()
+
+    fun = property(lambda self: self._fun())
 
     def missed(self, key, call, changed=None):
         """Record a build's key (`call`: jit's Call, or the plain arrays) and, while

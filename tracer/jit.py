@@ -87,6 +87,35 @@ class _Entry:
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses size maxsize")
 
 
+class _Shared:
+    """The signature cache of a function jitted with given options, shared by every
+    `jit(f)` of the same `f` (as JAX's global cache), so that `jit(f)(x)` written inside a
+    loop traces and compiles once. Kept while `f` lives; a function that cannot be
+    weakly referenced gets a cache of its own."""
+    __slots__ = ("cache", "misses", "evicted_hits", "recompiles")
+    _all = {}      # (id(fun), options) -> (weak reference to fun, _Shared)
+
+    def __init__(self, name, fun):
+        self.cache, self.misses, self.evicted_hits = {}, 0, 0
+        self.recompiles = compile_log.Recompiles(name, fun)
+
+    @classmethod
+    def of(cls, fun, options, name):
+        key = (id(fun), options)
+        with _cache_lock:
+            held = cls._all.get(key)
+            if held is not None and held[0]() is fun:
+                return held[1]
+            try:
+                ref = weakref.ref(fun, lambda r: cls._all.get(key, (None,))[0] is r
+                                  and cls._all.pop(key))
+            except TypeError:
+                return None
+            shared = cls(name, fun)
+            cls._all[key] = (ref, shared)
+            return shared
+
+
 class Jitted:
     """A jit-compiled function; call it like the original (keyword arguments included).
     As a method (`@jit` in a class body) it binds `self`: a registered pytree `self` is
@@ -113,10 +142,15 @@ class Jitted:
         self.compiler_options = aot.check_compiler_options(compiler_options, where)
         self.device, self.in_shardings, self.out_shardings = device, in_shardings, out_shardings
         self._placement = placement(where, device, in_shardings, out_shardings)
-        self._cache = {}          # key -> _Entry, in the eviction sweep's order
+        # a backend registered anew (under a name in use) starts a cache of its own
+        compiler = backend_compiler(self.backend) if self.backend else None
+        shared = None if compiler_options or self._placement else _Shared.of(
+            fun, (self.static_argnums, self.static_argnames, self.donate_argnums,
+                  self.donate_argnames, self.backend, compiler), self.__name__)
+        self._shared = shared or _Shared(self.__name__, fun)
+        self._cache = self._shared.cache   # key -> _Entry, in the eviction sweep's order
         self.cache_size = CACHE_SIZE
-        self._misses = self._evicted_hits = 0
-        self._recompiles = compile_log.Recompiles(self.__name__, fun)
+        self._recompiles = self._shared.recompiles
         with _cache_lock:
             _ALL.add(self)
         getattr(backend_compiler(self.backend or DEFAULT_BACKEND), "warm", _nothing)()
@@ -266,7 +300,7 @@ class Jitted:
             if any(float0):
                 entry.run = _float0_run(entry.run, *float0)
         self._insert(key, entry)
-        self._misses += 1
+        self._shared.misses += 1
         args, static = (call.args, call.static) if isinstance(call, Call) else (call, ())
         self._recompiles.compiled(args, static, graph, phases, changed)
         return entry
@@ -320,14 +354,14 @@ class Jitted:
                     old.swept = old.calls
                     cache[oldest] = old
                 else:
-                    self._evicted_hits += old.calls
+                    self._shared.evicted_hits += old.calls
 
     def cache_info(self):
         """(hits, misses, size, maxsize) of this function's signature cache, as
         functools.lru_cache reports them; misses count every trace-and-compile."""
         with _cache_lock:
-            hits = self._evicted_hits + sum(e.calls for e in self._cache.values())
-            return CacheInfo(hits, self._misses, len(self._cache), self.cache_size)
+            hits = self._shared.evicted_hits + sum(e.calls for e in self._cache.values())
+            return CacheInfo(hits, self._shared.misses, len(self._cache), self.cache_size)
 
     def _lower(self, entry, first=False):
         """The program for `entry`: the backend's compiler's, else the graph interpreted
@@ -402,7 +436,7 @@ def clear_caches():
     it holds)."""
     with _cache_lock:
         for jitted in list(_ALL):
-            jitted._evicted_hits += sum(e.calls for e in jitted._cache.values())
+            jitted._shared.evicted_hits += sum(e.calls for e in jitted._cache.values())
             jitted._cache.clear()
 
 

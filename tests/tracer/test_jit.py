@@ -278,3 +278,39 @@ def test_plain_array_calls_and_other_calls_keep_apart():
     s, d = g(np.arange(12.0)[::2], np.ones(6))                           # a strided input
     np.testing.assert_array_equal(s, np.arange(0.0, 12.0, 2) + 1)
     np.testing.assert_array_equal(d["d"], np.arange(0.0, 12.0, 2) - 1)
+
+
+def test_jit_of_one_function_shares_its_cache_across_jit_objects():
+    """`jit(f)(x)` written inside a loop traces once (JAX's global cache); other options,
+    another function or a non-weakrefable callable get caches of their own, and the cache
+    goes with the function."""
+    traces = []
+
+    def f(x, n=1):
+        traces.append(1)
+        return x * n
+
+    x = np.arange(3.0)
+    for _ in range(4):
+        np.testing.assert_array_equal(tracer.jit(f)(x), x)
+    assert len(traces) == 1 and tracer.jit(f).cache_info().hits == 3
+    tracer.jit(f, static_argnums=1)(x, 2)
+    tracer.jit(f, backend="numpy")(x)
+    assert len(traces) == 3
+
+    class Slotted:
+        __slots__ = ()
+
+        def __call__(self, x):
+            traces.append(1)
+            return x + 1
+    c = Slotted()
+    tracer.jit(c)(x)
+    tracer.jit(c)(x)
+    assert len(traces) == 5
+    shared = jit_module._Shared._all
+    keys = [k for k in shared if k[0] == id(f)]
+    assert len(keys) == 3
+    del f
+    gc.collect()
+    assert not any(k in shared for k in keys)
