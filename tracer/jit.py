@@ -34,7 +34,7 @@ from lowering.heap import building
 from lowering.profile import phase, recording
 from lowering.settings import settings
 from tracer import aot, compile_log, config, core, jit_disabled, nan_check, sources
-from tracer.core import eval_graph, trace_flat
+from tracer.core import Tracer, eval_graph, trace_flat
 from tracer.float0s import Float0Leaves
 from tracer.jit_placement import placement
 from tracer.background_compile import Compiling, InterpretedProgram, start
@@ -184,6 +184,10 @@ class Jitted:
                 # a NumPy scalar is the 0-d array it becomes: one entry for both, as jax
                 args = tuple(np.asarray(a) if isinstance(a, _SCALAR) else a for a in args)
                 key = _plain_key(args)
+            if key is None and all(type(a) is _ndarray or type(a) is Tracer and not
+                                   a.aval.weak_type for a in args):
+                # traced values (inside another trace) take the arrays' entry, as in JAX
+                key = tuple([(a.shape, a.dtype) for a in args])
         if key is None:
             call = Call(f"jit({self.__name__})", self.fun, args, kwargs,
                         self.static_argnums + extra_static, self.static_argnames)

@@ -314,3 +314,30 @@ def test_jit_of_one_function_shares_its_cache_across_jit_objects():
     del f
     gc.collect()
     assert not any(k in shared for k in keys)
+
+
+def test_a_jitted_function_called_inside_a_trace_and_at_top_level_traces_once():
+    """Called on traced values inside another jit and on arrays of the same types at top
+    level, a jitted function takes one cache entry (JAX's jax#7155)."""
+    counts = collections.Counter()
+
+    @tracer.jit
+    def inner(s):
+        counts["inner"] += 1
+        return 2 * s
+
+    @tracer.jit
+    def outer(x):
+        counts["outer"] += 1
+        y = x
+        for _ in range(10):
+            y = inner(y)
+        return x + y
+
+    s = np.arange(5, dtype=np.uint32)
+    np.testing.assert_array_equal(outer(s), s * 1025)
+    outer(s)
+    np.testing.assert_array_equal(inner(s), 2 * s)
+    assert counts == {"inner": 1, "outer": 1}
+    inner(1.0)                          # a Python scalar is weakly typed: its own entry
+    assert counts["inner"] == 2
