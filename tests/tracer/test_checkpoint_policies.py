@@ -241,3 +241,10 @@ def test_checkpoint_name_keeps_a_graph_cacheable():
     from lowering.llvm.program import optimize
     g = optimize(make_graph(lambda x: checkpoint_name(x * 2, "n") + 1)(X))
     assert "checkpoint_name" in g.kernels() and key_of(g) is not None
+
+
+def test_checkpoint_called_outside_differentiation_gives_its_function_arrays():
+    """A Python scalar argument reaches the function as an array (x.sum() works), as
+    under differentiation and in JAX; static arguments stay as given."""
+    f = tracer.checkpoint(lambda x, n: x.sum() * n, static_argnums=1)
+    assert f(3.0, 2) == 6.0 and tracer.grad(f)(3.0, 2) == 2.0

@@ -27,6 +27,8 @@ from tracer.pytree import flatten, unflatten
 from tracer.signature import positional_names, static_spec
 from tracer.vmap import batch_size, batch_values
 
+_PYTHON = (bool, int, float)      # Python scalars, arrays inside the function
+
 
 _REMOVED = object()     # `concrete` not given
 
@@ -66,7 +68,11 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
                                   if static or names else (fun, args, kwargs))
         leaves, in_tree = flatten((list(dynamic), dyn_kw))
         if core.innermost_trace(leaves) is None and core.current_trace() is None:
-            return fun(*args, **kwargs)       # nothing is differentiated: just run it
+            # nothing is differentiated: just run it, on arrays as when traced (x.sum()
+            # of a Python float argument works, as in JAX)
+            a, k = unflatten(in_tree, [np.asarray(x) if isinstance(x, _PYTHON) else x
+                                       for x in leaves])
+            return bound(*a, **k)
         graph, out_tree, captured = trace_region(lambda a, k: bound(*a, **k), in_tree,
                                                  leaf_avals(leaves, "checkpoint"))
         outs = core.run_kernel("remat", leaves + captured, {"body": graph, **attrs})
