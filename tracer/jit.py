@@ -41,7 +41,7 @@ from tracer.background_compile import Compiling, InterpretedProgram, start
 from tracer.pytree import LEAF, flatten, is_pytree, unflatten
 from tracer.signature import (Call, check_disjoint, check_function, check_returned, leaf_aval,
                               static_spec)
-from tracer.vmap import NAMED_RULES, named_axes
+from tracer.vmap import named_axes, reads_named_axes
 
 DEFAULT_BACKEND = "llvm"
 
@@ -294,7 +294,7 @@ class Jitted:
                 graph, out_tree, captured, touched, float0 = self._trace(call, leaves)
             entry = self._new_entry(graph, out_tree, captured, touched, versions, epoch,
                                     float0)
-            if captured or (named_axes.bound and not NAMED_RULES.keys().isdisjoint(touched)):
+            if captured or (named_axes.bound and reads_named_axes(touched)):
                 return entry   # closes over values of an enclosing trace, or holds
                                # collectives of its bound named axes: inline, never cache
             inputs = float0[0].others(list(range(len(leaves))))   # leaves, less float0s

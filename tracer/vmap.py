@@ -55,8 +55,18 @@ named_axes = _Axes()
 NAMED_RULES = {}
 
 
+AXIS_SIZE = "axis_size"    # what a trace that read a bound axis's size records
+
+
+def reads_named_axes(touched):
+    """Whether a trace that recorded kernels `touched` (core.recording_kernels) depends on
+    the named axes bound around it: a collective, or an axis's size read as a number."""
+    return AXIS_SIZE in touched or not NAMED_RULES.keys().isdisjoint(touched)
+
+
 def bound_axis_size(name):
     """The size of axis `name`, bound by an enclosing vmap (or shard_map) being traced."""
+    core.note_kernel(AXIS_SIZE)
     for bound, size in reversed(named_axes.bound):
         if bound == name:
             return size

@@ -214,3 +214,14 @@ def test_collectives_inside_regions_reduce_over_the_vmapped_axis():
     np.testing.assert_allclose(total, [x.sum()] * N)
     np.testing.assert_allclose(top, np.broadcast_to(x.max(0), x.shape))
     np.testing.assert_allclose(ring, x[[1, 2, 0]])
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_a_jitted_function_reading_an_axis_size_is_not_cached_across_sizes(backend):
+    """axis_size is a Python number read while tracing: a jitted function reading it under
+    vmap of one size must not serve its graph to a vmap of another (JAX's jax#9187)."""
+    g = tracer.jit(lambda: tracer.lax.axis_size("i"), backend=backend)
+    h = tracer.jit(lambda x: x * tracer.lax.axis_size("i"), backend=backend)
+    for n in (2, 3, 2):
+        assert tracer.vmap(g, axis_name="i", axis_size=n, out_axes=None)() == n
+        np.testing.assert_array_equal(tracer.vmap(h, axis_name="i")(np.ones(n)), [n] * n)
