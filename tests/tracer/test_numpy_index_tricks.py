@@ -236,5 +236,5 @@ def test_static_index_helpers_and_constants_are_numpy_s():
     np.testing.assert_array_equal(tnp.mgrid[0:2, 0:3], np.mgrid[0:2, 0:3])
     assert [g.shape for g in tnp.ogrid[0:2, 0:3]] == [(2, 1), (1, 3)]
     assert tnp.iterable([1]) and not tnp.iterable(1)
-    assert tnp.euler_gamma == np.euler_gamma and tnp.bool is np.bool_
+    assert tnp.euler_gamma == np.euler_gamma and tnp.bool == np.bool_ and tnp.bool is tnp.bool_
     assert tnp.zeros(2, tnp.bool).dtype == np.bool_

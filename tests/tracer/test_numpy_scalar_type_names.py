@@ -45,3 +45,24 @@ def test_abstract_scalar_types_classify_dtypes_as_numpy(name):
     assert tnp.issubdtype(tnp.bfloat16, t) == np.issubdtype(np.float16, getattr(np, name))
     x = tracer.jit(lambda x: x * 2)(np.arange(3.0))
     assert tnp.issubdtype(x.dtype, t) == (name in ("generic", "number", "inexact", "floating"))
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+@pytest.mark.parametrize("name", ["float32", "int32", "bfloat16", "float16", "uint8", "bool_"])
+def test_scalar_type_called_on_a_traced_value_converts_it(name, backend):
+    """`jnp.float32(x.sum())` inside jit is JAX code: the type converts a traced value;
+    eagerly it is NumPy's type, and it stands for it as a dtype and a class."""
+    t, want = getattr(tnp, name), np.dtype(getattr(tnp, name))
+    y = np.array([1, 2, 3], np.int32)
+    out = tracer.jit(lambda v: t(v.sum()), backend=backend)(y)
+    assert out.dtype == want and out == want.type(6)
+    assert tracer.vmap(t)(y).dtype == want
+    assert type(t(6)) is want.type and t(6) == want.type(6)
+    assert isinstance(want.type(1), t) and np.issubdtype(want, t) and t == want.type
+    assert np.dtype(t) == want and t.dtype == want and np.zeros(2, t).dtype == want
+    assert {want.type: 1}[t] == 1
+
+
+def test_float_scalar_type_of_a_differentiated_value_keeps_its_gradient():
+    g = tracer.grad(lambda x: tnp.float32(x * x))(np.float32(3.0))
+    assert g == 6.0 and g.dtype == np.float32

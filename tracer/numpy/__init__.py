@@ -92,15 +92,18 @@ from tracer.numpy.index_tricks import (apply_over_axes,  # noqa: E402
 from tracer.numpy.dtypes import (can_cast, dtype, finfo, iinfo, issubdtype,  # noqa: E402
                                  promote_types, result_type)
 
-from ml_dtypes import bfloat16  # noqa: E402
+from ml_dtypes import bfloat16 as _bfloat16  # noqa: E402
+from tracer.numpy.scalar_types import TYPES as _T  # noqa: E402
 
-bool_, float16, float32, float64 = _np.bool_, _np.float16, _np.float32, _np.float64
-int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
-uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
-int_, uint, intp, uintp = _np.int_, _np.uint, _np.intp, _np.uintp  # NumPy 2's C-named aliases
-half, single, double = _np.half, _np.single, _np.double
+bool_, float16, float32, float64 = (_T[_np.bool_], _T[_np.float16], _T[_np.float32],
+                                   _T[_np.float64])
+int8, int16, int32, int64 = _T[_np.int8], _T[_np.int16], _T[_np.int32], _T[_np.int64]
+uint8, uint16, uint32, uint64 = _T[_np.uint8], _T[_np.uint16], _T[_np.uint32], _T[_np.uint64]
+bfloat16 = _T[_bfloat16]
+int_, uint, intp, uintp = int64, uint64, int64, uint64     # NumPy 2's C-named aliases
+half, single, double = float16, float32, float64
 # JAX's names of the default scalar types; complex dtypes raise DTypeError when used.
-float_, complex_ = _np.float64, _np.complex128
+float_, complex_ = float64, _np.complex128
 # NumPy's abstract scalar types, for issubdtype(dtype, tnp.floating) and the like.
 generic, number, integer, inexact = _np.generic, _np.number, _np.integer, _np.inexact
 signedinteger, unsignedinteger = _np.signedinteger, _np.unsignedinteger
@@ -117,4 +120,4 @@ from tracer.numpy.ufunc_keywords import wrap_ufuncs  # noqa: E402
 wrap_ufuncs(globals())      # out/where/casting/order/dtype/subok on NumPy's ufunc names
 del wrap_ufuncs
 
-bool = _np.bool_     # jax.numpy.bool (last: this module's code above means Python's)
+bool = bool_        # jax.numpy.bool (last: this module's code above means Python's)
