@@ -324,3 +324,17 @@ def test_checkpoint_recomputes_in_the_backward_instead_of_storing():
     assert len(node.outputs) == 1                  # stores nothing for the backward
     assert [n.kernel for n in g.nodes].count("exp") == 1       # the recomputation
     np.testing.assert_allclose(llvm(grad(f))(X), grad(plain)(X), rtol=1e-12)
+
+
+def test_a_function_given_as_several_branches_is_traced_once():
+    traces = []
+
+    def double(x):
+        traces.append(1)
+        return x * 2
+    x = np.ones(2)
+    np.testing.assert_array_equal(lax.cond(True, double, double, x), 2 * x)
+    np.testing.assert_array_equal(lax.switch(2, [double, lambda v: v, double], x), 2 * x)
+    np.testing.assert_array_equal(tracer.jit(lambda p, v: lax.cond(p, double, double, v))(
+        False, x), 2 * x)
+    assert len(traces) == 3
