@@ -74,7 +74,7 @@ ROUTED = {'jit', 'grad', 'value_and_grad', 'vjp', 'jvp', 'vmap', 'jacfwd', 'jacr
           'log_compiles', 'explain_cache_misses', 'numpy_rank_promotion',
           'default_matmul_precision', 'legacy_prng_key', 'default_prng_impl',
           'clear_caches', 'checking_leaks', 'check_tracer_leaks', 'debug_nans',
-          'debug_infs'}
+          'debug_infs', 'no_tracing', 'no_execution'}
 # jax_enable_x64 stays JAX's: the files read it to pick expected values (seeds, dtypes)
 # for JAX's default x64-off mode, whose seeds and key values tracer follows
 UNROUTED_FLAGS = {'jax_enable_x64'}
@@ -261,9 +261,11 @@ def pytest_runtest_protocol(item, nextitem):
         source = inspect.getsource(item.obj)
     except (TypeError, OSError):
         source = ''
-    # whether the test reads the lowered program's text (XLA's HLO in JAX)
+    # whether the test reads the lowered program's text (XLA's HLO in JAX), or counts
+    # JAX's internal events (jtu.count_*: its traces, lowerings, compiles, device_puts)
     RESULTS[item.nodeid] = {'outcome': 'passed', 'cause': None,
-                            'hlo': 'as_text(' in source or 'compiler_ir(' in source}
+                            'hlo': 'as_text(' in source or 'compiler_ir(' in source,
+                            'counts': 'jtu.count_' in source}
     yield
     RESULTS[item.nodeid]['touched'] = conform_shim.TOUCHED[0]
 
@@ -394,17 +396,20 @@ STACK_DEPTHS = ("JAX's own stack depths (TracebackTest counts the frames of JAX'
                 "implementation)", "::TracebackTest::")
 HLO = ("XLA's HLO text (the test asserts on `lower().as_text()`, which is LLVM IR or the "
        "graph here: tracer does not compile with XLA)")
+COUNTS = ("JAX's internal event counters (jtu.count_*: JAX's own traces, lowerings, "
+          "compiles and device_puts, which tracer's calls never reach)")
 
 
-def outside(cause, test="", hlo=False):
-    """The OUTSIDE reason of a miss's cause (or of its test's class; `hlo`: the test reads
-    the lowered program's text and fails an assertion), or None."""
+def outside(cause, test="", hlo=False, counts=False):
+    """The OUTSIDE reason of a miss's cause (or of its test's class), or None; `hlo` and
+    `counts`: the test reads the lowered program's text or JAX's internal counters, and it
+    failed an assertion."""
     if any(c in test for c in TYPED_KEY_CLASSES) or _OtherImplKey.search(cause, test):
         return _KEYS
     if STACK_DEPTHS[1] in test:
         return STACK_DEPTHS[0]
-    if hlo and (cause or "").startswith("AssertionError"):
-        return HLO
+    if (cause or "").startswith("AssertionError") and (hlo or counts):
+        return HLO if hlo else COUNTS
     return next((why for why, pattern in OUTSIDE if pattern.search(cause or "")), None)
 
 
@@ -446,13 +451,13 @@ def main():
             passed = set(both)
             misses = {t: (under_tracer.get(t) or {}).get('cause') or 'not run under tracer'
                       for t in jax_pass if t not in passed}
-            hlo = {t for t, r in under_tracer.items() if r.get('hlo')}
-            x64 = passes_with_x64(workdir, name, args.keyword,
-                                  [t for t, c in misses.items() if not outside(c, t, t in hlo)])
+            reads = {t: (r.get('hlo'), r.get('counts')) for t, r in under_tracer.items()}
+            x64 = passes_with_x64(workdir, name, args.keyword, [
+                t for t, c in misses.items() if not outside(c, t, *reads.get(t, ()))])
             out = []
             for t, cause in misses.items():
                 causes[cause_key(cause)] += 1
-                why = X64 if t in x64 else outside(cause, t, t in hlo)
+                why = X64 if t in x64 else outside(cause, t, *reads.get(t, ()))
                 out += [t] if why else []
                 reasons[why or 'within the contract'] += 1
                 if args.list:

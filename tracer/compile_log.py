@@ -24,6 +24,7 @@ from ir import ShapedArray
 from lowering import forks
 from lowering.settings import settings
 from tracer import cache_miss, config
+from tracer.sources import user_stacklevel
 
 logger = logging.getLogger("tracer.compile")
 RECOMPILE_WARNING = 10      # distinct signatures of one function before the warning
@@ -84,15 +85,6 @@ def format_phases(record, top=("trace", "lower")):
                       if k not in top and isinstance(v, float))
     text = ", ".join(f"{k} {record[k] * 1e3:.1f} ms" for k in top if k in record)
     return f"{text} ({inner})" if inner else text
-
-
-def _user_stacklevel():
-    """warnings.warn's stacklevel that names the first frame outside this project."""
-    from tracer.sources import _PKG_DIRS
-    frame, level = sys._getframe(2), 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PKG_DIRS):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 class Recompiles:
@@ -156,7 +148,7 @@ class Recompiles:
             f"({which or 'the number of arguments changed'}). Each new shape, dtype or "
             f"static value compiles again: pad inputs to a few fixed shapes, or pass "
             f"changing Python values as arrays instead of static arguments.",
-            stacklevel=_user_stacklevel())
+            stacklevel=user_stacklevel())
 
     def _named(self, i):
         try:

@@ -72,6 +72,24 @@ def _plain_key(args):
     return key if len(key) == len(args) else None
 
 
+def _warn_unusable(graph):
+    """JAX's warning for donated arguments that no result can take (none left of the same
+    shape and dtype): their buffers are not reused, as the user asked."""
+    left = [(a.shape, a.dtype) for a in graph.out_avals]
+    unusable = []
+    for i in graph.donated:
+        a = graph.invars[i].aval
+        if (a.shape, a.dtype) in left:
+            left.remove((a.shape, a.dtype))
+        else:
+            unusable.append(f"{a.dtype.name}[{','.join(map(str, a.shape))}]")
+    if unusable:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}. No "
+                      f"result has the shape and dtype of these donated arguments; drop "
+                      f"them from donate_argnums/donate_argnames.", UserWarning,
+                      stacklevel=sources.user_stacklevel())
+
+
 def _float0_run(run, f0_in, f0_out):
     """`run` of a program whose float0 arguments and results were kept out."""
     return lambda leaves: f0_out.merge(run(f0_in.others(leaves)))
@@ -299,6 +317,8 @@ class Jitted:
                                # collectives of its bound named axes: inline, never cache
             inputs = float0[0].others(list(range(len(leaves))))   # leaves, less float0s
             graph.donated = tuple(inputs.index(i) for i in self._donated(call) if i in inputs)
+            if graph.donated:
+                _warn_unusable(graph)
             with compile_log.progress(self.__name__, len(graph.nodes)), phase("lower"):
                 entry.run = self._lower(entry, first=not any(float0)).run
             if any(float0):

@@ -46,3 +46,12 @@ def global_name(obj, fun):
     for part in getattr(fun, "__qualname__", "<>").split("."):
         found = getattr(found, part, None)
     return fun.__qualname__ if found is obj else None
+
+
+def user_stacklevel():
+    """warnings.warn's stacklevel, for its caller, that names the first frame outside this
+    project."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PKG_DIRS):
+        frame, level = frame.f_back, level + 1
+    return level

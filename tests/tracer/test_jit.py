@@ -4,6 +4,7 @@ import collections
 import functools
 import gc
 import importlib
+import warnings
 import weakref
 
 import numpy as np
@@ -341,3 +342,20 @@ def test_a_jitted_function_called_inside_a_trace_and_at_top_level_traces_once():
     assert counts == {"inner": 1, "outer": 1}
     inner(1.0)                          # a Python scalar is weakly typed: its own entry
     assert counts["inner"] == 2
+
+
+def test_donated_arguments_no_result_can_take_are_named_in_a_warning():
+    """JAX's warning: a donated argument whose shape and dtype no result has is not
+    reused; each result takes at most one donated argument."""
+    x, y = np.ones(2, np.float32), np.arange(2, dtype=np.int32)
+    f = tracer.jit(lambda x, y: x.sum() + y.sum(), donate_argnums=0)
+    with pytest.warns(UserWarning, match=r"Some donated buffers were not usable: "
+                                         r"float32\[2\]\. ") as caught:
+        f(x, y)
+    assert caught[0].filename == __file__
+    g = tracer.jit(lambda a, b: a * 2, donate_argnames=("a", "b"))
+    with pytest.warns(UserWarning, match=r"not usable: float32\[2\]\. "):
+        np.testing.assert_array_equal(g(x.copy(), x.copy()), 2 * x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tracer.jit(lambda a: a * 2, donate_argnums=0)(x.copy())
