@@ -26,7 +26,7 @@ import weakref
 import numpy as np
 
 import registry
-from ir.errors import ArgumentError, ArgumentValueError
+from ir.errors import ArgumentError, ArgumentValueError, TracerError
 from ir.passes import inline_calls
 from registry.tables import EPOCH, backend_compiler, snapshot
 from lowering import forks
@@ -70,6 +70,17 @@ def _plain_key(args):
         return ((a.shape, a.dtype),) if type(a) is _ndarray else None
     key = tuple([(a.shape, a.dtype) for a in args if type(a) is _ndarray])
     return key if len(key) == len(args) else None
+
+
+def _check_valued(name, leaves):
+    """An ArgumentError naming the first argument that is a shape and dtype without values
+    (tracer.ShapeDtypeStruct), which traced fine but cannot run."""
+    for k, x in enumerate(leaves):
+        if isinstance(x, aot.ShapeDtypeStruct):
+            raise ArgumentError(f"jit({name}): argument leaf {k} is a {x}, a shape and dtype "
+                                f"without values, which cannot run: pass an array, or use "
+                                f"jit({name}).eval_shape(...), .trace(...) or .lower(...) "
+                                f"for abstract arguments") from None
 
 
 def _warn_unusable(graph):
@@ -238,7 +249,11 @@ class Jitted:
             outs = f0_out.merge(eval_graph(entry.traced, list(f0_in.others(leaves)) +
                                            entry.captured))
         else:
-            outs = entry.run(leaves)
+            try:
+                outs = entry.run(leaves)
+            except (TracerError, TypeError, ValueError):
+                _check_valued(self.__name__, leaves)
+                raise
             if nan_check.ON[0]:
                 nan_check.check_call(f"jit({self.__name__})", entry.traced,
                                       entry.float0[0].others(leaves), outs)

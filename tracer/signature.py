@@ -150,6 +150,11 @@ def leaf_aval(x, where):
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
         scalar_array(x, where)        # an int beyond int64 cannot be an argument
         return aval_of(x)
+    if hasattr(type(x), "__jax_array__"):
+        raise ArgumentValueError(
+            f"{where}: Triggering __jax_array__() during abstractification is no longer "
+            f"supported (as in JAX): register {type(x).__name__} as a pytree "
+            f"(tracer.tree_util.register_pytree_node_class) or pass x.__jax_array__()")
     if not isinstance(x, (np.generic, type)) and hasattr(x, "shape") and hasattr(x, "dtype"):
         # an abstract argument (tracer.ShapeDtypeStruct) or another library's array
         reject_foreign_tracer(x, where)

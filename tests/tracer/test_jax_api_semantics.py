@@ -9,6 +9,7 @@ import pytest
 
 import tracer
 import tracer.numpy as tnp
+from ir.errors import ArgumentError
 from tracer import float0, lax
 
 F0 = np.zeros((), float0)
@@ -426,3 +427,50 @@ def test_copies_of_a_traced_value_are_the_value():
     out = tracer.jit(lambda d: copy.deepcopy(d)["a"] * 2)({"a": np.ones(2)})
     np.testing.assert_array_equal(out, [2.0, 2.0])
     assert tracer.grad(lambda x: copy.copy(x) * 3.0)(1.0) == 3.0
+
+
+@tracer.tree_util.register_pytree_node_class
+class _Wrapped:
+    """An array-like class of JAX's __jax_array__ protocol, registered as a pytree."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def tree_flatten(self):
+        return (self.x,), None
+
+    @classmethod
+    def tree_unflatten(cls, _, children):
+        return cls(*children)
+
+    def __jax_array__(self):
+        return self.x
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_jax_array_protocol_objects_are_arrays_to_ops(backend):
+    a = _Wrapped(np.arange(9.0).reshape(3, 3))
+    np.testing.assert_array_equal(tnp.asarray(a), a.x)
+    np.testing.assert_allclose(tnp.sin(a), np.sin(a.x))
+    np.testing.assert_allclose(tracer.jit(tnp.matmul, backend=backend)(a, a), a.x @ a.x)
+    g = tracer.grad(lambda w: tnp.sin(w).sum())(a)
+    assert isinstance(g, _Wrapped)
+    np.testing.assert_allclose(g.x, np.cos(a.x))
+
+    class Unregistered:
+        def __jax_array__(self):
+            return np.arange(4)
+    with pytest.raises(ValueError, match=r"__jax_array__\(\) during abstractification is no "
+                                         r"longer supported .*register Unregistered"):
+        tracer.jit(lambda x: x, backend=backend)(Unregistered())
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_a_shape_dtype_struct_given_to_a_jitted_call_is_named(backend):
+    s = tracer.ShapeDtypeStruct((2,), np.float32)
+    f = tracer.jit(lambda x: x + 1, backend=backend)
+    with pytest.raises(ArgumentError, match=r"argument leaf 0 is a ShapeDtypeStruct.*"
+                                            r"without values.*eval_shape"):
+        f(s)
+    assert f.eval_shape(s).shape == (2,)
+    np.testing.assert_array_equal(f(np.zeros(2, np.float32)), [1.0, 1.0])

@@ -29,6 +29,8 @@ def value(x, op):
         return x
     if isinstance(x, (list, tuple)) and has_tracer(x):
         return _stacked([value(e, op) for e in x], op)
+    if hasattr(type(x), "__jax_array__"):     # JAX's protocol for array-like classes
+        return value(x.__jax_array__(), op)
     return as_array(x, op)
 
 
