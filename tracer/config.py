@@ -161,6 +161,7 @@ def _retrace():
 enable_x64 = Flag("jax_enable_x64", True, _x64)
 log_compiles = Flag("jax_log_compiles", False, _boolean)
 explain_cache_misses = Flag("jax_explain_cache_misses", False, _boolean)
+log_checkpoint_residuals = Flag("jax_log_checkpoint_residuals", False, _boolean)
 numpy_rank_promotion = Flag("jax_numpy_rank_promotion", "allow",
                             _one_of("allow", "warn", "raise"), _retrace)
 default_matmul_precision = Flag("jax_default_matmul_precision", None, _precision, _retrace)

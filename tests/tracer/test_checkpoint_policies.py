@@ -2,6 +2,7 @@
 and tracer.checkpoint_name: every policy gives the values and gradients of the plain
 function (eagerly, jitted on both backends, under vmap, to second order), and saves
 exactly what it names while the backward recomputes the rest (as jax.checkpoint does)."""
+import logging
 import warnings
 from collections import Counter
 
@@ -248,3 +249,25 @@ def test_checkpoint_called_outside_differentiation_gives_its_function_arrays():
     under differentiation and in JAX; static arguments stay as given."""
     f = tracer.checkpoint(lambda x, n: x.sum() * n, static_argnums=1)
     assert f(3.0, 2) == 6.0 and tracer.grad(f)(3.0, 2) == 2.0
+
+
+def test_the_residuals_a_gradient_keeps_are_logged(caplog):
+    """JAX's DEBUG line (WARNING with jax_log_checkpoint_residuals): the inputs the
+    recomputed nodes read, and the outputs the policy saves."""
+    def f(x):
+        return tnp.cos(tnp.sin(x).sum())
+    x = np.arange(3.0)
+    logs = []
+    for policy in (None, lambda *_, **__: True, lambda p, *_, **__: str(p) == "cos"):
+        with caplog.at_level(logging.DEBUG, logger="tracer.checkpoint"):
+            caplog.clear()
+            tracer.grad(tracer.checkpoint(f, policy=policy))(x)
+        logs.append(caplog.text)
+    assert "saving inputs with shapes:\n  f64[3]" in logs[0] and "intermediates" not in logs[0]
+    assert "saving inputs" not in logs[1] and " sin " in logs[1] and " cos " in logs[1]
+    assert "saving inputs with shapes" in logs[2] and "and saving these intermediates:\n" \
+        "  f64[] output of cos from" in logs[2]
+    caplog.clear()
+    with tracer.config.log_checkpoint_residuals(True), caplog.at_level(logging.WARNING):
+        tracer.grad(tracer.checkpoint(f))(x)
+    assert "remat-decorated function saving inputs" in caplog.text

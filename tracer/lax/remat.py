@@ -12,6 +12,7 @@ A control-flow node in the body (a loop, cond, nested checkpoint, custom_vjp) is
 saved as a whole: it is recomputed, and its own gradient decides what it stores.
 """
 import functools
+import logging
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 import registry
 from ir import Graph, Node
 from ir.errors import ArgumentError
-from tracer import core
+from tracer import config, core
 from tracer.autodiff import backward
 from tracer.lax._regions import (check_signature, is_float, leaf_avals, prune_region,
                                  trace_region)
@@ -27,7 +28,8 @@ from tracer.pytree import flatten, unflatten
 from tracer.signature import positional_names, static_spec
 from tracer.vmap import batch_size, batch_values
 
-_PYTHON = (bool, int, float)      # Python scalars, arrays inside the function
+_PYTHON = (bool, int, float)
+_logger = logging.getLogger("tracer.checkpoint")      # Python scalars, arrays inside the function
 
 
 _REMOVED = object()     # `concrete` not given
@@ -163,11 +165,35 @@ def _decide(policy, node):
 def _form(attrs):
     """The body also returning the saved nodes' outputs, after its own."""
     body = attrs["body"]
-    residuals = [o for n in _saved_nodes(body, attrs.get("policy")) for o in n.outputs]
+    saved = _saved_nodes(body, attrs.get("policy"))
+    _log_residuals(body, saved)
+    residuals = [o for n in saved for o in n.outputs]
     if not residuals:
         return attrs
     return {**attrs, "body": Graph(body.invars, body.outvars + residuals, body.nodes,
                                    body.constvars, body.consts)}
+
+
+def _log_residuals(body, saved):
+    """What the gradient keeps from the forward pass, in JAX's log line (DEBUG; WARNING
+    with tracer.config's jax_log_checkpoint_residuals): the inputs the recomputed nodes
+    read, and the saved nodes' outputs."""
+    level = logging.WARNING if config.log_checkpoint_residuals.value else logging.DEBUG
+    if not _logger.isEnabledFor(level):
+        return
+    kept = {id(n) for n in saved}
+    invars = {id(v) for v in body.invars}
+    read = {id(x): x for n in body.nodes if id(n) not in kept for x in n.inputs
+            if id(x) in invars}
+    inputs = [str(v.aval) for v in body.invars if id(v) in read]
+    outputs = [f"{o.aval} output of {n.kernel} from {n.source}" for n in saved
+               for o in n.outputs]
+    text = "remat-decorated function "
+    text += "".join(["saving inputs with shapes:\n"] * bool(inputs) + [f"  {i}\n" for i in inputs])
+    text += "and " * (bool(inputs) and bool(outputs))
+    text += "".join(["saving these intermediates:\n"] * bool(outputs) +
+                    [f"  {o}\n" for o in outputs])
+    _logger.log(level, text)
 
 
 def _rule(*avals, body, policy=None):
