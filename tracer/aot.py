@@ -16,7 +16,7 @@ from ir.errors import ArgumentError, ArgumentValueError
 from tracer.core import Tracer
 from tracer.pytree import LEAF, flatten, unflatten
 from tracer.tree_util import PyTreeDef
-from tracer.signature import Call, leaf_aval, leaf_names
+from tracer.signature import Call, donated_leaves, leaf_aval, leaf_names
 
 
 class ShapeDtypeStruct:
@@ -118,7 +118,8 @@ class _Stage:
         _, self._in_td = flatten((tuple(dyn_args), dyn_kw))
         self.in_tree = PyTreeDef(self._in_td)
         self._names = leaf_names(jitted.fun, args, call.static, dyn_kw)
-        donated = set(jitted._donated(call))
+        donated = set(donated_leaves(call, jitted.donate_argnums, jitted.donate_argnames,
+                                     jitted.static_argnames))
         self.args_info = unflatten(self._in_td, [ArgInfo(a, i in donated)
                                                   for i, a in enumerate(self._avals)])
         self.fun_name = jitted.__name__
@@ -299,3 +300,14 @@ def _flops(graph):
             k = 2 * n.inputs[0].aval.shape[-1] if n.kernel == "matmul" else 1
             total += k * sum(v.aval.size for v in n.outputs)
     return total
+
+
+def check_valued(name, leaves):
+    """An ArgumentError naming the first leaf of a jitted call that is a shape and dtype
+    without values (a ShapeDtypeStruct): it traces, but cannot run."""
+    for k, x in enumerate(leaves):
+        if isinstance(x, ShapeDtypeStruct):
+            raise ArgumentError(f"jit({name}): argument leaf {k} is a {x}, a shape and dtype "
+                                f"without values, which cannot run: pass an array, or use "
+                                f"jit({name}).eval_shape(...), .trace(...) or .lower(...) "
+                                f"for abstract arguments") from None

@@ -7,10 +7,8 @@ exactly the entries that used it. Called on traced values, a jitted function inl
 graph into the caller's trace, which is how `grad(jit(f))` works.
 
 Each jitted function keeps at most CACHE_SIZE signatures (env TRACER_JIT_CACHE_SIZE,
-default 128), evicting the least recently used as the clock algorithm approximates it (a
-hit costs one counter increment, not a reordering); an evicted entry's program is freed unless
-something else (a backend's own compile cache) holds it. Threads may call one jitted
-function at once: two may build the same entry (both correct, one is kept). Every build
+default 128) in its tracer.jit_cache, shared by every jit of the same function and
+options. Threads may call one jitted function at once: two may build the same entry (both correct, one is kept). Every build
 is reported to tracer.compile_log (TRACER_LOG_COMPILES=1), and `cache_info()` counts.
 A large graph compiles in the background while its first calls are interpreted
 (tracer.background_compile). float0 arguments and results (tracer.float0s: the tangents
@@ -18,7 +16,6 @@ of int values) are constants with no data: they stay out of the graph, so an ent
 any wraps its program's run to drop them from the arguments and put them back among
 the results (and compiles at once, so that nothing replaces that run).
 """
-import collections
 import functools
 import warnings
 import weakref
@@ -29,18 +26,19 @@ import registry
 from ir.errors import ArgumentError, ArgumentValueError, TracerError
 from ir.passes import inline_calls
 from registry.tables import EPOCH, backend_compiler, snapshot
-from lowering import forks
 from lowering.heap import building
 from lowering.profile import phase, recording
 from lowering.settings import settings
-from tracer import aot, compile_log, config, core, jit_disabled, nan_check, sources
+from tracer import (aot, compile_log, config, core, jit_cache, jit_disabled, nan_check,
+                    sources)
 from tracer.core import Tracer, eval_graph, trace_flat
 from tracer.float0s import Float0Leaves
 from tracer.jit_placement import placement
 from tracer.background_compile import Compiling, InterpretedProgram, start
 from tracer.pytree import LEAF, flatten, is_pytree, unflatten
-from tracer.signature import (Call, check_disjoint, check_function, check_returned, leaf_aval,
-                              static_spec)
+from tracer.signature import (Call, check_disjoint, check_function, check_returned,
+                              donated_leaves, leaf_aval, static_spec,
+                              warn_unusable_donations)
 from tracer.vmap import named_axes, reads_named_axes
 
 DEFAULT_BACKEND = "llvm"
@@ -51,8 +49,7 @@ def _nothing():
 
 
 _ndarray = np.ndarray
-_cache_lock = forks.lock()   # guards changes to every Jitted's cache (not lookups); a
-                             # child forked mid-sweep at worst lacks an entry: rebuilt
+_cache_lock = jit_cache.LOCK
 
 
 CACHE_SIZE = settings.jit_cache_size
@@ -72,77 +69,9 @@ def _plain_key(args):
     return key if len(key) == len(args) else None
 
 
-def _check_valued(name, leaves):
-    """An ArgumentError naming the first argument that is a shape and dtype without values
-    (tracer.ShapeDtypeStruct), which traced fine but cannot run."""
-    for k, x in enumerate(leaves):
-        if isinstance(x, aot.ShapeDtypeStruct):
-            raise ArgumentError(f"jit({name}): argument leaf {k} is a {x}, a shape and dtype "
-                                f"without values, which cannot run: pass an array, or use "
-                                f"jit({name}).eval_shape(...), .trace(...) or .lower(...) "
-                                f"for abstract arguments") from None
-
-
-def _warn_unusable(graph):
-    """JAX's warning for donated arguments that no result can take (none left of the same
-    shape and dtype): their buffers are not reused, as the user asked."""
-    left = [(a.shape, a.dtype) for a in graph.out_avals]
-    unusable = []
-    for i in graph.donated:
-        a = graph.invars[i].aval
-        if (a.shape, a.dtype) in left:
-            left.remove((a.shape, a.dtype))
-        else:
-            unusable.append(f"{a.dtype.name}[{','.join(map(str, a.shape))}]")
-    if unusable:
-        warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}. No "
-                      f"result has the shape and dtype of these donated arguments; drop "
-                      f"them from donate_argnums/donate_argnames.", UserWarning,
-                      stacklevel=sources.user_stacklevel())
-
-
 def _float0_run(run, f0_in, f0_out):
     """`run` of a program whose float0 arguments and results were kept out."""
     return lambda leaves: f0_out.merge(run(f0_in.others(leaves)))
-
-
-class _Entry:
-    """`traced` is the graph as traced; `lowered` its program (made on first run);
-    `calls`: cache hits so far, `swept`: their number at the last eviction sweep."""
-    __slots__ = ("traced", "out_tree", "single", "captured", "versions", "epoch", "run",
-                 "lowered", "calls", "swept", "aot", "float0")
-
-
-CacheInfo = collections.namedtuple("CacheInfo", "hits misses size maxsize")
-
-
-class _Shared:
-    """The signature cache of a function jitted with given options, shared by every
-    `jit(f)` of the same `f` (as JAX's global cache), so that `jit(f)(x)` written inside a
-    loop traces and compiles once. Kept while `f` lives; a function that cannot be
-    weakly referenced gets a cache of its own."""
-    __slots__ = ("cache", "misses", "evicted_hits", "recompiles")
-    _all = {}      # (id(fun), options) -> (weak reference to fun, _Shared)
-
-    def __init__(self, name, fun):
-        self.cache, self.misses, self.evicted_hits = {}, 0, 0
-        self.recompiles = compile_log.Recompiles(name, fun)
-
-    @classmethod
-    def of(cls, fun, options, name):
-        key = (id(fun), options)
-        with _cache_lock:
-            held = cls._all.get(key)
-            if held is not None and held[0]() is fun:
-                return held[1]
-            try:
-                ref = weakref.ref(fun, lambda r: cls._all.get(key, (None,))[0] is r
-                                  and cls._all.pop(key))
-            except TypeError:
-                return None
-            shared = cls(name, fun)
-            cls._all[key] = (ref, shared)
-            return shared
 
 
 class Jitted:
@@ -173,11 +102,11 @@ class Jitted:
         self._placement = placement(where, device, in_shardings, out_shardings)
         # a backend registered anew (under a name in use) starts a cache of its own
         compiler = backend_compiler(self.backend) if self.backend else None
-        shared = None if compiler_options or self._placement else _Shared.of(
+        self._shared = jit_cache.Shared(self.__name__, fun) if (
+            compiler_options or self._placement) else jit_cache.Shared.of(
             fun, (self.static_argnums, self.static_argnames, self.donate_argnums,
                   self.donate_argnames, self.backend, compiler), self.__name__)
-        self._shared = shared or _Shared(self.__name__, fun)
-        self._cache = self._shared.cache   # key -> _Entry, in the eviction sweep's order
+        self._cache = self._shared.cache   # key -> jit_cache.Entry
         self.cache_size = CACHE_SIZE
         self._recompiles = self._shared.recompiles
         with _cache_lock:
@@ -252,7 +181,7 @@ class Jitted:
             try:
                 outs = entry.run(leaves)
             except (TracerError, TypeError, ValueError):
-                _check_valued(self.__name__, leaves)
+                aot.check_valued(self.__name__, leaves)
                 raise
             if nan_check.ON[0]:
                 nan_check.check_call(f"jit({self.__name__})", entry.traced,
@@ -331,41 +260,24 @@ class Jitted:
                 return entry   # closes over values of an enclosing trace, or holds
                                # collectives of its bound named axes: inline, never cache
             inputs = float0[0].others(list(range(len(leaves))))   # leaves, less float0s
-            graph.donated = tuple(inputs.index(i) for i in self._donated(call) if i in inputs)
+            graph.donated = tuple(inputs.index(i) for i in donated_leaves(
+                call, self.donate_argnums, self.donate_argnames, self.static_argnames)
+                if i in inputs)
             if graph.donated:
-                _warn_unusable(graph)
+                warn_unusable_donations(graph)
             with compile_log.progress(self.__name__, len(graph.nodes)), phase("lower"):
                 entry.run = self._lower(entry, first=not any(float0)).run
             if any(float0):
                 entry.run = _float0_run(entry.run, *float0)
-        self._insert(key, entry)
+        self._shared.insert(key, entry, self.cache_size)
         self._shared.misses += 1
         args, static = (call.args, call.static) if isinstance(call, Call) else (call, ())
         self._recompiles.compiled(args, static, graph, phases, changed)
         return entry
 
-    def _donated(self, call):
-        """The leaf numbers of the donated arguments (`call`: as in _trace), in the order
-        Call flattens them: dynamic positional arguments, then keywords by sorted name."""
-        if not (self.donate_argnums or self.donate_argnames):
-            return ()
-        args, static = (call.args, call.static) if isinstance(call, Call) else (call, ())
-        kwargs = call.kwargs if isinstance(call, Call) else {}
-        n = len(args)
-        donate = {i % n for i in self.donate_argnums if -n <= i < n}
-        parts = [(a, i in donate) for i, a in enumerate(args) if i not in static]
-        parts += [(kwargs[k], k in self.donate_argnames) for k in sorted(kwargs)
-                  if k not in self.static_argnames]
-        out, at = [], 0
-        for a, donated in parts:
-            count = len(flatten(a)[0])
-            out.extend(range(at, at + count) if donated else ())
-            at += count
-        return tuple(out)
-
     @staticmethod
     def _new_entry(graph, out_tree, captured, touched, versions, epoch, float0):
-        entry = _Entry()
+        entry = jit_cache.Entry()
         entry.float0 = float0
         entry.traced = graph
         entry.out_tree = out_tree
@@ -378,29 +290,10 @@ class Jitted:
         entry.aot = None
         return entry
 
-    def _insert(self, key, entry):
-        """Cache `entry`; past cache_size, sweep from the oldest: an entry called since
-        the last sweep goes to the back, the first one not called (never `entry` itself)
-        is evicted."""
-        with _cache_lock:
-            cache = self._cache
-            cache.pop(key, None)
-            cache[key] = entry
-            while len(cache) > self.cache_size:
-                oldest = next(iter(cache))
-                old = cache.pop(oldest)
-                if old.calls != old.swept or old is entry:
-                    old.swept = old.calls
-                    cache[oldest] = old
-                else:
-                    self._shared.evicted_hits += old.calls
-
     def cache_info(self):
         """(hits, misses, size, maxsize) of this function's signature cache, as
         functools.lru_cache reports them; misses count every trace-and-compile."""
-        with _cache_lock:
-            hits = self._shared.evicted_hits + sum(e.calls for e in self._cache.values())
-            return CacheInfo(hits, self._shared.misses, len(self._cache), self.cache_size)
+        return self._shared.info(self.cache_size)
 
     def _lower(self, entry, first=False):
         """The program for `entry`: the backend's compiler's, else the graph interpreted
@@ -474,9 +367,9 @@ def clear_caches():
     compiles again on its next call (a backend's on-disk object cache still serves what
     it holds)."""
     with _cache_lock:
-        for jitted in list(_ALL):
-            jitted._shared.evicted_hits += sum(e.calls for e in jitted._cache.values())
-            jitted._cache.clear()
+        jitted = list(_ALL)
+    for j in jitted:
+        j._shared.clear()
 
 
 def eval_shape(fun, *args, **kwargs):

@@ -9,6 +9,7 @@ parameter whichever way it is passed, as in JAX.
 import collections
 import collections.abc
 import inspect
+import warnings
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from ir.errors import ArgumentError, ArgumentValueError, DTypeError
 from tracer.core import Tracer, as_array
 from tracer.float0s import is_float0
 from tracer.pytree import flatten, leaf_paths, num_leaves, unflatten
+from tracer.sources import user_stacklevel
 
 _ndarray = np.ndarray
 
@@ -263,3 +265,43 @@ def check_returned(fun, outs, tree):
                                 f", which is not a valid JAX type: a jitted function "
                                 f"returns arrays and numbers only; keep other values "
                                 f"outside it, or return them from a wrapper") from None
+
+
+def donated_leaves(call, donate_argnums, donate_argnames, static_argnames):
+    """The leaf numbers of the donated arguments (`call`: jit's Call, or the positional
+    arrays), in the order Call flattens them: dynamic positional arguments, then keywords
+    by sorted name."""
+    if not (donate_argnums or donate_argnames):
+        return ()
+    args, static = (call.args, call.static) if isinstance(call, Call) else (call, ())
+    kwargs = call.kwargs if isinstance(call, Call) else {}
+    n = len(args)
+    donate = {i % n for i in donate_argnums if -n <= i < n}
+    parts = [(a, i in donate) for i, a in enumerate(args) if i not in static]
+    parts += [(kwargs[k], k in donate_argnames) for k in sorted(kwargs)
+              if k not in static_argnames]
+    out, at = [], 0
+    for a, donated in parts:
+        count = len(flatten(a)[0])
+        out.extend(range(at, at + count) if donated else ())
+        at += count
+    return tuple(out)
+
+
+def warn_unusable_donations(graph):
+    """JAX's warning for the donated inputs of `graph` (`graph.donated`) that no result
+    can take (none left of the same shape and dtype): their buffers are not reused, as
+    the user asked."""
+    left = [(a.shape, a.dtype) for a in graph.out_avals]
+    unusable = []
+    for i in graph.donated:
+        a = graph.invars[i].aval
+        if (a.shape, a.dtype) in left:
+            left.remove((a.shape, a.dtype))
+        else:
+            unusable.append(f"{a.dtype.name}[{','.join(map(str, a.shape))}]")
+    if unusable:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}. No "
+                      f"result has the shape and dtype of these donated arguments; drop "
+                      f"them from donate_argnums/donate_argnames.", UserWarning,
+                      stacklevel=user_stacklevel())

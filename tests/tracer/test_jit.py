@@ -309,7 +309,7 @@ def test_jit_of_one_function_shares_its_cache_across_jit_objects():
     tracer.jit(c)(x)
     tracer.jit(c)(x)
     assert len(traces) == 5
-    shared = jit_module._Shared._all
+    shared = importlib.import_module("tracer.jit_cache").Shared._all
     keys = [k for k in shared if k[0] == id(f)]
     assert len(keys) == 3
     del f
