@@ -40,6 +40,11 @@ class DTypeError(TracerError, TypeError):
     """An unsupported or mismatched dtype."""
 
 
+class IntegerOverflowError(DTypeError, OverflowError):
+    """A Python int that does not fit the integer dtype it must become (JAX's
+    OverflowError)."""
+
+
 class ArgumentError(TracerError, TypeError):
     """A non-array argument where an array is needed, or a bad static argument."""
 

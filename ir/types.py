@@ -9,7 +9,7 @@ import math
 import ml_dtypes
 import numpy as np
 
-from ir.errors import DTypeError
+from ir.errors import DTypeError, IntegerOverflowError
 
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 _SHORT = {np.dtype(d): short for d, short in (
@@ -104,8 +104,8 @@ def scalar_array(x, where="this op"):
     try:
         return np.asarray(x, weak_dtype(x))
     except OverflowError:
-        raise DTypeError(f"{where}: Python int {x} does not fit in int64; pass a float or "
-                         f"a smaller int") from None
+        raise IntegerOverflowError(f"{where}: Python int {x} does not fit in int64; pass a "
+                                   f"float or a smaller int") from None
 
 
 def aval_of(value):

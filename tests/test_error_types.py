@@ -115,6 +115,14 @@ ROWS = [
      TypeError, ["has_aux=True", "pair"]),
     ("vmap with nothing mapped", lambda: tracer.vmap(lambda a: a, in_axes=None)(F3),
      ValueError, ["non-None value in in_axes", "axis_size"]),
+    ("jit of a Python int beyond int64", jitted(lambda x: x + 0, 2 ** 63), OverflowError,
+     ["9223372036854775808", "int64"]),
+    ("a Python int beyond int64 closed over under jit", jitted(lambda: tnp.asarray(-2 ** 63 - 1)),
+     OverflowError, ["int64"]),
+    ("asarray of a Python int beyond int64", lambda: tnp.asarray(2 ** 64), OverflowError,
+     ["18446744073709551616", "int64"]),
+    ("device_put of a Python int beyond int64", lambda: tracer.device_put(2 ** 63),
+     OverflowError, ["device_put", "int64"]),
 ]
 
 

@@ -5,6 +5,7 @@ passed, unless may_alias=True) and getting one is np.asarray; traced values pass
 of x of those) and places nothing."""
 import numpy as np
 
+from ir import scalar_array
 from ir.errors import ArgumentValueError
 from tracer.core import Tracer
 from tracer.pytree import LEAF, flatten, unflatten
@@ -30,7 +31,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     def put(v):
         if isinstance(v, Tracer):
             return v
-        a = np.asarray(v)
+        a = scalar_array(v, "device_put") if type(v) is int else np.asarray(v)
         return a if alias and a is v else np.array(a, copy=True)
     return unflatten(tree, [put(v) for v in leaves])
 

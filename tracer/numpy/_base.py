@@ -3,7 +3,8 @@
 import numpy as np
 
 from ir import ShapedArray, aval_of, check_dtype, weak_dtype
-from ir.errors import ArgumentError, ArgumentValueError, DTypeError, ShapeError, ShapeMismatchError
+from ir.errors import (ArgumentError, ArgumentValueError, DTypeError, IntegerOverflowError,
+                       ShapeError, ShapeMismatchError)
 from ir.types import BFLOAT16, dtype_kind
 from tracer.config import numpy_rank_promotion as RANK_PROMOTION
 from tracer.core import Tracer, _stack, as_array, innermost_trace, run_kernel
@@ -138,7 +139,8 @@ def convert(x, dtype, op="astype"):
         try:
             return np.asarray(x, dtype=dtype)
         except OverflowError:
-            raise DTypeError(f"{op}: Python scalar {x} does not fit in {dtype}") from None
+            raise IntegerOverflowError(f"{op}: Python scalar {x} does not fit in {dtype}") \
+                from None
     if dtype_of(x) == dtype:
         return x
     check_dtype(dtype, op)

@@ -6,7 +6,7 @@ them (`_placed`); they change no value: results are new C-ordered arrays on this
 CPU device, and like= (NEP 35's dispatch) gives this package's array either way."""
 import numpy as np
 
-from ir import SUPPORTED_DTYPES, ShapedArray, check_dtype
+from ir import SUPPORTED_DTYPES, ShapedArray, check_dtype, scalar_array
 from ir.errors import ArgumentError, ArgumentValueError, TracerError
 from registry import infer_avals
 from tracer.core import Tracer, as_array, run_kernel
@@ -115,6 +115,8 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
         if dt is None and x.aval.weak_type:   # numpy.asarray(2.0) is a strong float64
             dt = x.dtype
         return x if dt is None else run_kernel("convert", [x], {"dtype": dt})
+    if type(x) is int and dt is None:       # beyond int64: JAX's OverflowError, not objects
+        x = scalar_array(x, "asarray")
     return as_array(np.asarray(x, dtype=dt), "asarray")
 
 
