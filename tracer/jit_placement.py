@@ -58,6 +58,16 @@ class Placement:
                           "result")
 
 
+def with_sharding_constraint(x, shardings):
+    """jax.lax.with_sharding_constraint on one CPU device: `x` unchanged, once `shardings`
+    (one sharding, or a pytree prefix of x of them) is checked as jit's in_shardings."""
+    where = "with_sharding_constraint"
+    for leaf in flatten(shardings)[0]:
+        _check_leaf(where, "shardings", leaf)
+    _check_prefix(where, "shardings", shardings, x, "the values", "value")
+    return x
+
+
 def _check_leaf(where, what, leaf):
     if isinstance(leaf, PartitionSpec) or type(leaf).__name__ in ("P", "PartitionSpec"):
         raise NotImplementedError(

@@ -372,3 +372,21 @@ def test_the_signatures_hold_jax_parameters():
             plain = isinstance(p.default, (type(None), bool, int, str, tuple))
             if k in added and k != "concrete":      # ours: a private sentinel
                 assert mine[k].default == (p.default if plain else None), (theirs, k)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_with_sharding_constraint_on_one_device_is_the_identity(backend):
+    """jax.lax.with_sharding_constraint: one CPU device's sharding (or a prefix of the
+    values of them) leaves x as it is, traced or not; what jit's in_shardings refuse, it
+    refuses."""
+    wsc = tracer.lax.with_sharding_constraint
+    f = tracer.jit(lambda x: wsc(x, ONE) * 2, backend=backend)
+    np.testing.assert_array_equal(f(XS), XS * 2)
+    pair = (XS, M)
+    assert wsc(pair, (ONE, None)) is pair
+    with pytest.raises(ValueError, match="pytree prefix of the values"):
+        wsc(pair, (ONE,))
+    with pytest.raises(ValueError, match="2 device"):
+        wsc(XS, _Sharding(_Device(), _Device(id=1)))
+    with pytest.raises(NotImplementedError, match="PartitionSpec"):
+        wsc(XS, tracer.P("x"))

@@ -18,6 +18,7 @@ from tracer.lax.indexing import dynamic_index, dynamic_update_index, stop_gradie
 from tracer.lax.loops import fori_loop, while_loop
 from tracer.lax.scan import map, scan
 from tracer.lax.window import reduce_window
+from tracer.jit_placement import with_sharding_constraint
 from tracer.lax.lax_elementwise import *  # noqa: F401,F403  (jax.lax's elementwise ops)
 from tracer.lax.lax_shapes import *  # noqa: F401,F403
 from tracer.lax.lax_slicing import *  # noqa: F401,F403
@@ -35,7 +36,7 @@ from tracer.lax import linalg  # noqa: F401  (jax.lax.linalg's solves and Choles
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "stop_gradient",
            "dynamic_index", "dynamic_update_index", "conv_general_dilated", "reduce_window",
-           "bitcast_convert_type"]
+           "bitcast_convert_type", "with_sharding_constraint"]
 __all__ += [name for m in (lax_elementwise, lax_shapes, lax_slicing, lax_gather, lax_dot,
                            lax_reductions, lax_sorting, lax_special, lax_incomplete, lax_conv)
             for name in m.__all__]
