@@ -100,12 +100,14 @@ class Jitted:
         self.compiler_options = aot.check_compiler_options(compiler_options, where)
         self.device, self.in_shardings, self.out_shardings = device, in_shardings, out_shardings
         self._placement = placement(where, device, in_shardings, out_shardings)
-        # a backend registered anew (under a name in use) starts a cache of its own
+        # a backend registered anew (under a name in use), or other code-generation
+        # settings (TRACER_NUM_THREADS, ...) as the jit is made, start a cache of their own
         compiler = backend_compiler(self.backend) if self.backend else None
         self._shared = jit_cache.Shared(self.__name__, fun) if (
             compiler_options or self._placement) else jit_cache.Shared.of(
             fun, (self.static_argnums, self.static_argnames, self.donate_argnums,
-                  self.donate_argnames, self.backend, compiler), self.__name__)
+                  self.donate_argnames, self.backend, compiler, settings.key()),
+            self.__name__)
         self._cache = self._shared.cache   # key -> jit_cache.Entry
         self.cache_size = CACHE_SIZE
         self._recompiles = self._shared.recompiles
