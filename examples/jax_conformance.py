@@ -195,14 +195,13 @@ def error_name(name):
 
 
 def __getattr__(name):
+    import jax.errors as jax_errors      # (a plain `import jax.errors` would make jax local)
     if name not in ROUTED:
-        import jax.errors
-        if not hasattr(jax, name) and hasattr(jax.errors, name):
+        if not hasattr(jax, name) and hasattr(jax_errors, name):
             return error_name(name)      # `from jax.errors import X` was rewritten to here
         return getattr(jax, name)
     if name == 'errors':
-        import jax.errors
-        return Errors() if MODE == 'tracer' else jax.errors
+        return Errors() if MODE == 'tracer' else jax_errors
     if name == 'config':
         return Config() if MODE == 'tracer' else jax.config
     if name not in _CACHE:
