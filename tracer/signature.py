@@ -152,7 +152,7 @@ def leaf_aval(x, where):
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
         scalar_array(x, where)        # an int beyond int64 cannot be an argument
         return aval_of(x)
-    if hasattr(type(x), "__jax_array__"):
+    if callable(getattr(x, "__jax_array__", None)):
         raise ArgumentValueError(
             f"{where}: Triggering __jax_array__() during abstractification is no longer "
             f"supported (as in JAX): register {type(x).__name__} as a pytree "

@@ -30,8 +30,9 @@ def value(x, op):
         return x
     if isinstance(x, (list, tuple)) and has_tracer(x):
         return _stacked([value(e, op) for e in x], op)
-    if hasattr(type(x), "__jax_array__"):     # JAX's protocol for array-like classes
-        return value(x.__jax_array__(), op)
+    to_array = getattr(x, "__jax_array__", None)     # JAX's protocol of array-like classes
+    if callable(to_array):                            # (JAX's own tracers set it to None)
+        return value(to_array(), op)
     return as_array(x, op)
 
 

@@ -108,7 +108,8 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     """Like numpy.asarray; a (nested) list of traced values is stacked. `order` and `copy`
     change nothing: values never alias a traced value and have no memory layout."""
     _placed("asarray", order, device, LIKE_ORDERS + (None,))
-    x = a.__jax_array__() if hasattr(type(a), "__jax_array__") else a
+    to_array = getattr(a, "__jax_array__", None)     # JAX's protocol (None on JAX's tracers)
+    x = to_array() if callable(to_array) else a
     dt = None if dtype is None else check_dtype(dtype, "asarray")
     if _traced(x):
         x = value(x, "asarray")
