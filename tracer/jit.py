@@ -8,8 +8,9 @@ graph into the caller's trace, which is how `grad(jit(f))` works.
 
 Each jitted function keeps at most CACHE_SIZE signatures (env TRACER_JIT_CACHE_SIZE,
 default 128) in its tracer.jit_cache, shared by every jit of the same function and
-options. Threads may call one jitted function at once: two may build the same entry (both correct, one is kept). Every build
-is reported to tracer.compile_log (TRACER_LOG_COMPILES=1), and `cache_info()` counts.
+options. Threads may call one jitted function at once: two may build the same entry
+(both correct, one is kept). Every build is reported to tracer.compile_log
+(TRACER_LOG_COMPILES=1), and `cache_info()` counts.
 A large graph compiles in the background while its first calls are interpreted
 (tracer.background_compile). float0 arguments and results (tracer.float0s: the tangents
 of int values) are constants with no data: they stay out of the graph, so an entry with

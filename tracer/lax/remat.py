@@ -28,8 +28,8 @@ from tracer.pytree import flatten, unflatten
 from tracer.signature import positional_names, static_spec
 from tracer.vmap import batch_size, batch_values
 
-_PYTHON = (bool, int, float)
-_logger = logging.getLogger("tracer.checkpoint")      # Python scalars, arrays inside the function
+_PYTHON = (bool, int, float)      # Python scalars, arrays inside the function
+_logger = logging.getLogger("tracer.checkpoint")
 
 
 _REMOVED = object()     # `concrete` not given
@@ -189,7 +189,8 @@ def _log_residuals(body, saved):
     outputs = [f"{o.aval} output of {n.kernel} from {n.source}" for n in saved
                for o in n.outputs]
     text = "remat-decorated function "
-    text += "".join(["saving inputs with shapes:\n"] * bool(inputs) + [f"  {i}\n" for i in inputs])
+    text += "".join(["saving inputs with shapes:\n"] * bool(inputs) +
+                    [f"  {i}\n" for i in inputs])
     text += "and " * (bool(inputs) and bool(outputs))
     text += "".join(["saving these intermediates:\n"] * bool(outputs) +
                     [f"  {o}\n" for o in outputs])

@@ -97,7 +97,7 @@ def staged(arr, op):
     (`eye(n)[labels]`) works, which a NumPy array cannot do; else the array."""
     arr = as_array(arr, op)
     trace = current_trace()
-    return arr if trace is None else Tracer(trace, trace.lift(arr))
+    return arr if trace is None or arr.ndim == 0 else Tracer(trace, trace.lift(arr))
 
 
 def _traced(x):
