@@ -401,13 +401,14 @@ def read(env, x):
     return x.value if type(x) is Literal else env[id(x)]
 
 
-def eval_graph(graph, args):
+def eval_graph(graph, args, trace=None):
     """Evaluate a graph on concrete values with the active backend's kernels (a call's
     sub-graph is inlined, so its kernels run there too), or on tracers by inlining it into
-    their trace. This is where every transform's concrete primals enter a graph, so they
-    become arrays here: Python scalars (weakly typed in the graph), NumPy scalars, array
-    likes and big-endian arrays are valid arguments of every transform, as in JAX."""
-    trace = innermost_trace(args)
+    their trace (or into `trace`, if given). This is where every transform's concrete
+    primals enter a graph, so they become arrays here: Python scalars (weakly typed in the
+    graph), NumPy scalars, array likes and big-endian arrays are valid arguments of every
+    transform, as in JAX."""
+    trace = trace or innermost_trace(args)
     if trace is None:
         from lowering.interpreter import evaluate
         args = [x if type(x) is np.ndarray and x.dtype.isnative else as_array(x, "eval_graph")

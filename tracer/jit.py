@@ -178,8 +178,11 @@ class Jitted:
                                f"no_execution config option is set")
         if entry.lowered is None or trace is not None:
             f0_in, f0_out = entry.float0
+            # on concrete arguments inside a vmap naming axes, a graph of collectives
+            # (never cached) still belongs to that trace
+            outer = trace or (core.current_trace() if named_axes.bound else None)
             outs = f0_out.merge(eval_graph(entry.traced, list(f0_in.others(leaves)) +
-                                           entry.captured))
+                                           entry.captured, outer))
         else:
             try:
                 outs = entry.run(leaves)

@@ -225,3 +225,16 @@ def test_a_jitted_function_reading_an_axis_size_is_not_cached_across_sizes(backe
     for n in (2, 3, 2):
         assert tracer.vmap(g, axis_name="i", axis_size=n, out_axes=None)() == n
         np.testing.assert_array_equal(tracer.vmap(h, axis_name="i")(np.ones(n)), [n] * n)
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_a_jitted_collective_on_unbatched_arguments_stays_in_the_vmap(backend):
+    """A jitted function reading the axis, called inside vmap on values that are not
+    batched (or none), runs in the vmap's trace: eagerly there is no axis to read."""
+    index = tracer.jit(lambda: tracer.lax.axis_index("i"), backend=backend)
+    np.testing.assert_array_equal(tracer.vmap(lambda _: index(), axis_name="i")(np.zeros(3)),
+                                  [0, 1, 2])
+    shift = tracer.jit(lambda x: x + tracer.lax.axis_index("i"), backend=backend)
+    np.testing.assert_array_equal(
+        tracer.vmap(lambda _, x: shift(x), axis_name="i", in_axes=(0, None))(np.zeros(3), 5),
+        [5, 6, 7])
