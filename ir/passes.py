@@ -30,6 +30,13 @@ def effectful(node):
         effectful(m) for g in node.regions for m in g.nodes)
 
 
+def reads_axis(node):
+    """True if `node` or a node in its regions is a collective (it names an axis): its
+    value depends on the position along a vmap's named axis, so it cannot run eagerly."""
+    return "axis_name" in node.attrs or bool(node.attr_items) and any(
+        reads_axis(m) for g in node.regions for m in g.nodes)
+
+
 def dce(graph):
     """Drop nodes whose outputs nothing uses (unless effectful), and constvars nothing
     reads; a node with some dead outputs is shrunk by its kernel's pruner

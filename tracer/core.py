@@ -19,7 +19,7 @@ import registry
 from ir import (Graph, Literal, Node, ShapedArray, Var, aval_of, check_dtype, dtype_kind,
                 scalar_array)
 from ir.graph import is_region
-from ir.passes import effectful, inline_calls
+from ir.passes import effectful, inline_calls, reads_axis
 from ir.errors import ArgumentError, DTypeError, KernelError, TracerError
 from lowering.interpreter import own
 from registry.shape_rules import apply_shape_rule, infer_avals
@@ -335,9 +335,10 @@ def run_kernel(name, inputs, attrs=None):
 
 def _effects(name, attrs):
     """Whether a node of `name` with `attrs` has a side effect (a loop whose body calls
-    tracer.debug.print): traced on constants, it is still emitted, not run while tracing."""
+    tracer.debug.print) or reads a named axis (a loop whose body calls lax.axis_index):
+    traced on constants, it is still emitted, not run while tracing."""
     return registry.has_effects(name) or any(
-        effectful(m) for v in attrs.values() if is_region(v)
+        effectful(m) or reads_axis(m) for v in attrs.values() if is_region(v)
         for g in (v if type(v) is tuple else (v,)) for m in g.nodes)
 
 

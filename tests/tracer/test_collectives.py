@@ -238,3 +238,24 @@ def test_a_jitted_collective_on_unbatched_arguments_stays_in_the_vmap(backend):
     np.testing.assert_array_equal(
         tracer.vmap(lambda _, x: shift(x), axis_name="i", in_axes=(0, None))(np.zeros(3), 5),
         [5, 6, 7])
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_control_flow_reading_the_axis_on_unbatched_values_is_batched(backend):
+    """A loop, scan or cond whose regions read the vmap's axis (lax.axis_index) differs
+    per position even when none of its inputs is batched, or all are constants: it is
+    batched, not run once (JAX's testWhileLoopAxisIndexBatched)."""
+    lax = tracer.lax
+
+    def climb(x):
+        return lax.while_loop(lambda v: v < lax.axis_index("i"), lambda v: v + 2, x)
+    for f in (climb, tracer.jit(climb, backend=backend)):
+        np.testing.assert_array_equal(
+            tracer.vmap(lambda _, x: f(x), axis_name="i", in_axes=(0, None))(
+                np.zeros(4), 0), [0, 2, 2, 4])
+    pick = tracer.vmap(lambda _: lax.cond(True, lambda: lax.axis_index("i"),
+                                          lambda: 0 * lax.axis_index("i")), axis_name="i")
+    np.testing.assert_array_equal(pick(np.zeros(3)), [0, 1, 2])
+    total = tracer.vmap(lambda _: lax.scan(lambda c, x: (c + lax.axis_index("i"), c), 0,
+                                           None, length=3)[0], axis_name="i")
+    np.testing.assert_array_equal(total(np.zeros(3)), [0, 3, 6])
