@@ -55,6 +55,11 @@ class ArgumentValueError(ArgumentError, ValueError):
     argument): JAX raises ValueError."""
 
 
+class CompilerOptionError(ArgumentValueError, RuntimeError):
+    """A compile option XLA would reject (an unknown name): JAX raises JaxRuntimeError,
+    a RuntimeError, when it compiles."""
+
+
 class KernelNotFoundError(TracerError, LookupError, NotImplementedError):
     """No implementation registered for (kernel, backend)."""
 

@@ -12,7 +12,7 @@ was compiled for, and raises a TypeError naming each mismatch.
 """
 import numpy as np
 
-from ir.errors import ArgumentError, ArgumentValueError
+from ir.errors import ArgumentError, ArgumentValueError, CompilerOptionError
 from tracer.core import Tracer
 from tracer.pytree import LEAF, flatten, unflatten
 from tracer.tree_util import PyTreeDef
@@ -86,7 +86,8 @@ def check_compiler_options(options, where):
     """`options` checked as JAX's `compiler_options`: a dict of XLA's option names (`xla_*`
     and JAX_OPTIONS) to bool, int, float or str values. They tune XLA, which no backend
     here is: accepted so code written for JAX runs, recorded, with no effect on the code.
-    Any other name is a ValueError, as JAX's "No such compile option"."""
+    Any other name is a CompilerOptionError (a RuntimeError, as JAX's JaxRuntimeError "No
+    such compile option", and a ValueError)."""
     if options is None:
         return {}
     if not isinstance(options, dict):
@@ -94,7 +95,7 @@ def check_compiler_options(options, where):
                             f"values, got {type(options).__name__}")
     for name, value in options.items():
         if not isinstance(name, str) or not (name.startswith("xla_") or name in JAX_OPTIONS):
-            raise ArgumentValueError(
+            raise CompilerOptionError(
                 f"{where}: No such compile option: {name!r}. compiler_options takes XLA's "
                 f"options (xla_* and {', '.join(sorted(JAX_OPTIONS))}), which this project's "
                 f"backends accept and ignore; its own code generator's settings are "

@@ -20,6 +20,8 @@ TracerArrayConversionError     numpy.asarray() / __array__() of a    Concretizat
 UnexpectedTracerError          a leaked tracer: a traced value used  TypeError
                                after its trace ended or outside it
 NonConcreteBooleanIndexError   a traced boolean mask as an index     IndexError
+JaxRuntimeError                an unknown name in jit's              RuntimeError,
+                               compiler_options (CompilerOptionError) ValueError
 =============================  ====================================  ===================
 
 JAX's TracerIntegerConversionError and TracerArrayConversionError are not
@@ -27,12 +29,13 @@ ConcretizationTypeErrors; here they are (they were ConcretizationErrors before t
 JAX's names), so `except ConcretizationTypeError` catches a little more than in JAX.
 JAX's other names (JAXTypeError, JAXIndexError, KeyReuseError ...) have no counterpart.
 """
-from ir.errors import (ConcretizationError, NonConcreteBooleanIndexError,
+from ir.errors import (CompilerOptionError, ConcretizationError, NonConcreteBooleanIndexError,
                        TracerArrayConversionError, TracerBoolConversionError,
                        TracerIntegerConversionError, UnexpectedTracerError)
 
 ConcretizationTypeError = ConcretizationError
+JaxRuntimeError = CompilerOptionError     # JAX's is XLA's runtime error, raised for more
 
-__all__ = ["ConcretizationTypeError", "NonConcreteBooleanIndexError",
+__all__ = ["ConcretizationTypeError", "JaxRuntimeError", "NonConcreteBooleanIndexError",
            "TracerArrayConversionError", "TracerBoolConversionError",
            "TracerIntegerConversionError", "UnexpectedTracerError"]

@@ -20,7 +20,7 @@ F3 = np.arange(3, dtype=np.float32) - 1
 
 def test_the_names_are_this_projects_classes_with_jaxs_bases():
     assert sorted(tracer.errors.__all__) == [
-        "ConcretizationTypeError", "NonConcreteBooleanIndexError",
+        "ConcretizationTypeError", "JaxRuntimeError", "NonConcreteBooleanIndexError",
         "TracerArrayConversionError", "TracerBoolConversionError",
         "TracerIntegerConversionError", "UnexpectedTracerError"]
     assert ConcretizationTypeError is ir_errors.ConcretizationError
@@ -33,6 +33,21 @@ def test_the_names_are_this_projects_classes_with_jaxs_bases():
     assert issubclass(TracerBoolConversionError, ConcretizationTypeError)
     assert issubclass(NonConcreteBooleanIndexError, IndexError)
     assert tracer.UnexpectedTracerError is UnexpectedTracerError
+    assert issubclass(tracer.errors.JaxRuntimeError, (RuntimeError, ValueError))
+
+
+def test_an_unknown_compile_option_is_jaxs_runtime_error():
+    """JAX raises JaxRuntimeError (a RuntimeError) for "No such compile option"; a
+    ValueError too, as this project raised before."""
+    f = lambda x: x + 1.0          # noqa: E731
+    with pytest.raises(tracer.errors.JaxRuntimeError, match="No such compile option: 'nope'"):
+        tracer.jit(f, compiler_options={"nope": 1})
+    lowered = tracer.jit(f).lower(1.0)
+    with pytest.raises(RuntimeError, match="No such compile option: 'invalid_key'"):
+        lowered.compile(compiler_options={"invalid_key": "invalid_value"})
+    with pytest.raises(ValueError):
+        lowered.compile(compiler_options={"invalid_key": "invalid_value"})
+    assert lowered.compile(compiler_options={"exec_time_optimization_effort": 0.0})(2.0) == 3.0
 
 
 # ---- UnexpectedTracerError: a leaked tracer -----------------------------------------------
