@@ -196,6 +196,10 @@ def error_name(name):
 
 def __getattr__(name):
     import jax.errors as jax_errors      # (a plain `import jax.errors` would make jax local)
+    if name == 'core_Tracer':            # the rewritten core.Tracer
+        TOUCHED[0] = True
+        import tracer
+        return tracer.Tracer if MODE == 'tracer' else jax.core.Tracer
     if name not in ROUTED:
         if not hasattr(jax, name) and hasattr(jax_errors, name):
             return error_name(name)      # `from jax.errors import X` was rewritten to here
@@ -295,6 +299,8 @@ IMPORTS = [
     (re.compile(r'\bcore\.(ConcretizationTypeError|UnexpectedTracerError|'
                 r'TracerBoolConversionError|TracerIntegerConversionError|'
                 r'TracerArrayConversionError)\b'), r'jax.errors.\1'),
+    # core.Tracer, the class of traced values (public as jax.core.Tracer): tracer.Tracer
+    (re.compile(r'\bcore\.Tracer\b'), r'jax.core_Tracer'),
     # jax._src.config: tracer.config's flags in tracer mode (the shim's Config)
     (re.compile(r'^(\s*)from jax\._src import config\s*$', re.M),
      r'\1from conform_shim import config_module as _config_module; config = _config_module()'),

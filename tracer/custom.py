@@ -29,7 +29,7 @@ from tracer.concrete import Known
 from tracer.core import eval_graph, run_kernel, trace_flat
 from tracer.lax._regions import taking
 from tracer.pytree import flatten, num_leaves, unflatten
-from tracer.signature import leaf_aval, static_spec
+from tracer.signature import UNSET, leaf_aval, static_spec
 from tracer.tree_util import tree_map
 from tracer.vmap import batch_graph, batch_size, to_dim, vmap
 
@@ -108,7 +108,7 @@ def nondiff_positions(fun, nums, names, where):
     through fun's signature, as JAX's): a name must be a positional parameter, since
     calls bind every argument to a position; a position past the parameters or a name of
     none is a ValueError here (JAX ignores the name and fails at the call)."""
-    positions, _ = static_spec(fun, where, nums, names, "nondiff")
+    positions, _ = static_spec(fun, where, nums or UNSET, names or UNSET, "nondiff")
     params = _params(fun)
     lost = sorted(n for n in ((names,) if isinstance(names, str) else names)
                   if n not in params)

@@ -37,7 +37,7 @@ from tracer.float0s import Float0Leaves
 from tracer.jit_placement import placement
 from tracer.background_compile import Compiling, InterpretedProgram, start
 from tracer.pytree import LEAF, flatten, is_pytree, unflatten
-from tracer.signature import (Call, check_disjoint, check_function, check_returned,
+from tracer.signature import (UNSET, Call, check_disjoint, check_function, check_returned,
                               donated_leaves, leaf_aval, static_spec,
                               warn_unusable_donations)
 from tracer.vmap import named_axes, reads_named_axes
@@ -82,8 +82,8 @@ class Jitted:
     from it are constants of the compiled code: register the class as a pytree
     (tracer.tree_util.register_dataclass) when they change between calls."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 backend=None, donate_argnames=(), compiler_options=None, device=None,
+    def __init__(self, fun, static_argnums=UNSET, static_argnames=UNSET, donate_argnums=UNSET,
+                 backend=None, donate_argnames=UNSET, compiler_options=None, device=None,
                  in_shardings=None, out_shardings=None):
         functools.update_wrapper(self, fun)
         self.__name__ = getattr(fun, "__name__", type(fun).__name__)
@@ -338,8 +338,8 @@ class Jitted:
         return f"<jit({getattr(self.fun, '__name__', self.fun)})>"
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
-        backend=None, donate_argnames=(), compiler_options=None, inline=False,
+def jit(fun=None, *, static_argnums=UNSET, static_argnames=UNSET, donate_argnums=UNSET,
+        backend=None, donate_argnames=UNSET, compiler_options=None, inline=False,
         keep_unused=False, device=None, in_shardings=None, out_shardings=None):
     """Compile `fun`: traced once per input signature, lowered for `backend` (default
     llvm, whatever backend is active), cached. `donate_argnums` / `donate_argnames` (each
@@ -384,7 +384,7 @@ def eval_shape(fun, *args, **kwargs):
     return Jitted(fun).eval_shape(*args, **kwargs)
 
 
-def make_graph(fun, *, static_argnums=(), static_argnames=()):
+def make_graph(fun, *, static_argnums=UNSET, static_argnames=UNSET):
     """`make_graph(f)(*args, **kwargs)` is the traced ir.Graph of f (like
     jax.make_jaxpr)."""
     j = Jitted(fun, static_argnums, static_argnames)

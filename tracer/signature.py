@@ -73,10 +73,24 @@ def check_disjoint(where, static, donated):
             f"argument is a compile-time constant, which has no buffer to donate")
 
 
+class _Unset(tuple):
+    """The default of jit's static_argnums/static_argnames (and donate_...): an empty
+    tuple that says the argument was not given, so that one given explicitly, even empty,
+    is taken as written (JAX's None default)."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "()"
+
+
+UNSET = _Unset()
+
+
 def static_spec(fun, where, static_argnums, static_argnames, what="static"):
     """(positions, names) of fun's static (or, by `what`, donated...) parameters: when only
-    one of the two is given, completed from it through fun's signature where it has one;
-    when both are, each as written (they may disagree, as in JAX). As in JAX, a
+    one of the two is given (the other UNSET, or empty), completed from it through fun's
+    signature where it has one; when both are, each as written (they may disagree, as in
+    JAX). As in JAX, a
     position past the parameters or a name of none is a ValueError, unless *args or
     **kwargs take it."""
     nums = _entries(static_argnums, int, where, f"{what}_argnums")
@@ -103,8 +117,8 @@ def static_spec(fun, where, static_argnums, static_argnames, what="static"):
             f"{where}: {what}_argnames names {', '.join(map(repr, bad))}, which the "
             f"function {getattr(fun, '__name__', fun)}{sig} does not take by keyword; name "
             f"parameters it takes by keyword, or use {what}_argnums")
-    if nums and names:      # both given: each as written, not completed (as JAX)
-        return tuple(sorted(set(nums))), frozenset(names)
+    if nums and names or static_argnums is not UNSET and static_argnames is not UNSET:
+        return tuple(sorted(set(nums))), frozenset(names)   # both given: as written (JAX)
     nums = set(nums) | {positional.index(n) for n in names if n in positional}
     names = set(names) | {positional[i] for i in nums if -len(positional) <= i < len(
         positional)}

@@ -47,3 +47,18 @@ def test_what_the_signature_takes_is_accepted():
     assert tracer.jit(positional_only, static_argnames="k")(2.0, 3, k=2) == 12.0
     assert tracer.jit(open_ended, static_argnames="m", static_argnums=4)(2.0, m=3) == 6.0
     tracer.jit(max, static_argnums=3)      # no signature to check, as in JAX
+
+
+def test_static_argnums_and_argnames_both_given_are_taken_as_written():
+    """JAX's rule: given alone, one is completed from the other through the signature;
+    given both (an empty one too), each is as written, so they may disagree."""
+    seen = []
+
+    def f(x, y):
+        seen.append((isinstance(x, tracer.Tracer), isinstance(y, tracer.Tracer)))
+        return 1
+    tracer.jit(f, static_argnums=1)(1, y="a")                              # completed
+    tracer.jit(f, static_argnums=1, static_argnames=())(1, y=2)             # as written
+    tracer.jit(f, static_argnums=(), static_argnames="y")(2, 3)
+    tracer.jit(f, static_argnums=(1,), static_argnames="x")(2, "foo")
+    assert seen == [(True, False), (True, True), (True, True), (True, False)]

@@ -25,7 +25,7 @@ from tracer.autodiff import backward
 from tracer.lax._regions import (check_signature, is_float, leaf_avals, prune_region,
                                  trace_region)
 from tracer.pytree import flatten, unflatten
-from tracer.signature import positional_names, static_spec
+from tracer.signature import UNSET, positional_names, static_spec
 from tracer.vmap import batch_size, batch_values
 
 _PYTHON = (bool, int, float)      # Python scalars, arrays inside the function
@@ -35,8 +35,8 @@ _logger = logging.getLogger("tracer.checkpoint")
 _REMOVED = object()     # `concrete` not given
 
 
-def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_argnames=(),
-               concrete=_REMOVED):
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=UNSET,
+               static_argnames=UNSET, concrete=_REMOVED):
     """`fun`, whose intermediates the backward pass recomputes instead of storing,
     except those `policy(prim, *avals, **attrs)` says to save (tracer.checkpoint_policies;
     None saves nothing). Arguments at `static_argnums` or named in `static_argnames` are
