@@ -194,18 +194,22 @@ def error_name(name):
     return getattr(Errors() if MODE == 'tracer' else jax.errors, name)
 
 
+def _jax_errors():
+    import importlib                     # (`import jax.errors` here would make jax local)
+    return importlib.import_module('jax.errors')
+
+
 def __getattr__(name):
-    import jax.errors as jax_errors      # (a plain `import jax.errors` would make jax local)
     if name == 'core_Tracer':            # the rewritten core.Tracer
         TOUCHED[0] = True
         import tracer
         return tracer.Tracer if MODE == 'tracer' else jax.core.Tracer
     if name not in ROUTED:
-        if not hasattr(jax, name) and hasattr(jax_errors, name):
+        if not hasattr(jax, name) and hasattr(_jax_errors(), name):
             return error_name(name)      # `from jax.errors import X` was rewritten to here
         return getattr(jax, name)
     if name == 'errors':
-        return Errors() if MODE == 'tracer' else jax_errors
+        return Errors() if MODE == 'tracer' else _jax_errors()
     if name == 'config':
         return Config() if MODE == 'tracer' else jax.config
     if name not in _CACHE:
@@ -398,7 +402,8 @@ TYPED_KEY_CLASSES = ("::KeyArrayTest::", "::JnpWithKeyArrayTest::")
 # puts between a transform and the user's function ("We expect the particular
 # `expected_depth` constants in these tests to change from time to time")
 STACK_DEPTHS = ("JAX's own stack depths (TracebackTest counts the frames of JAX's "
-                "implementation)", "::TracebackTest::")
+                "implementation)")
+STACK_DEPTH_CLASS = "::TracebackTest::"
 HLO = ("XLA's HLO text (the test asserts on `lower().as_text()`, which is LLVM IR or the "
        "graph here: tracer does not compile with XLA)")
 COUNTS = ("JAX's internal event counters (jtu.count_*: JAX's own traces, lowerings, "
@@ -411,8 +416,8 @@ def outside(cause, test="", hlo=False, counts=False):
     failed an assertion."""
     if any(c in test for c in TYPED_KEY_CLASSES) or _OtherImplKey.search(cause, test):
         return _KEYS
-    if STACK_DEPTHS[1] in test:
-        return STACK_DEPTHS[0]
+    if STACK_DEPTH_CLASS in test:
+        return STACK_DEPTHS
     if (cause or "").startswith("AssertionError") and (hlo or counts):
         return HLO if hlo else COUNTS
     return next((why for why, pattern in OUTSIDE if pattern.search(cause or "")), None)

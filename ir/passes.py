@@ -30,11 +30,15 @@ def effectful(node):
         effectful(m) for g in node.regions for m in g.nodes)
 
 
-def reads_axis(node):
-    """True if `node` or a node in its regions is a collective (it names an axis): its
-    value depends on the position along a vmap's named axis, so it cannot run eagerly."""
-    return "axis_name" in node.attrs or bool(node.attr_items) and any(
-        reads_axis(m) for g in node.regions for m in g.nodes)
+def reads_axis(node, name=None):
+    """True if `node` or a node in its regions is a collective (over axis `name`, or any
+    axis): its value depends on the position along a vmap's named axis, so it cannot run
+    eagerly, nor be left unbatched by that vmap."""
+    axis = node.attrs.get("axis_name")
+    if axis is not None and (name is None or axis == name):
+        return True
+    return bool(node.attr_items) and any(reads_axis(m, name) for g in node.regions
+                                         for m in g.nodes)
 
 
 def dce(graph):

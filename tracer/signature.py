@@ -19,6 +19,7 @@ from tracer.core import Tracer, as_array
 from tracer.float0s import is_float0
 from tracer.pytree import flatten, leaf_paths, num_leaves, unflatten
 from tracer.sources import user_stacklevel
+from tracer.value_conversions import jax_type
 
 _ndarray = np.ndarray
 
@@ -313,7 +314,7 @@ def warn_unusable_donations(graph):
         if (a.shape, a.dtype) in left:
             left.remove((a.shape, a.dtype))
         else:
-            unusable.append(f"{a.dtype.name}[{','.join(map(str, a.shape))}]")
+            unusable.append(jax_type(a))
     if unusable:
         warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}. No "
                       f"result has the shape and dtype of these donated arguments; drop "

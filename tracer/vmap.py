@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 
 from ir import Literal, ShapedArray
+from ir.passes import reads_axis
 from ir.errors import ArgumentError, ArgumentValueError, KernelError
 from lowering import forks
 from registry import batching as _table
@@ -253,27 +254,23 @@ def batch_values(graph, size, args, in_dims):
         if rule is not None and n.attrs["axis_name"] == named:
             out, dims_out = rule(list(ins), list(dims), n.attrs, size)
             outs, dims_out = _checked(n, out, dims_out, size)
-        elif all(d is None for d in dims) and not (named is not None and n.attr_items and
-                                                   _reads(n, named) and ins):
-            out = trace.emit(n.kernel, list(ins), n.attrs, n.source)
-            outs = out if isinstance(out, tuple) else (out,)
-            dims_out = (None,) * len(outs)
         else:
-            if all(d is None for d in dims):    # its regions read the axis: batch one input
-                ins, dims = (tnp.broadcast_to(ins[0], (size,) + np.shape(ins[0])),
-                             *ins[1:]), (0,) + dims[1:]
-            out, dims_out = rule_for(n.kernel, n.source)(list(ins), list(dims), n.attrs)
-            outs, dims_out = _checked(n, out, dims_out, size)
+            unbatched = all(d is None for d in dims)
+            if unbatched and named is not None and ins and reads_axis(n, named):
+                # its regions read the axis (a loop testing lax.axis_index): it differs
+                # per position, so it is batched, through its first input
+                ins = (tnp.broadcast_to(ins[0], (size,) + np.shape(ins[0])),) + ins[1:]
+                dims, unbatched = (0,) + dims[1:], False
+            if unbatched:
+                out = trace.emit(n.kernel, list(ins), n.attrs, n.source)
+                outs = out if isinstance(out, tuple) else (out,)
+                dims_out = (None,) * len(outs)
+            else:
+                out, dims_out = rule_for(n.kernel, n.source)(list(ins), list(dims), n.attrs)
+                outs, dims_out = _checked(n, out, dims_out, size)
         for v, o, d in zip(n.outputs, outs, dims_out):
             env[id(v)] = (o, d)
     return [read(v) for v in graph.outvars]
-
-
-def _reads(node, name):
-    """Whether a node of a region of `node` is a collective over axis `name`: batched
-    even when no input is (a loop testing lax.axis_index), as it differs per position."""
-    return any(m.attrs.get("axis_name") == name or m.attr_items and _reads(m, name)
-               for g in node.regions for m in g.nodes)
 
 
 def _place(x, d, dst, size, where, sum_match=False, index=0):

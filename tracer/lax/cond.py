@@ -59,9 +59,11 @@ def cond(pred, true_fun, false_fun, *operands):
 def _cond(index, funs, operands, where, source):
     leaves, in_tree = flatten(list(operands))
     avals = leaf_avals(leaves, where)
-    once = {}                    # a function given as several branches is traced once
-    traced = [once[id(f)] if id(f) in once else once.setdefault(
-        id(f), trace_region(lambda *a, f=f: f(*a), in_tree, avals)) for f in funs]
+    regions = {}                 # a function given as several branches is traced once
+    for f in funs:
+        if id(f) not in regions:
+            regions[id(f)] = trace_region(lambda *a, f=f: f(*a), in_tree, avals)
+    traced = [regions[id(f)] for f in funs]
     names = ["false_fun", "true_fun"] if where == "cond" else [
         f"branch {k}" for k in range(len(funs))]
     g0, tree0, _ = traced[0]

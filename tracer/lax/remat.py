@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import registry
-from ir import Graph, Node
+from ir import Graph, Node, scalar_array
 from ir.errors import ArgumentError
 from tracer import config, core
 from tracer.autodiff import backward
@@ -72,8 +72,8 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=UNSET,
         if core.innermost_trace(leaves) is None and core.current_trace() is None:
             # nothing is differentiated: just run it, on arrays as when traced (x.sum()
             # of a Python float argument works, as in JAX)
-            a, k = unflatten(in_tree, [np.asarray(x) if isinstance(x, _PYTHON) else x
-                                       for x in leaves])
+            a, k = unflatten(in_tree, [scalar_array(x, "checkpoint") if isinstance(
+                x, _PYTHON) else x for x in leaves])
             return bound(*a, **k)
         graph, out_tree, captured = trace_region(lambda a, k: bound(*a, **k), in_tree,
                                                  leaf_avals(leaves, "checkpoint"))
@@ -182,19 +182,16 @@ def _log_residuals(body, saved):
     if not _logger.isEnabledFor(level):
         return
     kept = {id(n) for n in saved}
-    invars = {id(v) for v in body.invars}
-    read = {id(x): x for n in body.nodes if id(n) not in kept for x in n.inputs
-            if id(x) in invars}
-    inputs = [str(v.aval) for v in body.invars if id(v) in read]
-    outputs = [f"{o.aval} output of {n.kernel} from {n.source}" for n in saved
-               for o in n.outputs]
-    text = "remat-decorated function "
-    text += "".join(["saving inputs with shapes:\n"] * bool(inputs) +
-                    [f"  {i}\n" for i in inputs])
-    text += "and " * (bool(inputs) and bool(outputs))
-    text += "".join(["saving these intermediates:\n"] * bool(outputs) +
-                    [f"  {o}\n" for o in outputs])
-    _logger.log(level, text)
+    read = {id(x) for n in body.nodes if id(n) not in kept for x in n.inputs}
+    parts = []
+    inputs = [f"  {v.aval}\n" for v in body.invars if id(v) in read]
+    if inputs:
+        parts.append("saving inputs with shapes:\n" + "".join(inputs))
+    if saved:
+        parts.append("saving these intermediates:\n" + "".join(
+            f"  {o.aval} output of {n.kernel} from {n.source}\n" for n in saved
+            for o in n.outputs))
+    _logger.log(level, "remat-decorated function " + "and ".join(parts))
 
 
 def _rule(*avals, body, policy=None):

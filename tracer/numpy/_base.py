@@ -30,10 +30,16 @@ def value(x, op):
         return x
     if isinstance(x, (list, tuple)) and has_tracer(x):
         return _stacked([value(e, op) for e in x], op)
-    to_array = getattr(x, "__jax_array__", None)     # JAX's protocol of array-like classes
-    if callable(to_array):                            # (JAX's own tracers set it to None)
-        return value(to_array(), op)
+    if jax_array(x) is not x:
+        return value(jax_array(x), op)
     return as_array(x, op)
+
+
+def jax_array(x):
+    """x.__jax_array__() for an object of JAX's protocol of array-like classes, else x
+    (JAX's own tracers set the attribute to None)."""
+    to_array = getattr(x, "__jax_array__", None)
+    return to_array() if callable(to_array) else x
 
 
 def _stacked(xs, op):

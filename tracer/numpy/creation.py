@@ -10,8 +10,8 @@ from ir import SUPPORTED_DTYPES, ShapedArray, check_dtype, scalar_array
 from ir.errors import ArgumentError, ArgumentValueError, TracerError
 from registry import infer_avals
 from tracer.core import Tracer, as_array, run_kernel
-from tracer.numpy._base import (convert, current_trace, dtype_of, has_tracer, result_dtype,
-                                value)
+from tracer.numpy._base import (convert, current_trace, dtype_of, has_tracer, jax_array,
+                                result_dtype, value)
 from tracer.numpy import _base
 from tracer.numpy.shape_ops import _shape_arg
 
@@ -108,8 +108,7 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     """Like numpy.asarray; a (nested) list of traced values is stacked. `order` and `copy`
     change nothing: values never alias a traced value and have no memory layout."""
     _placed("asarray", order, device, LIKE_ORDERS + (None,))
-    to_array = getattr(a, "__jax_array__", None)     # JAX's protocol (None on JAX's tracers)
-    x = to_array() if callable(to_array) else a
+    x = jax_array(a)
     dt = None if dtype is None else check_dtype(dtype, "asarray")
     if _traced(x):
         x = value(x, "asarray")
