@@ -123,6 +123,12 @@ ROWS = [
      ["18446744073709551616", "int64"]),
     ("device_put of a Python int beyond int64", lambda: tracer.device_put(2 ** 63),
      OverflowError, ["device_put", "int64"]),
+    ("a Python int beyond int64 meeting a float", lambda: tnp.multiply(2 ** 100, 3.0),
+     OverflowError, ["multiply", "int64"]),
+    ("the same under jit", jitted(lambda x: x * 2 ** 63, F3), OverflowError, ["multiply"]),
+    ("a device_put placement tree that is no prefix of x",
+     lambda: tracer.device_put({"a": F3, "b": F4}, device={"a": None, "b": (None, None)}),
+     ValueError, ["tree prefix", "different types at key path x['b']"]),
 ]
 
 

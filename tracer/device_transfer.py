@@ -8,7 +8,8 @@ import numpy as np
 from ir import scalar_array
 from ir.errors import ArgumentValueError
 from tracer.core import Tracer
-from tracer.pytree import LEAF, flatten, unflatten
+from tracer.pytree import LEAF, flatten, flatten_with_path, unflatten
+from tracer.tree_util import keystr
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
@@ -19,11 +20,12 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
                                  "time.")
     for name, where in (("device", device), ("src", src)):
         bad = []
-        _check_placement(where, x, "", bad)
+        _check_placement(where, x, (), bad)
         if bad:
             raise ArgumentValueError(
-                f"device_put: {name} does not match x's structure. Mismatch details "
-                f"({len(bad)} found): " + "; ".join(bad) + ". Pass None, one CPU device or "
+                f"device_put {name} specification must be a tree prefix of the "
+                f"corresponding value; Mismatch details ({len(bad)} found):\n  " +
+                "\n  ".join(bad) + f"\ndevice_put: pass as {name} None, one CPU device or "
                 f"sharding, or a pytree prefix of x of them")
     leaves, tree = flatten(x)
     alias = donate or may_alias
@@ -65,10 +67,13 @@ def _check_placement(where, x, path, bad):
     if _placement(where):
         return
     sub, td = flatten(where, lambda y: y is not where)
-    xs, xtd = flatten(x, lambda y: y is not x)
-    if td == LEAF or xtd == LEAF or td[:-1] != xtd[:-1] or len(sub) != len(xs):
-        bad.append(f"at x{path or ''}: {type(where).__name__} of placements where x has "
+    pairs, xtd = flatten_with_path(x, lambda p, y: y is not x)
+    if td == LEAF or xtd == LEAF or td[:-1] != xtd[:-1] or len(sub) != len(pairs):
+        what = ("types" if LEAF in (td, xtd) or td[0] != xtd[0] else
+                "numbers of pytree children" if len(sub) != len(pairs) else "pytree metadata")
+        bad.append(f"pytree structure error: different {what} at key path x{keystr(path)}: "
+                   f"the specification has a {type(where).__name__} where x has a "
                    f"{type(x).__name__}")
         return
-    for i, (w, v) in enumerate(zip(sub, xs)):
-        _check_placement(w, v, f"{path}[{i}]", bad)
+    for w, (p, v) in zip(sub, pairs):
+        _check_placement(w, v, path + p, bad)

@@ -153,6 +153,8 @@ def test_rounding_conversion_and_precision():
     assert lax.round(np.array([0.5, 1.5, 2.5]), 1).tolist() == [0, 2, 2]
     assert lax.convert_element_type(np.float32([1e10, -2.7, 2.7]), np.int32).tolist() == \
         [2 ** 31 - 1, -2, 2]
+    big = lax.convert_element_type(2 ** 100, np.float32)    # a float, though no int64 (JAX)
+    assert big.dtype == np.float32 and big == np.float32(2 ** 100)
     v = R.normal(size=50).astype(np.float32) * 1e3
     half = v.astype(np.float16).astype(np.float32)
     assert np.array_equal(lax.reduce_precision(v, 5, 10), half)

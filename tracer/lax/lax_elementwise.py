@@ -340,8 +340,12 @@ def optimization_barrier(operand):
 
 
 def convert_element_type(operand, new_dtype):
-    """jax.lax.convert_element_type: floats to integers truncate toward zero."""
-    return tnp.astype(tnp.asarray(operand), np.dtype(new_dtype))
+    """jax.lax.convert_element_type: floats to integers truncate toward zero; a Python int
+    too big for int64 converts to a float type (as JAX's)."""
+    new_dtype = np.dtype(new_dtype)
+    if type(operand) is int and new_dtype.kind == "f":
+        operand = float(operand)
+    return tnp.astype(tnp.asarray(operand), new_dtype)
 
 
 def select_n(which, *cases):
