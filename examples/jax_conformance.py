@@ -74,7 +74,7 @@ ROUTED = {'jit', 'grad', 'value_and_grad', 'vjp', 'jvp', 'vmap', 'jacfwd', 'jacr
           'log_compiles', 'explain_cache_misses', 'numpy_rank_promotion',
           'default_matmul_precision', 'legacy_prng_key', 'default_prng_impl',
           'clear_caches', 'checking_leaks', 'check_tracer_leaks', 'debug_nans',
-          'debug_infs', 'no_tracing', 'no_execution'}
+          'debug_infs', 'no_tracing', 'no_execution', 'allow_f16_reductions'}
 # jax_enable_x64 stays JAX's: the files read it to pick expected values (seeds, dtypes)
 # for JAX's default x64-off mode, whose seeds and key values tracer follows
 UNROUTED_FLAGS = {'jax_enable_x64'}

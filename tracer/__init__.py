@@ -16,7 +16,7 @@ from ir.errors import (NonConcreteBooleanIndexError, TracerArrayConversionError,
                        UnexpectedTracerError)
 from tracer.core import Tracer, get_backend, run_kernel, set_backend
 from tracer import config  # noqa: F401  (jax.config's flags: small, and tracer.numpy reads it)
-from tracer.config import (check_tracer_leaks, debug_infs, debug_nans,
+from tracer.config import (allow_f16_reductions, check_tracer_leaks, debug_infs, debug_nans,
                            default_matmul_precision, default_prng_impl, enable_x64,
                            explain_cache_misses, legacy_prng_key, log_compiles,
                            no_execution, no_tracing, numpy_rank_promotion)
@@ -66,8 +66,8 @@ __all__ += ["ShapeDtypeStruct", "block_until_ready", "eval_shape"]
 __all__ += ["debug", "pure_callback", "debug_nans", "debug_infs", "checking_leaks",
             "check_tracer_leaks"]
 __all__ += ["scipy"]
-__all__ += ["clear_caches", "config", "default_matmul_precision", "default_prng_impl", "enable_x64",
-            "explain_cache_misses", "legacy_prng_key", "log_compiles", "no_execution", "no_tracing",
+__all__ += ["allow_f16_reductions", "clear_caches", "config", "default_matmul_precision",
+            "default_prng_impl", "enable_x64", "explain_cache_misses", "legacy_prng_key", "log_compiles", "no_execution", "no_tracing",
             "numpy_rank_promotion"]
 
 

@@ -165,6 +165,8 @@ log_checkpoint_residuals = Flag("jax_log_checkpoint_residuals", False, _boolean)
 numpy_rank_promotion = Flag("jax_numpy_rank_promotion", "allow",
                             _one_of("allow", "warn", "raise"), _retrace)
 default_matmul_precision = Flag("jax_default_matmul_precision", None, _precision, _retrace)
+# a guard against summing in 16 bits (lax.reduce_sum of float16/bfloat16 raises when False)
+allow_f16_reductions = Flag("jax_allow_f16_reductions", True, _boolean, _retrace)
 random_seed_offset = Flag("jax_random_seed_offset", 0, _integer)
 legacy_prng_key = Flag("jax_legacy_prng_key", "allow", _one_of("allow", "warn", "error"))
 default_prng_impl = Flag("jax_default_prng_impl", "threefry2x32", _prng_impl)
@@ -178,8 +180,10 @@ no_execution = Flag("jax_no_execution", False, _boolean, _retrace)
 def trace_context():
     """The flags a trace depends on, when any differs from its default (else None): jit
     adds them to its cache key, as JAX's include_in_jit_key."""
-    if numpy_rank_promotion.active or default_matmul_precision.active:
-        return numpy_rank_promotion.value, default_matmul_precision.value
+    if numpy_rank_promotion.active or default_matmul_precision.active or \
+            allow_f16_reductions.active:
+        return (numpy_rank_promotion.value, default_matmul_precision.value,
+                allow_f16_reductions.value)
     return None
 
 

@@ -102,6 +102,22 @@ def test_matmul_precision_values_and_retrace():
     assert len(traces) == 3
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_f16_reductions_can_be_refused_eagerly_and_under_jit(dtype):
+    x = tnp.ones(3, dtype)
+    f = tracer.jit(lambda v: tracer.lax.reduce_sum(v, [0]))
+    assert tracer.lax.reduce_sum(x, [0]) == 3 and f(x) == 3       # allowed by default
+    with tracer.allow_f16_reductions(False):
+        with pytest.raises(ValueError, match=r"reduce_sum on operand .*\[3\] is not allowed"):
+            tracer.lax.reduce_sum(x, [0])
+        with pytest.raises(ValueError, match="jax_allow_f16_reductions=False"):
+            f(x)                                  # the flag is part of jit's key
+        assert tracer.lax.reduce_sum(tnp.ones((1, 3), dtype), [0]).tolist() == [1, 1, 1]
+        assert tnp.sum(x) == 3                    # tracer.numpy's sums are not lax's
+        assert tracer.lax.reduce_sum(tnp.ones(3, "float32"), [0]) == 3
+    assert f(x) == 3
+
+
 def test_disable_jit_process_wide():
     calls = []
     f = tracer.jit(lambda x: calls.append(type(x)) or x)

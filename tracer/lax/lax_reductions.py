@@ -8,8 +8,9 @@ applied to whole arrays of pairs, so its depth is log2 of the reduced size.
 """
 import numpy as np
 
-from ir.errors import ShapeError
-from ir.types import dtype_kind
+from ir.errors import ArgumentValueError, ShapeError
+from ir.types import BFLOAT16, dtype_kind
+from tracer import config
 from tracer import numpy as tnp
 from tracer.numpy import ufunc_keywords
 from tracer.lax import lax_elementwise as ew
@@ -53,6 +54,12 @@ def _reducer(name, op, kinds):
     def fn(operand, axes):
         (x,) = ew.same_dtype(name, [operand], kinds)
         axes = _axes(name, x, axes)
+        if op == "add" and x.dtype in _HALF and not config.allow_f16_reductions.value and \
+                any(x.shape[a] != 1 for a in axes):
+            raise ArgumentValueError(
+                f"reduce_sum on operand {x.dtype}{list(x.shape)} is not allowed when "
+                f"jax_allow_f16_reductions=False: cast it to float32 first, or allow it "
+                f"(tracer.allow_f16_reductions(True))")
         if op in ("and", "or") and x.dtype == bool:
             return (tnp.all if op == "and" else tnp.any)(x, axis=axes)
         if op in _MONOIDS:
@@ -64,6 +71,7 @@ def _reducer(name, op, kinds):
     return fn
 
 
+_HALF = (np.dtype(np.float16), BFLOAT16)
 _BITWISE = {"and": ew.bitwise_and, "or": ew.bitwise_or, "xor": ew.bitwise_xor}
 _IDENTITY = {"and": lambda dt: np.array(-1).astype(dt) if dt != bool else True,
              "or": lambda dt: np.zeros((), dt), "xor": lambda dt: np.zeros((), dt)}
