@@ -330,6 +330,23 @@ class Jitted:
         `.out_info`, `.lower()`), as JAX's `jit(f).trace`."""
         return aot.Traced(self, args, kwargs)
 
+    def transformed(self, key, transform, args, kwargs):
+        """`transform(self.fun)` jitted with this function's static arguments and backend
+        (one per `key`, kept with its cache), for an eager transform of this function
+        (grad(jit(f)) compiles as jit(grad(f)), as JAX compiles the forward and backward
+        passes of a jitted function); None where the transform must run as it is: inside
+        a trace or a vmap naming axes, with jit disabled, or given placements."""
+        if (core.current_trace() is not None or named_axes.bound or self._placement or
+                jit_disabled.OPEN[0] and jit_disabled.disabled() or
+                core.innermost_trace(flatten((args, kwargs))[0]) is not None):
+            return None
+        found = self._shared.transforms.get(key)
+        if found is None:
+            found = Jitted(transform(self.fun), self.static_argnums, self.static_argnames,
+                           backend=self.backend)
+            found = self._shared.transforms.setdefault(key, found)
+        return found
+
     def eval_shape(self, *args, **kwargs):
         """The result's shapes and dtypes (a pytree of tracer.ShapeDtypeStruct)."""
         return self.trace(*args, **kwargs).out_info

@@ -29,11 +29,12 @@ class Entry:
 class Shared:
     """key -> Entry in `cache` (in the eviction sweep's order), the counts cache_info
     reports, and the function's compile log."""
-    __slots__ = ("cache", "misses", "evicted_hits", "recompiles")
+    __slots__ = ("cache", "misses", "evicted_hits", "recompiles", "transforms")
     _all = {}      # (id(fun), options) -> (weak reference to fun, Shared)
 
     def __init__(self, name, fun):
         self.cache, self.misses, self.evicted_hits = {}, 0, 0
+        self.transforms = {}        # (transform, options) -> the Jitted transformed function
         self.recompiles = compile_log.Recompiles(name, fun)
 
     @classmethod

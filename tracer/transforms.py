@@ -252,6 +252,11 @@ def _value_and_grad(fun, argnums, has_aux, with_value, holomorphic, allow_int, r
     check_reduce_axes(reduce_axes, where)
 
     def value_and_grad_f(*args, **kwargs):
+        compiled = getattr(fun, "transformed", None) and fun.transformed(
+            (with_value, argnums, has_aux, holomorphic, allow_int), lambda f: _value_and_grad(
+                f, argnums, has_aux, with_value, holomorphic, allow_int, ()), args, kwargs)
+        if compiled is not None:            # fun is jitted: so is its gradient
+            return compiled(*args, **kwargs)
         nums = _argnums(argnums, args, where, allow_int, holomorphic)
         traced = [i for i, a in enumerate(args)
                   if i in nums or any(_has_axes(x) for x in flatten(a)[0])]

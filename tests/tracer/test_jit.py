@@ -145,6 +145,28 @@ def test_reregistering_a_kernel_retraces_only_what_used_it():
     np.testing.assert_array_equal(f(x), [1.0, 1.0])
 
 
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_the_gradient_of_a_jitted_function_is_compiled_once(backend, caplog):
+    """grad(jit(f)) runs as jit(grad(f)): one compile of the gradient (not of f), reused
+    by later calls, sharing f's static arguments; an enclosing trace still inlines f."""
+    @functools.partial(tracer.jit, static_argnums=1, backend=backend)
+    def f(x, n):
+        return tnp.sum(tnp.sin(x) ** n)
+    x = np.arange(3.0)
+    with caplog.at_level("DEBUG", logger="tracer.compile"):
+        np.testing.assert_allclose(tracer.grad(f)(x, 2), np.sin(2 * x))
+        np.testing.assert_allclose(tracer.grad(f)(x + 1, 2), np.sin(2 * x + 2))
+        value, g = tracer.value_and_grad(f)(x, 3)
+    compiled = [r.message for r in caplog.records if r.message.startswith("Compiling")]
+    assert len(compiled) == 2 and all("grad_f" in m for m in compiled), compiled
+    np.testing.assert_allclose(g, 3 * np.sin(x) ** 2 * np.cos(x))
+    assert value == pytest.approx(np.sum(np.sin(x) ** 3))
+    np.testing.assert_allclose(tracer.vmap(tracer.grad(f), in_axes=(0, None))(
+        x[:, None], 2), np.sin(2 * x)[:, None])
+    assert tracer.grad(tracer.grad(lambda v: f(v[None], 3)))(0.5) == pytest.approx(
+        6 * np.sin(0.5) * np.cos(0.5) ** 2 - 3 * np.sin(0.5) ** 3)
+
+
 def test_lower_gives_the_optimized_graph_and_text():
     f = tracer.jit(lambda x: tnp.exp(x) + tnp.exp(x) * np.float32(2), backend="numpy")
     lowered = f.lower(np.ones(3, np.float32))
