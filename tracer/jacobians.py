@@ -24,8 +24,8 @@ from tracer.core import eval_graph, trace_flat
 from tracer.float0s import Float0Leaves, float0, is_float0
 from tracer.signature import leaf_aval, presents
 from tracer.pytree import flatten, num_leaves, unflatten
-from tracer.transforms import (Linear, _argnums, check_tangent_dtypes, jvp,
-                               matching_leaves, partial_args, vjp)
+from tracer.transforms import (Linear, _argnums, check_tangent_dtypes, compiled_when_jitted,
+                               jvp, matching_leaves, partial_args, vjp)
 from tracer.vmap import vmap
 
 
@@ -100,7 +100,9 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         blocks = [[_to_back(b, a) for b, a in zip(_split_rows(o, in_avals), in_avals)]
                   for o in outs]
         return _with_aux(_assemble(argnums, in_tree, out_tree, blocks), aux)
-    return _named(jac, fun, "jacfwd", argnums)
+    return _named(compiled_when_jitted(fun, ("jacfwd", argnums, has_aux, holomorphic),
+                                       lambda f: jacfwd(f, argnums, has_aux, holomorphic),
+                                       jac), fun, "jacfwd", argnums)
 
 
 def _with_aux(jacobian, aux):
@@ -137,7 +139,10 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         by_out = [_split_rows(gr, out_avals) for gr in grads]   # [in][out]
         blocks = [[by_out[i][o] for i in range(len(in_avals))] for o in range(len(outs))]
         return _with_aux(_assemble(argnums, in_tree, out_tree, blocks), aux)
-    return _named(jac, fun, "jacrev", argnums)
+    return _named(compiled_when_jitted(
+        fun, ("jacrev", argnums, has_aux, holomorphic, allow_int),
+        lambda f: jacrev(f, argnums, has_aux, holomorphic, allow_int), jac),
+        fun, "jacrev", argnums)
 
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
@@ -147,7 +152,9 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     def checked(*args, **kwargs):
         _argnums(argnums, args, "hessian", holomorphic=holomorphic)
         return hess(*args, **kwargs)
-    return _named(checked, fun, "hessian", argnums)
+    return _named(compiled_when_jitted(fun, ("hessian", argnums, has_aux, holomorphic),
+                                       lambda f: hessian(f, argnums, has_aux, holomorphic),
+                                       checked), fun, "hessian", argnums)
 
 
 def linearize(fun, *primals, has_aux=False):

@@ -252,11 +252,6 @@ def _value_and_grad(fun, argnums, has_aux, with_value, holomorphic, allow_int, r
     check_reduce_axes(reduce_axes, where)
 
     def value_and_grad_f(*args, **kwargs):
-        compiled = getattr(fun, "transformed", None) and fun.transformed(
-            (with_value, argnums, has_aux, holomorphic, allow_int), lambda f: _value_and_grad(
-                f, argnums, has_aux, with_value, holomorphic, allow_int, ()), args, kwargs)
-        if compiled is not None:            # fun is jitted: so is its gradient
-            return compiled(*args, **kwargs)
         nums = _argnums(argnums, args, where, allow_int, holomorphic)
         traced = [i for i, a in enumerate(args)
                   if i in nums or any(_has_axes(x) for x in flatten(a)[0])]
@@ -304,7 +299,25 @@ def _value_and_grad(fun, argnums, has_aux, with_value, holomorphic, allow_int, r
         return (grad_out, unflatten(aux_tree, aux)) if has_aux else grad_out
     kind = "value_and_grad" if with_value else "grad"
     doc = (_VALUE_AND_GRAD_DOC if with_value else _GRAD_DOC).replace("{argnums}", str(argnums))
-    return presents(value_and_grad_f, fun, f"{kind}_{name}", doc)
+    either = compiled_when_jitted(fun, (kind, argnums, has_aux, holomorphic, allow_int),
+                                  lambda f: _value_and_grad(f, argnums, has_aux, with_value,
+                                                            holomorphic, allow_int, ()),
+                                  value_and_grad_f)
+    return presents(either, fun, f"{kind}_{name}", doc)
+
+
+def compiled_when_jitted(fun, key, transform, eager):
+    """`eager`, an eager transform of `fun`; when `fun` is jitted and called on arrays
+    outside any trace, the jitted `transform(f)` of its function instead (one per `key`,
+    kept with f's jit cache), as JAX compiles the forward and backward passes of a jitted
+    function: run by `eager`, they would go op by op through the interpreter."""
+    transformed = getattr(fun, "transformed", None)
+    if transformed is None:
+        return eager
+
+    def either(*args, **kwargs):
+        return (transformed(key, transform, args, kwargs) or eager)(*args, **kwargs)
+    return either
 
 
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,

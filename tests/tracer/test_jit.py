@@ -167,6 +167,18 @@ def test_the_gradient_of_a_jitted_function_is_compiled_once(backend, caplog):
         6 * np.sin(0.5) * np.cos(0.5) ** 2 - 3 * np.sin(0.5) ** 3)
 
 
+@pytest.mark.parametrize("jacobian", [tracer.jacfwd, tracer.jacrev, tracer.hessian])
+def test_the_jacobians_of_a_jitted_function_are_compiled_once(jacobian, caplog):
+    f = tracer.jit(lambda x: tnp.sin(x) * tnp.sum(x))
+    x = np.arange(3.0)
+    with caplog.at_level("DEBUG", logger="tracer.compile"):
+        got = [jacobian(f)(x + k) for k in range(2)]
+    compiled = [r.message for r in caplog.records if r.message.startswith("Compiling")]
+    assert len(compiled) == 1 and jacobian.__name__ in compiled[0], compiled
+    for k, g in enumerate(got):
+        np.testing.assert_allclose(g, jacobian(f.fun)(x + k), rtol=1e-12)
+
+
 def test_lower_gives_the_optimized_graph_and_text():
     f = tracer.jit(lambda x: tnp.exp(x) + tnp.exp(x) * np.float32(2), backend="numpy")
     lowered = f.lower(np.ones(3, np.float32))
