@@ -348,8 +348,10 @@ class Jitted:
         return found
 
     def eval_shape(self, *args, **kwargs):
-        """The result's shapes and dtypes (a pytree of tracer.ShapeDtypeStruct)."""
-        return self.trace(*args, **kwargs).out_info
+        """The result's shapes and dtypes (a pytree of tracer.ShapeDtypeStruct), with the
+        shardings out_shardings gives them."""
+        out = self.trace(*args, **kwargs).out_info
+        return out if self._placement is None else self._placement.placed(out)
 
     def __repr__(self):
         return f"<jit({getattr(self.fun, '__name__', self.fun)})>"

@@ -51,11 +51,28 @@ class Placement:
         _check_prefix(self.where, "in_shardings", self.ins, tuple(args),
                       "the positional arguments", "argument")
 
+    def placed(self, out_info):
+        """`out_info` (the results' ShapeDtypeStructs, as eval_shape returns them) with the
+        sharding out_shardings gives each result, as JAX's eval_shape reports it."""
+        return _placed(self.outs, out_info)
+
     def check_results(self, out_tree):
         if self.outs is not None:
             results = unflatten(out_tree, [0] * num_leaves(out_tree))   # stand-ins
             _check_prefix(self.where, "out_shardings", self.outs, results, "the results",
                           "result")
+
+
+def _placed(spec, value):
+    if spec is None:
+        return value
+    if not is_pytree(spec):
+        leaves, tree = flatten(value)
+        return unflatten(tree, [type(s)(s.shape, s.dtype, weak_type=s.weak_type,
+                                        sharding=spec) for s in leaves])
+    kids = flatten(spec, lambda y: y is not spec)[0]
+    parts, kind = flatten(value, lambda y: y is not value)
+    return unflatten(kind, [_placed(k, p) for k, p in zip(kids, parts)])
 
 
 def with_sharding_constraint(x, shardings):

@@ -293,6 +293,14 @@ def test_jit_shardings_take_pytree_prefixes_as_jax():
     np.testing.assert_allclose(out[1]["k"], XS)
 
 
+def test_eval_shape_reports_the_out_shardings_as_jax():
+    shapes = tracer.jit(lambda x: (x, {"k": x[0]}), out_shardings=(None, {"k": ONE})
+                        ).eval_shape(XS)
+    assert shapes[0].sharding is None and shapes[1]["k"].sharding is ONE
+    assert shapes[1]["k"].shape == XS.shape[1:]
+    assert tracer.jit(lambda x: x * 2, out_shardings=ONE).eval_shape(XS).sharding is ONE
+
+
 @pytest.mark.filterwarnings("ignore:jit. the device argument:DeprecationWarning")
 def test_jit_placement_misuse_is_an_error_as_in_jax():
     f2 = lambda x, y: x + y      # noqa: E731
