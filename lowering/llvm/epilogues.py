@@ -38,11 +38,16 @@ PRIVATE_MAX = 1 << 20   # bytes: largest chunk of a kernel output kept on a thre
 def merge_epilogues(part, groups):
     """`groups` with each kernel that takes epilogues merged with the loops after it."""
     groups = _hoist_updates(part, _small_first(groups))
+    last_read = {}      # value id -> the position of the last group reading it (outputs:
+    for k, g in enumerate(groups):                                 # after every group)
+        last_read.update((id(x), k) for x in g.leaves)
+    last_read.update((id(v), len(groups)) for v in part.graph.outvars)
+    order = {id(n): i for i, n in enumerate(part.graph.nodes)}
 
     def merged_at(k):
         run = _run(part, groups, k)
-        return run and (1 + len(run),
-                        _epilogue_group(part, groups[k], run, groups[k + 1 + len(run):]))
+        return run and (1 + len(run), _epilogue_group(part, groups[k], run, last_read,
+                                                      k + len(run), order))
     return merge_runs(groups, merged_at)
 
 
@@ -60,9 +65,10 @@ def _small_first(groups):
     return first + [g for g in groups if id(g) not in moved]
 
 
-def _ready(g, made, ready):
-    """Whether every value group g reads is an input (not in `made`) or in `ready`."""
-    return all(id(x) not in made or id(x) in ready for x in g.leaves)
+def _ready(g, made, *ready):
+    """Whether every value group g reads is an input (not in `made`) or in one of the
+    sets `ready`."""
+    return all(id(x) not in made or any(id(x) in r for r in ready) for x in g.leaves)
 
 
 def _hoist_updates(part, groups):
@@ -78,28 +84,28 @@ def _hoist_updates(part, groups):
     what is made by then, and nothing between reads what it makes."""
     outs = {id(v) for v in part.graph.outvars if isinstance(v, Var)}
     made = {id(v) for g in groups for v in g.roots}
-    groups = list(groups)
+    groups, before = list(groups), set()        # before: the roots of groups[:k]
     for k in range(len(groups)):
         shape = _output_shape(part, groups[k])
         if shape is None:
+            before.update(id(v) for v in groups[k].roots)
             continue
         end = k + 1 + len(_run(part, groups, k))
         produced = {id(v) for g in groups[k:end] for v in g.roots}
-        ready = produced | {id(v) for g in groups[:k] for v in g.roots}
         read_between = set()
         for j in range(end, len(groups)):
             g = groups[j]
             if g.kind == "loop" and math.prod(g.shape) == math.prod(shape) \
-                    and _ready(g, made, ready) \
+                    and _ready(g, made, before, produced) \
                     and _bytes(v for v in g.roots if id(v) not in outs) <= _bytes(
                         x for x in g.leaves if id(x) in produced and id(x) not in read_between) \
                     and _reads_own_element(part, g, produced):
                 groups.insert(end, groups.pop(j))       # the groups in (end, j] keep their places
                 produced.update(id(v) for v in g.roots)
-                ready.update(id(v) for v in g.roots)
                 end += 1
             else:
                 read_between.update(id(x) for x in g.leaves)
+        before.update(id(v) for v in groups[k].roots)
     return groups
 
 
@@ -157,17 +163,19 @@ def _reads_own_element(part, g, produced):
     return reads
 
 
-def _epilogue_group(part, kernel, run, after):
-    """One group: the kernel's roots, then the loops' values needed after the run."""
-    needed = {id(v) for v in part.graph.outvars} | {id(x) for g in after for x in g.leaves}
+def _epilogue_group(part, kernel, run, last_read, end, order):
+    """One group: the kernel's roots, then the loops' values needed after the run (read
+    after position `end`, by a group or as an output: `last_read`); `order`: each node's
+    position in the graph."""
+    def needed(v):
+        return last_read.get(id(v), -1) > end
     out = kernel.node.outputs[0]
-    private = id(out) not in needed and _chunk(out.aval)[1] <= PRIVATE_MAX
+    private = not needed(out) and _chunk(out.aval)[1] <= PRIVATE_MAX
     grp = Group("epilogue", [r for r in kernel.roots if not private or r is not out] +
-                [v for g in run for v in g.roots if id(v) in needed],
+                [v for g in run for v in g.roots if needed(v)],
                 node=kernel.node, shape=out.aval.shape)
     grp.members, grp.flat, grp.private = run, all(g.flat for g in run), private
     made = {id(v) for g in [kernel] + run for v in g.roots}
-    order = {id(n): i for i, n in enumerate(part.graph.nodes)}
     grp.nodes = sorted({id(n): n for g in [kernel] + run for n in g.nodes}.values(),
                        key=lambda n: order[id(n)])
     for g in [kernel] + run:

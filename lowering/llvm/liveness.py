@@ -42,13 +42,13 @@ def _calls(sched):
             yield c.buffers[:n], c.buffers[n:], c.group
 
 
-def in_place(part, grp, leaf, root):
-    """Whether group `grp` of partition `part` may store its root number `root` over its
-    leaf number `leaf` (see module doc): an untiled loop of the leaf's shape, in which
-    no index map reads the leaf, even through fused values (it would read it at other
-    positions), and the root is computed from it. In a kernel's epilogue group, its
-    loops are such a loop per chunk of rows, after the kernel has run on them: the
-    kernel must not read the leaf (it reads rows the loops have already overwritten)
+def in_place(reads, grp, leaf, root):
+    """Whether group `grp` may store its root number `root` over its leaf number `leaf`
+    (see module doc; `reads`: the partition's LoopReads): an untiled loop of the leaf's
+    shape, in which no index map reads the leaf, even through fused values (it would read
+    it at other positions), and the root is computed from it. In a kernel's epilogue
+    group, its loops are such a loop per chunk of rows, after the kernel has run on them:
+    the kernel must not read the leaf (it reads rows the loops have already overwritten)
     and its own output is never in place."""
     if grp is None or grp.kind not in ("loop", "epilogue") or grp.tiled \
             or root >= len(grp.roots):              # (a kernel's scratch comes after them)
@@ -57,25 +57,57 @@ def in_place(part, grp, leaf, root):
     if grp.kind == "epilogue" and any(v is r or v is x for v in
                                       [*grp.node.outputs, *grp.node.inputs]):
         return False
-    inside = {id(n) for n in grp.nodes}
-    return (tuple(x.aval.shape) == tuple(grp.shape) == tuple(r.aval.shape) and
-            not any(_reads(part, inside, y, x) for n in grp.nodes
-                    if part.impls[id(n)].kind != "scalar" for y in n.inputs) and
-            _reads(part, inside, r, x))
+    if not tuple(x.aval.shape) == tuple(grp.shape) == tuple(r.aval.shape):
+        return False
+    reach, indexed = reads.of(grp)
+    return id(x) not in indexed and id(x) in reach(r)
 
 
-def _reads(part, inside, r, x):
-    """Whether value r, as a loop over the nodes `inside` computes it, reads value x."""
-    stack, seen = [r], set()
-    while stack:
-        v = stack.pop()
-        if v is x:
-            return True
-        n = part.producer.get(id(v))
-        if n is not None and id(n) in inside and id(v) not in seen:
-            seen.add(id(v))
-            stack.extend(y for y in n.inputs if type(y) is Var)
-    return False
+class LoopReads:
+    """Which of a group's leaves each of its values reads through the group's own nodes,
+    found once per group and value: `in_place` asks it for every root and leaf of every
+    call, and a group may fuse hundreds of updates (a deep net's optimizer step)."""
+
+    def __init__(self, part):
+        self.part, self.groups = part, {}
+
+    def of(self, grp):
+        """(reach, indexed): reach(v) is the set of leaf ids value v reads; `indexed`,
+        those an index map (a node that is not scalar) reads."""
+        found = self.groups.get(id(grp))
+        if found is None:
+            inside = {id(n) for n in grp.nodes}
+            leaves = {id(x) for x in grp.leaves}
+            producer, memo = self.part.producer, {}
+
+            def reach(v):
+                stack = [v]
+                while stack:                   # post-order, without Python's recursion
+                    u = stack[-1]
+                    if id(u) in memo:
+                        stack.pop()
+                        continue
+                    n = producer.get(id(u))
+                    ins = [y for y in n.inputs if type(y) is Var] if (
+                        n is not None and id(n) in inside) else []
+                    todo = [y for y in ins if id(y) not in memo]
+                    if todo:
+                        stack.extend(todo)
+                        continue
+                    stack.pop()
+                    got = {id(u)} & leaves
+                    for y in ins:
+                        got |= memo[id(y)]
+                    memo[id(u)] = got
+                return memo[id(v)]
+            indexed = set()
+            for n in grp.nodes:
+                if self.part.impls[id(n)].kind != "scalar":
+                    for y in n.inputs:
+                        if type(y) is Var:
+                            indexed |= reach(y)
+            found = self.groups[id(grp)] = reach, indexed
+        return found
 
 
 def plan(sched):
@@ -87,10 +119,10 @@ def plan(sched):
     size_of = [nbytes(s) for s in specs]
     temp = [d is not None and nfixed + j not in outs for j, (_, d) in enumerate(specs)]
     calls = list(_calls(sched))
-    first, last, made = {}, {}, {}
+    reads = LoopReads(part)
+    last, made = {}, {}
     for t, (ins, written, _) in enumerate(calls):
         for k in list(ins) + list(written):
-            first.setdefault(k, t)
             last[k] = t
         for k in written:
             made[k] = t
@@ -102,7 +134,7 @@ def plan(sched):
             for leaf, k in enumerate(ins):
                 a = home.get(k)
                 if (a is not None and a[1] == t and made[a[3][-1]] < t and
-                        a[2] == size_of[r - nfixed] and in_place(part, grp, leaf, root)):
+                        a[2] == size_of[r - nfixed] and in_place(reads, grp, leaf, root)):
                     a[1], home[r] = last[r], a
                     a[3].append(r)
                     break
@@ -112,18 +144,18 @@ def plan(sched):
     donors = tuple(() if k is None or k < nfixed or k in outs[:o] or specs[k - nfixed][1] is None
                    else tuple(i for i, v in enumerate(invars)
                               if specs[k - nfixed] == (v.aval.shape, v.aval.dtype) and
-                              i not in outs and _dead(i, k, calls, last, made[k], part))
+                              i not in outs and _dead(i, k, calls, last, made[k], reads))
                    for o, k in enumerate(outs))
     return Plan(tuple(offsets.get(nfixed + j) for j in range(len(specs))), size, donors)
 
 
-def _dead(i, k, calls, last, t, part):
+def _dead(i, k, calls, last, t, reads):
     """Whether input i is dead once call t has written buffer k: read last before t, or
     last by t, which may write k over it in place."""
     if last.get(i, -1) != t:
         return last.get(i, -1) < t
     ins, written, grp = calls[t]
-    return in_place(part, grp, list(ins).index(i), list(written).index(k))
+    return in_place(reads, grp, list(ins).index(i), list(written).index(k))
 
 
 def _place(allocations):
