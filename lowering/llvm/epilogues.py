@@ -92,19 +92,22 @@ def _hoist_updates(part, groups):
             continue
         end = k + 1 + len(_run(part, groups, k))
         produced = {id(v) for g in groups[k:end] for v in g.roots}
-        read_between = set()
+        read_between = set()     # of `produced`, what the groups left in place read
         for j in range(end, len(groups)):
             g = groups[j]
+            read = [x for x in g.leaves if id(x) in produced]
+            if not read:      # (leaves are what a group reads of other groups: g stays)
+                continue
             if g.kind == "loop" and math.prod(g.shape) == math.prod(shape) \
                     and _ready(g, made, before, produced) \
                     and _bytes(v for v in g.roots if id(v) not in outs) <= _bytes(
-                        x for x in g.leaves if id(x) in produced and id(x) not in read_between) \
+                        x for x in read if id(x) not in read_between) \
                     and _reads_own_element(part, g, produced):
                 groups.insert(end, groups.pop(j))       # the groups in (end, j] keep their places
                 produced.update(id(v) for v in g.roots)
                 end += 1
             else:
-                read_between.update(id(x) for x in g.leaves)
+                read_between.update(id(x) for x in read)
         before.update(id(v) for v in groups[k].roots)
     return groups
 
