@@ -85,6 +85,10 @@ def _hoist_updates(part, groups):
     outs = {id(v) for v in part.graph.outvars if isinstance(v, Var)}
     made = {id(v) for g in groups for v in g.roots}
     groups, before = list(groups), set()        # before: the roots of groups[:k]
+    readers = {}                                # value id -> the groups reading it
+    for g in groups:
+        for x in g.leaves:
+            readers.setdefault(id(x), []).append(g)
     for k in range(len(groups)):
         shape = _output_shape(part, groups[k])
         if shape is None:
@@ -93,11 +97,18 @@ def _hoist_updates(part, groups):
         end = k + 1 + len(_run(part, groups, k))
         produced = {id(v) for g in groups[k:end] for v in g.roots}
         read_between = set()     # of `produced`, what the groups left in place read
+        # only a group reading what the run made may move (a group's leaves are all it
+        # reads of other groups): the scan ends past the last of them
+        pending = {id(r) for v in produced for r in readers.get(v, ())} - {
+            id(g) for g in groups[k:end]}
         for j in range(end, len(groups)):
+            if not pending:
+                break
             g = groups[j]
-            read = [x for x in g.leaves if id(x) in produced]
-            if not read:      # (leaves are what a group reads of other groups: g stays)
+            if id(g) not in pending:
                 continue
+            pending.discard(id(g))
+            read = [x for x in g.leaves if id(x) in produced]
             if g.kind == "loop" and math.prod(g.shape) == math.prod(shape) \
                     and _ready(g, made, before, produced) \
                     and _bytes(v for v in g.roots if id(v) not in outs) <= _bytes(
@@ -105,6 +116,7 @@ def _hoist_updates(part, groups):
                     and _reads_own_element(part, g, produced):
                 groups.insert(end, groups.pop(j))       # the groups in (end, j] keep their places
                 produced.update(id(v) for v in g.roots)
+                pending.update(id(r) for v in g.roots for r in readers.get(id(v), ()))
                 end += 1
             else:
                 read_between.update(id(x) for x in read)

@@ -141,12 +141,17 @@ def plan(sched):
             else:
                 home[r] = [t, last[r], size_of[r - nfixed], [r]]
     offsets, size = _place({id(a): a for a in home.values()}.values())
-    donors = tuple(() if k is None or k < nfixed or k in outs[:o] or specs[k - nfixed][1] is None
-                   else tuple(i for i, v in enumerate(invars)
-                              if specs[k - nfixed] == (v.aval.shape, v.aval.dtype) and
-                              i not in outs and _dead(i, k, calls, last, made[k], reads))
-                   for o, k in enumerate(outs))
-    return Plan(tuple(offsets.get(nfixed + j) for j in range(len(specs))), size, donors)
+    like, is_out = {}, set(outs)     # (shape, dtype) -> the inputs of that type no output is
+    for i, v in enumerate(invars):
+        if i not in is_out:
+            like.setdefault((v.aval.shape, v.aval.dtype), []).append(i)
+    donors, seen = [], set()
+    for k in outs:
+        donors.append(() if k is None or k < nfixed or k in seen or specs[k - nfixed][1] is None
+                      else tuple(i for i in like.get(specs[k - nfixed], ())
+                                 if _dead(i, k, calls, last, made[k], reads)))
+        seen.add(k)
+    return Plan(tuple(offsets.get(nfixed + j) for j in range(len(specs))), size, tuple(donors))
 
 
 def _dead(i, k, calls, last, t, reads):
