@@ -19,6 +19,8 @@ from ir import Var
 from lowering.llvm.buffers import nbytes
 from lowering.llvm.schedule import aligned
 
+SPAN = 32       # calls: the blocks of time `_place` indexes placed allocations by
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -165,18 +167,25 @@ def _dead(i, k, calls, last, t, reads):
 
 def _place(allocations):
     """({buffer: offset}, arena bytes): largest first, each at the lowest aligned offset
-    clear of every placed allocation whose lifetime overlaps its own."""
-    placed, offsets, size = [], {}, 0
-    for a in sorted(allocations, key=lambda a: (-a[2], a[0])):
+    clear of every placed allocation whose lifetime overlaps its own. The placed ones are
+    indexed by the blocks of SPAN calls their lifetimes cover, so that finding those that
+    overlap one does not read all of them (a deep net's step makes thousands)."""
+    blocks, offsets, size = {}, {}, 0
+    for n, a in enumerate(sorted(allocations, key=lambda a: (-a[2], a[0]))):
         start, end, nbytes = a[0], a[1], aligned(a[2])
+        near = {}
+        for blk in range(start // SPAN, end // SPAN + 1):
+            near.update(blocks.get(blk, ()))
         at = 0
-        for off, top in sorted((off, off + aligned(b[2])) for off, b in placed
+        for off, top in sorted((off, off + aligned(b[2])) for off, b in near.values()
                                if b[0] <= end and start <= b[1]):
             if off - at >= nbytes:
                 break
             at = max(at, top)
-        placed.append((at, a))
+        for blk in range(start // SPAN, end // SPAN + 1):
+            blocks.setdefault(blk, {})[n] = (at, a)
         size = max(size, at + nbytes)
         for k in a[3]:
             offsets[k] = at
     return offsets, size
+
