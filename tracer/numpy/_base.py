@@ -2,7 +2,7 @@
 50, Python scalars weak), and make broadcasting explicit with `broadcast_to` nodes."""
 import numpy as np
 
-from ir import ShapedArray, aval_of, check_dtype, scalar_array, weak_dtype
+from ir import ShapedArray, aval_of, check_dtype, weak_dtype
 from ir.errors import (ArgumentError, ArgumentValueError, DTypeError, IntegerOverflowError,
                        ShapeError, ShapeMismatchError)
 from ir.types import BFLOAT16, dtype_kind
@@ -143,8 +143,6 @@ def convert(x, dtype, op="astype"):
     """`x` as `dtype`: a convert node for traced/array values, a 0-d array for scalars."""
     dtype = np.dtype(dtype)
     if isinstance(x, SCALARS) and not isinstance(x, np.generic):
-        if type(x) is int and dtype.kind == "f" and not -2**63 <= x < 2**63:
-            scalar_array(x, op)     # raises: a Python int is an int64 whatever it meets (JAX)
         try:
             return np.asarray(x, dtype=dtype)
         except OverflowError:
