@@ -354,7 +354,12 @@ class Jitted:
         return out if self._placement is None else self._placement.placed(out)
 
     def __repr__(self):
-        return f"<jit({getattr(self.fun, '__name__', self.fun)})>"
+        """JAX's: `<PjitFunction of {repr(fun)}>`, or `<PjitFunction>` when fun's repr
+        fails or `__wrapped__` was deleted (repr never raises)."""
+        try:
+            return f"<PjitFunction of {self.__wrapped__!r}>"
+        except Exception:
+            return "<PjitFunction>"
 
 
 def jit(fun=None, *, static_argnums=UNSET, static_argnames=UNSET, donate_argnums=UNSET,

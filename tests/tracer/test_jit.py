@@ -393,3 +393,20 @@ def test_donated_arguments_no_result_can_take_are_named_in_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tracer.jit(lambda a: a * 2, donate_argnums=0)(x.copy())
+
+
+def test_repr_is_jax_s_and_never_raises():
+    def my_function():
+        return
+    assert repr(tracer.jit(my_function)) == f"<PjitFunction of {my_function!r}>"
+
+    class Unprintable:
+        def __call__(self):
+            return 0
+
+        def __repr__(self):
+            raise ValueError("invalid repr")
+    jitted = tracer.jit(Unprintable())
+    assert repr(jitted) == "<PjitFunction>"
+    del jitted.__wrapped__
+    assert repr(jitted) == "<PjitFunction>"
