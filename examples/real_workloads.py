@@ -7,6 +7,7 @@ under tracer and under jax.jit, and `examples/transformer.py` trains the transfo
 A `Workload` bundles a model's jitted step with its inputs: `setup(lib, rng)` returns
 `(step, state)`, and `state, loss = step(state)` runs one step, whatever the model.
 """
+import functools
 import os
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -262,4 +263,7 @@ WORKLOADS = [
     Workload("W19", "HMC, Bayesian logistic regression d=32 n=2000: 100 draws of 10 "
              "leapfrog steps (fori_loop in scan)", hmc_setup, 20),
     Workload("W20", "CNN of W15, batch 64: value_and_grad + SGD", cnn_setup, 100),
+    Workload("W21", "400-layer tanh MLP, 16 wide, batch 8: value_and_grad + SGD (a deep "
+             "graph's compile time)", functools.partial(deep_mlp_setup, layers=400, width=16,
+                                                      batch=8), 20),
 ]

@@ -24,8 +24,14 @@ MIN_COLUMNS = 8
 
 def merge_rows(part, groups):
     """`groups` with each valid run (>= 2 members, one a reduction) made one rows group."""
+    last = {}         # row shape -> the position of the last reduction of its last axis
+    for k, g in enumerate(groups):
+        shape = _reduces_last(part, g)
+        if shape is not None:
+            last[shape] = k
+
     def merged_at(k):
-        shape, run = _run(part, groups, k)
+        shape, run = _run(part, groups, k, last)
         return run and (len(run), _rows_group(part, shape, run, groups[k + len(run):]))
     return merge_runs(groups, merged_at)
 
@@ -46,9 +52,9 @@ def _shape(part, g):
     return s if s is not None and len(s) >= 2 and s[-1] >= MIN_COLUMNS else None
 
 
-def _run(part, groups, k):
+def _run(part, groups, k, last):
     shape = _shape(part, groups[k])
-    if shape is None:
+    if shape is None or last.get(shape, -1) < k:    # (a run needs a reduction: below)
         return None, None
     run, produced = [], {}
     for g in groups[k:]:
@@ -68,6 +74,8 @@ def _run(part, groups, k):
 
 def _own_row_reads(part, g, shape, produced):
     """True if g reads each value in `produced` at its own row (see module doc)."""
+    if not any(id(x) in produced for x in g.leaves):
+        return True     # (a group's leaves are all it reads of other groups' values)
     rows, col = shape[:-1], shape[:-1] + (1,)
     if g.kind == "kernel":
         stack = [(g.node.inputs[0], "full")]
