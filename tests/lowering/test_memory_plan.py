@@ -220,3 +220,30 @@ def test_a_donated_weight_holds_its_update_made_in_a_matmul_epilogue(threads, mo
     assert (got[0].ctypes.data, got[1].ctypes.data) == where
     for g, e in zip(got, expect):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
+
+
+def _place_reference(allocations):
+    """The placement rule in its plainest form: largest first, each at the lowest aligned
+    offset clear of every placed allocation whose lifetime overlaps its own."""
+    placed, offsets = [], {}
+    for a in sorted(allocations, key=lambda a: (-a[2], a[0])):
+        size, at = schedule.aligned(a[2]), 0
+        for off, top in sorted((off, off + schedule.aligned(b[2])) for off, b in placed
+                               if b[0] <= a[1] and a[0] <= b[1]):
+            if off - at >= size:
+                break
+            at = max(at, top)
+        placed.append((at, a))
+        offsets.update((k, at) for k in a[3])
+    return offsets, max((off + schedule.aligned(b[2]) for off, b in placed), default=0)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_placement_finds_the_lowest_gap_as_the_plain_rule(seed):
+    rng = np.random.default_rng(seed)
+    allocations = []
+    for k in range(int(rng.integers(0, 300))):
+        start = int(rng.integers(0, 200))
+        size = int(rng.choice([0, 1, 8, 64, 100, 4096, 5000]))
+        allocations.append([start, start + int(rng.integers(0, 60)), size, [k]])
+    assert liveness._place(allocations) == _place_reference(allocations)
