@@ -4,24 +4,15 @@ A region is a closed graph: the outer values a function closes over (tracers of 
 enclosing trace) become extra region inputs, and the node takes them as explicit inputs
 (`captured`). Functions traced together (a cond's branches) take the union of what each
 captures, so their signatures agree.
-
-A function traced as a region is traced once per input types (and trace context), as
-JAX's control flow caches its traced functions: `cached_region`. Like jit's cache (and
-JAX's), it does not see a change to a global or a closed-over constant the function reads.
 """
-import threading
-import weakref
-
 import numpy as np
 
 from ir import Graph, ShapedArray, Var, dce
 from ir.errors import DTypeError, ShapeError
 from ir.types import dtype_kind
-from registry.tables import snapshot, version
-from tracer import config, core
+from tracer import core
 from tracer.pytree import flatten, unflatten
 from tracer.signature import leaf_aval
-from tracer.vmap import named_axes, reads_named_axes
 
 
 def is_float(aval):
@@ -62,36 +53,6 @@ def trace_region(fun, in_tree, in_avals):
         return leaves
     graph, captured = core.trace_flat(flat, in_avals)
     return graph, trees[0], captured
-
-
-_REGIONS = weakref.WeakKeyDictionary()      # function -> {types: (graph, tree, versions)}
-_LOCK = threading.Lock()
-_PER_FUNCTION = 64
-
-
-def cached_region(fun, in_tree, in_avals):
-    """`trace_region(fun, ...)`, reusing the graph of an earlier trace of the same function
-    on the same types under the same trace context while the kernels it emitted are not
-    re-registered. A trace closing over an enclosing trace's values, or reading a bound
-    named axis (its size, a collective), is never kept; nor is one of a function that
-    cannot be weakly referenced or hashed."""
-    key = (in_tree, tuple(in_avals), config.trace_context())
-    try:
-        hit = _REGIONS.get(fun, {}).get(key)
-    except TypeError:
-        return trace_region(fun, in_tree, in_avals)
-    if hit is not None and all(version(k) == v for k, v in hit[2].items()):
-        return hit[0], hit[1], []
-    _, versions = snapshot()       # before reading any table
-    with core.recording_kernels() as touched:
-        graph, tree, captured = trace_region(fun, in_tree, in_avals)
-    if not captured and not (named_axes.bound and reads_named_axes(touched)):
-        with _LOCK:
-            entries = _REGIONS.setdefault(fun, {})
-            if len(entries) >= _PER_FUNCTION:
-                entries.clear()
-            entries[key] = graph, tree, {k: versions.get(k, 0) for k in touched}
-    return graph, tree, captured
 
 
 def closed(graph, n, captured, inputs, first=True):

@@ -21,8 +21,8 @@ from ir.types import dtype_kind
 from tracer import core
 from tracer import numpy as tnp
 from tracer.autodiff import backward
-from tracer.lax._regions import (cached_region, check_same, check_signature, is_float,
-                                 leaf_avals, prune_region, read_ids, taking, union)
+from tracer.lax._regions import (check_same, check_signature, is_float, leaf_avals,
+                                 prune_region, read_ids, taking, trace_region, union)
 from tracer.lax.region_batching import at_dim, lanes, probe
 from tracer.pytree import flatten, unflatten
 from tracer.sources import user_source
@@ -62,7 +62,7 @@ def _cond(index, funs, operands, where, source):
     regions = {}                 # a function given as several branches is traced once
     for f in funs:
         if id(f) not in regions:
-            regions[id(f)] = cached_region(f, in_tree, avals)
+            regions[id(f)] = trace_region(lambda *a, f=f: f(*a), in_tree, avals)
     traced = [regions[id(f)] for f in funs]
     names = ["false_fun", "true_fun"] if where == "cond" else [
         f"branch {k}" for k in range(len(funs))]

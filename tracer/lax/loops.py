@@ -43,8 +43,8 @@ from ir.types import dtype_kind
 from tracer import core
 from tracer import numpy as tnp
 from tracer.autodiff import backward
-from tracer.lax._regions import (cached_region, check_same, check_signature, closed,
-                                 is_float, leaf_avals, promote_weak)
+from tracer.lax._regions import (check_same, check_signature, closed, is_float, leaf_avals,
+                                 promote_weak, trace_region)
 from tracer.lax.indexing import dynamic_index, dynamic_update_index
 from tracer.lax.region_batching import at_dim, carry_dims, lanes, probe, split
 from tracer.lax.scan import scan
@@ -62,7 +62,7 @@ def while_loop(cond_fun, body_fun, init_val):
     in_tree = flatten([init_val])[1]
     for attempt in range(2):
         avals = leaf_avals(carry, "while_loop")
-        body, body_tree, body_cap = cached_region(body_fun, in_tree, avals)
+        body, body_tree, body_cap = trace_region(body_fun, in_tree, avals)
         promoted = promote_weak(carry, avals, body.out_avals) if not attempt else None
         if promoted is None:
             break
@@ -70,7 +70,7 @@ def while_loop(cond_fun, body_fun, init_val):
         in_tree = flatten([unflatten(tree, carry)])[1]
     check_same("while_loop", ("body_fun's output", "its input (init_val)"), body_tree,
                body.out_avals, tree, avals, source)
-    cond, cond_tree, cond_cap = cached_region(cond_fun, in_tree, avals)
+    cond, cond_tree, cond_cap = trace_region(cond_fun, in_tree, avals)
     outs = cond.out_avals
     if len(outs) != 1 or outs[0].shape != () or dtype_kind(outs[0].dtype) != "b":
         raise DTypeError(f"while_loop: cond_fun must return a boolean scalar, got "
