@@ -338,3 +338,22 @@ def test_a_function_given_as_several_branches_is_traced_once():
     np.testing.assert_array_equal(tracer.jit(lambda p, v: lax.cond(p, double, double, v))(
         False, x), 2 * x)
     assert len(traces) == 3
+
+
+def test_eager_control_flow_sees_the_values_its_functions_read_now():
+    """A function given to an eager cond or while_loop is traced at each call, so a value
+    it reads (a rebound global, an array changed in place) is the current one. JAX caches
+    the trace and returns the first call's result (5.0 and 2.0 twice, jax 0.10.2)."""
+    state = {"data": np.zeros(3), "k": 1.0}
+
+    def body(c):
+        return c + state["data"].sum() + 1
+
+    def branch(x):
+        return x * state["k"]
+    assert lax.while_loop(lambda c: c < 5, body, 0.0) == 5.0
+    assert lax.cond(True, branch, branch, 2.0) == 2.0
+    state["data"][:] = 10.0
+    state["k"] = 5.0
+    assert lax.while_loop(lambda c: c < 5, body, 0.0) == 31.0
+    assert lax.cond(True, branch, branch, 2.0) == 10.0
