@@ -36,7 +36,7 @@ from tracer.core import Tracer, eval_graph, trace_flat
 from tracer.float0s import Float0Leaves
 from tracer.jit_placement import placement
 from tracer.background_compile import Compiling, InterpretedProgram, start
-from tracer.pytree import LEAF, flatten, is_pytree, unflatten
+from tracer.pytree import flatten, is_pytree, unflatten
 from tracer.signature import (UNSET, Call, check_disjoint, check_function, check_returned,
                               donated_leaves, leaf_aval, static_spec,
                               warn_unusable_donations)
@@ -260,8 +260,8 @@ class Jitted:
         with recording() as phases:
             with phase("trace"), building():
                 graph, out_tree, captured, touched, float0 = self._trace(call, leaves)
-            entry = self._new_entry(graph, out_tree, captured, touched, versions, epoch,
-                                    float0)
+            entry = jit_cache.Entry(graph, out_tree, captured, touched, versions, epoch,
+                                     float0)
             if captured or (named_axes.bound and reads_named_axes(touched)):
                 return entry   # closes over values of an enclosing trace, or holds
                                # collectives of its bound named axes: inline, never cache
@@ -279,21 +279,6 @@ class Jitted:
         self._shared.misses += 1
         args, static = (call.args, call.static) if isinstance(call, Call) else (call, ())
         self._recompiles.compiled(args, static, graph, phases, changed)
-        return entry
-
-    @staticmethod
-    def _new_entry(graph, out_tree, captured, touched, versions, epoch, float0):
-        entry = jit_cache.Entry()
-        entry.float0 = float0
-        entry.traced = graph
-        entry.out_tree = out_tree
-        entry.single = out_tree == LEAF
-        entry.versions = {k: versions.get(k, 0) for k in touched}
-        entry.epoch = epoch
-        entry.lowered = None
-        entry.calls = entry.swept = 0
-        entry.captured = captured
-        entry.aot = None
         return entry
 
     def cache_info(self):
@@ -331,11 +316,9 @@ class Jitted:
         return aot.Traced(self, args, kwargs)
 
     def transformed(self, key, transform, args, kwargs):
-        """`transform(self.fun)` jitted with this function's static arguments and backend
-        (one per `key`, kept with its cache), for an eager transform of this function
-        (grad(jit(f)) compiles as jit(grad(f)), as JAX compiles the forward and backward
-        passes of a jitted function); None where the transform must run as it is: inside
-        a trace or a vmap naming axes, with jit disabled, or given placements."""
+        """`transform(self.fun)` jitted with this one's static arguments and backend (one
+        per `key`, kept with its cache: tracer.transforms.compiled_when_jitted); None
+        inside a trace or a vmap naming axes, with jit disabled, or given placements."""
         if (core.current_trace() is not None or named_axes.bound or self._placement or
                 jit_disabled.OPEN[0] and jit_disabled.disabled() or
                 core.innermost_trace(flatten((args, kwargs))[0]) is not None):
@@ -354,8 +337,7 @@ class Jitted:
         return out if self._placement is None else self._placement.placed(out)
 
     def __repr__(self):
-        """JAX's: `<PjitFunction of {repr(fun)}>`, or `<PjitFunction>` when fun's repr
-        fails or `__wrapped__` was deleted (repr never raises)."""
+        """JAX's; `<PjitFunction>` if fun's repr fails or `__wrapped__` was deleted."""
         try:
             return f"<PjitFunction of {self.__wrapped__!r}>"
         except Exception:

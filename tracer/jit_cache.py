@@ -13,6 +13,7 @@ import weakref
 
 from lowering import forks
 from tracer import compile_log
+from tracer.pytree import LEAF
 
 LOCK = forks.lock()   # guards changes to every cache (not lookups); a child forked
                       # mid-sweep at worst lacks an entry: rebuilt
@@ -24,6 +25,15 @@ class Entry:
     `calls`: cache hits so far, `swept`: their number at the last eviction sweep."""
     __slots__ = ("traced", "out_tree", "single", "captured", "versions", "epoch", "run",
                  "lowered", "calls", "swept", "aot", "float0")
+
+    def __init__(self, graph, out_tree, captured, touched, versions, epoch, float0):
+        """The entry of a new trace: `touched`, the kernels it read, at their `versions`
+        (a registry snapshot) as of `epoch`; `run` is set once it is lowered."""
+        self.traced, self.out_tree, self.single = graph, out_tree, out_tree == LEAF
+        self.captured, self.float0, self.epoch = captured, float0, epoch
+        self.versions = {k: versions.get(k, 0) for k in touched}
+        self.lowered = self.aot = None
+        self.calls = self.swept = 0
 
 
 class Shared:
