@@ -67,8 +67,8 @@ __all__ += ["debug", "pure_callback", "debug_nans", "debug_infs", "checking_leak
             "check_tracer_leaks"]
 __all__ += ["scipy"]
 __all__ += ["allow_f16_reductions", "clear_caches", "config", "default_matmul_precision",
-            "default_prng_impl", "enable_x64", "explain_cache_misses", "legacy_prng_key", "log_compiles", "no_execution", "no_tracing",
-            "numpy_rank_promotion"]
+            "default_prng_impl", "enable_x64", "explain_cache_misses", "legacy_prng_key",
+            "log_compiles", "no_execution", "no_tracing", "numpy_rank_promotion"]
 
 
 def __getattr__(name):
