@@ -8,8 +8,8 @@ import numpy as np
 from ir import scalar_array
 from ir.errors import ArgumentValueError
 from tracer.core import Tracer
-from tracer.pytree import LEAF, flatten, flatten_with_path, unflatten
-from tracer.tree_util import keystr
+from tracer.pytree import flatten, flatten_with_path, unflatten
+from tracer.tree_util import keystr, structure_difference
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
@@ -68,9 +68,8 @@ def _check_placement(where, x, path, bad):
         return
     sub, td = flatten(where, lambda y: y is not where)
     pairs, xtd = flatten_with_path(x, lambda p, y: y is not x)
-    if td == LEAF or xtd == LEAF or td[:-1] != xtd[:-1] or len(sub) != len(pairs):
-        what = ("types" if LEAF in (td, xtd) or td[0] != xtd[0] else
-                "numbers of pytree children" if len(sub) != len(pairs) else "pytree metadata")
+    what = structure_difference(td, xtd, len(sub), len(pairs))
+    if what is not None:
         bad.append(f"pytree structure error: different {what} at key path x{keystr(path)}: "
                    f"the specification has a {type(where).__name__} where x has a "
                    f"{type(x).__name__}")

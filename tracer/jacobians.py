@@ -100,9 +100,8 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         blocks = [[_to_back(b, a) for b, a in zip(_split_rows(o, in_avals), in_avals)]
                   for o in outs]
         return _with_aux(_assemble(argnums, in_tree, out_tree, blocks), aux)
-    return _named(compiled_when_jitted(fun, ("jacfwd", argnums, has_aux, holomorphic),
-                                       lambda f: jacfwd(f, argnums, has_aux, holomorphic),
-                                       jac), fun, "jacfwd", argnums)
+    return _named(compiled_when_jitted(fun, jacfwd, (argnums, has_aux, holomorphic), jac),
+                  fun, "jacfwd", argnums)
 
 
 def _with_aux(jacobian, aux):
@@ -139,10 +138,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         by_out = [_split_rows(gr, out_avals) for gr in grads]   # [in][out]
         blocks = [[by_out[i][o] for i in range(len(in_avals))] for o in range(len(outs))]
         return _with_aux(_assemble(argnums, in_tree, out_tree, blocks), aux)
-    return _named(compiled_when_jitted(
-        fun, ("jacrev", argnums, has_aux, holomorphic, allow_int),
-        lambda f: jacrev(f, argnums, has_aux, holomorphic, allow_int), jac),
-        fun, "jacrev", argnums)
+    return _named(compiled_when_jitted(fun, jacrev, (argnums, has_aux, holomorphic, allow_int),
+                                       jac), fun, "jacrev", argnums)
 
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
@@ -152,8 +149,7 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     def checked(*args, **kwargs):
         _argnums(argnums, args, "hessian", holomorphic=holomorphic)
         return hess(*args, **kwargs)
-    return _named(compiled_when_jitted(fun, ("hessian", argnums, has_aux, holomorphic),
-                                       lambda f: hessian(f, argnums, has_aux, holomorphic),
+    return _named(compiled_when_jitted(fun, hessian, (argnums, has_aux, holomorphic),
                                        checked), fun, "hessian", argnums)
 
 

@@ -4,7 +4,8 @@ A signature is (pytree structure, per-leaf shape/dtype/weak type, static values)
 cache entry remembers which kernels its graph touched (including gradients consulted while
 tracing) and their registry versions, so re-registering a kernel or gradient rebuilds
 exactly the entries that used it. Called on traced values, a jitted function inlines its
-graph into the caller's trace, which is how `grad(jit(f))` works.
+graph into the caller's trace, which is how a transform of it works inside a trace; an
+eager `grad(jit(f))` runs as `jit(grad(f))` (`Jitted.transformed`).
 
 Each jitted function keeps at most CACHE_SIZE signatures (env TRACER_JIT_CACHE_SIZE,
 default 128) in its tracer.jit_cache, shared by every jit of the same function and
@@ -315,18 +316,19 @@ class Jitted:
         `.out_info`, `.lower()`), as JAX's `jit(f).trace`."""
         return aot.Traced(self, args, kwargs)
 
-    def transformed(self, key, transform, args, kwargs):
-        """`transform(self.fun)` jitted with this one's static arguments and backend (one
-        per `key`, kept with its cache: tracer.transforms.compiled_when_jitted); None
-        inside a trace or a vmap naming axes, with jit disabled, or given placements."""
+    def transformed(self, transform, options):
+        """`transform(self.fun, *options)` jitted with this one's static arguments and
+        backend (one per transform and options, kept with its cache:
+        tracer.transforms.compiled_when_jitted); None inside a trace or a vmap naming
+        axes, with jit disabled, or given placements."""
         if (core.current_trace() is not None or named_axes.bound or self._placement or
-                jit_disabled.OPEN[0] and jit_disabled.disabled() or
-                core.innermost_trace(flatten((args, kwargs))[0]) is not None):
+                jit_disabled.OPEN[0] and jit_disabled.disabled()):
             return None
+        key = (transform,) + tuple(tuple(o) if type(o) is list else o for o in options)
         found = self._shared.transforms.get(key)
         if found is None:
-            found = Jitted(transform(self.fun), self.static_argnums, self.static_argnames,
-                           backend=self.backend)
+            found = Jitted(transform(self.fun, *options), self.static_argnums,
+                           self.static_argnames, backend=self.backend)
             found = self._shared.transforms.setdefault(key, found)
         return found
 

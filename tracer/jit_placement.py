@@ -10,6 +10,7 @@ arrays with tracer.shard_map) is an error naming what to pass instead.
 from ir.errors import ArgumentError, ArgumentValueError
 from tracer.pytree import flatten, is_pytree, num_leaves, unflatten
 from tracer.sharding import PartitionSpec
+from tracer.tree_util import _prefix_leaves, tree_map
 
 
 def placement(where, device, in_shardings, out_shardings):
@@ -64,15 +65,12 @@ class Placement:
 
 
 def _placed(spec, value):
-    if spec is None:
-        return value
-    if not is_pytree(spec):
-        leaves, tree = flatten(value)
-        return unflatten(tree, [type(s)(s.shape, s.dtype, weak_type=s.weak_type,
-                                        sharding=spec) for s in leaves])
-    kids = flatten(spec, lambda y: y is not spec)[0]
-    parts, kind = flatten(value, lambda y: y is not value)
-    return unflatten(kind, [_placed(k, p) for k, p in zip(kids, parts)])
+    """`value` with each leaf given the sharding of its entry in the prefix `spec`."""
+    specs, td = flatten(spec, lambda s: s is None)
+    subtrees = _prefix_leaves(td, value, "out_info", "eval_shape")
+    return unflatten(td, [sub if s is None else tree_map(lambda a, s=s: type(a)(
+        a.shape, a.dtype, weak_type=a.weak_type, sharding=s), sub)
+        for s, sub in zip(specs, subtrees)])
 
 
 def with_sharding_constraint(x, shardings):

@@ -299,24 +299,23 @@ def _value_and_grad(fun, argnums, has_aux, with_value, holomorphic, allow_int, r
         return (grad_out, unflatten(aux_tree, aux)) if has_aux else grad_out
     kind = "value_and_grad" if with_value else "grad"
     doc = (_VALUE_AND_GRAD_DOC if with_value else _GRAD_DOC).replace("{argnums}", str(argnums))
-    either = compiled_when_jitted(fun, (kind, argnums, has_aux, holomorphic, allow_int),
-                                  lambda f: _value_and_grad(f, argnums, has_aux, with_value,
-                                                            holomorphic, allow_int, ()),
+    either = compiled_when_jitted(fun, _value_and_grad, (argnums, has_aux, with_value,
+                                                         holomorphic, allow_int, ()),
                                   value_and_grad_f)
     return presents(either, fun, f"{kind}_{name}", doc)
 
 
-def compiled_when_jitted(fun, key, transform, eager):
-    """`eager`, an eager transform of `fun`; when `fun` is jitted and called on arrays
-    outside any trace, the jitted `transform(f)` of its function instead (one per `key`,
-    kept with f's jit cache), as JAX compiles the forward and backward passes of a jitted
-    function: run by `eager`, they would go op by op through the interpreter."""
+def compiled_when_jitted(fun, transform, options, eager):
+    """`eager`, an eager transform of `fun`; when `fun` is jitted and called outside any
+    trace, the jitted `transform(f, *options)` of its function instead (one per transform
+    and options, kept with f's jit cache), as JAX compiles the forward and backward passes
+    of a jitted function: run by `eager`, they would go op by op through the interpreter."""
     transformed = getattr(fun, "transformed", None)
     if transformed is None:
         return eager
 
     def either(*args, **kwargs):
-        return (transformed(key, transform, args, kwargs) or eager)(*args, **kwargs)
+        return (transformed(transform, options) or eager)(*args, **kwargs)
     return either
 
 

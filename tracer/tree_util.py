@@ -117,6 +117,16 @@ def tree_map(f, tree, *rest, is_leaf=None):
     return unflatten(td, [f(x, *xs) for x, *xs in zip(leaves, *others)])
 
 
+def structure_difference(want, got, n_want, n_got):
+    """How one-level treedef `got` (with `n_got` children) differs from `want`, in JAX's
+    words ("types", "numbers of pytree children", "pytree metadata"), or None."""
+    if LEAF in (want, got) or None in (want, got) or want[0] != got[0]:
+        return "types"
+    if n_want != n_got:
+        return "numbers of pytree children"
+    return "pytree metadata" if want[:-1] != got[:-1] else None
+
+
 def _prefix_leaves(td, tree, which, where="tree_map"):
     """The subtrees of `tree` at the leaves of treedef `td`; where they differ, JAX's
     ValueError naming the key path (also an ArgumentError, as tracer's other refusals)."""
@@ -133,10 +143,8 @@ def _prefix_leaves(td, tree, which, where="tree_map"):
                                          f"first tree has None")
             return
         pairs, sub = flatten_with_path(x, lambda p, y: y is not x)
-        if sub == LEAF or sub is None or sub[:-1] != t[:-1] or len(pairs) != len(t[-1]):
-            what = ("types" if sub in (LEAF, None) or sub[0] != t[0] else
-                    "numbers of pytree children" if len(pairs) != len(t[-1]) else
-                    "pytree metadata")
+        what = structure_difference(t, sub, len(t[-1]), len(pairs))
+        if what is not None:
             raise ArgumentValueError(
                 f"pytree structure error: different {what} at key path\n    {where} tree "
                 f"{which}{keystr(path)}\n{where}: tree {which} does not match the structure "

@@ -161,6 +161,9 @@ def test_the_gradient_of_a_jitted_function_is_compiled_once(backend, caplog):
     assert len(compiled) == 2 and all("grad_f" in m for m in compiled), compiled
     np.testing.assert_allclose(g, 3 * np.sin(x) ** 2 * np.cos(x))
     assert value == pytest.approx(np.sum(np.sin(x) ** 3))
+    grads = tracer.grad(tracer.jit(lambda a, b: tnp.sum(a * b)), argnums=[0, 1])(x, x + 1)
+    np.testing.assert_allclose(grads[0], x + 1)             # argnums as a list (unhashable)
+    np.testing.assert_allclose(grads[1], x)
     np.testing.assert_allclose(tracer.vmap(tracer.grad(f), in_axes=(0, None))(
         x[:, None], 2), np.sin(2 * x)[:, None])
     assert tracer.grad(tracer.grad(lambda v: f(v[None], 3)))(0.5) == pytest.approx(

@@ -62,7 +62,7 @@ def _cond(index, funs, operands, where, source):
     regions = {}                 # a function given as several branches is traced once
     for f in funs:
         if id(f) not in regions:
-            regions[id(f)] = trace_region(lambda *a, f=f: f(*a), in_tree, avals)
+            regions[id(f)] = trace_region(f, in_tree, avals)
     traced = [regions[id(f)] for f in funs]
     names = ["false_fun", "true_fun"] if where == "cond" else [
         f"branch {k}" for k in range(len(funs))]
