@@ -34,7 +34,7 @@ def _recording_lib():
         def first_call(*args):
             g = program.optimize(tracer.make_graph(fun)(*args))
             sched = schedule.Schedule(schedule.partition(g), settings.num_threads,
-                                      settings.parallel_ns, settings.segment_size)
+                                      settings.parallel_ns)
             raise _Traced(g, sched, liveness.plan(sched))
         return first_call
     return SimpleNamespace(**{**vars(real_workloads.tracer_lib()), "jit": jit})

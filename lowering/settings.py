@@ -149,8 +149,6 @@ class Settings:
     # ---- knobs of the llvm code generator -----------------------------------------------
     parallel_ns = Setting(100_000, "a group estimated to take longer (ns) is split across "
                           "threads")
-    segment_size = Setting(512, "bound on a segment's nodes + buffers (its groups are "
-                           "inlined into one entry)")
     shared_cost = Setting(8, "a shared value costlier than this is computed once in a loop")
     max_cost = Setting(400, "bound on the cost of one fused expression")
     max_depth = Setting(150, "bound on fused nesting")

@@ -18,7 +18,7 @@ class Artifact:
     """`text`: the LLVM module; `errors`: its error table ((exception class, message);
     failure code k is entry k - 1); `specs`: (shape, dtype) of each per-call buffer after
     the inputs and consts (None, None: filled by a Python step); `steps`: ("segment",
-    entry, buffers) | ("parallel", [(function, buffers, work items, grain)], threads) |
+    buffers, [(function, positions in buffers, work items)]) | ("parallel", [(function, buffers, work items, grain)], threads) |
     ("python", node, ins, outs); `outs`: each output's buffer number (or its Literal);
     `plan`: which buffers share memory (lowering.llvm.liveness); `graph`: the optimized
     graph with each fused group shown as one `fusion` node; `callbacks`: the host

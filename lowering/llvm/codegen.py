@@ -1,8 +1,8 @@
-"""Phase 3, codegen: a schedule -> one LLVM module, a function per group and an entry per
-native segment. It reads the schedule (groups, launch facts, buffers); it writes only the
+"""Phase 3, codegen: a schedule -> one LLVM module, a function per distinct group call, each
+with its entry, and the runner of the segments. It reads the schedule (groups, launch facts, buffers); it writes only the
 module. The group functions are emitted on lowering.llvm.emit's context (their signature
-and failure codes are described there); Python and the thread pool call them through
-entries (lowering.llvm.entries). Static shapes are constants, so loops have constant trip
+and failure codes are described there); the segments' runner and the thread pool call
+them through their entries (lowering.llvm.entries). Static shapes are constants, so loops have constant trip
 counts.
 """
 import contextlib
@@ -15,11 +15,11 @@ from llvmlite import ir
 from ir.errors import CodegenError
 from lowering.llvm import irutil, mathlib_shared, target, transpose
 from lowering.llvm.emit import INTERLEAVED, Values, emit_kernel, group_function, row_hints
-from lowering.llvm.entries import argv_entry, emit_segment, inline_into_caller
+from lowering.llvm.entries import argv_entry, runner_text
 from lowering.llvm.epilogues import emit_epilogue
 from lowering.llvm.protocol import Index
 from lowering.llvm.rows import emit_rows
-from lowering.llvm.sharing import forward, share_duplicates
+from lowering.llvm.sharing import share_duplicates
 
 
 class ModuleBuilder:
@@ -34,6 +34,7 @@ class ModuleBuilder:
         self.errors = []        # (exception class, message); code = index + 1
         self.range_checks = {}  # function name -> [(lo slot, hi slot, n, code)]
         self.callbacks = []     # host callback sites: (callable, in avals, out avals)
+        self.runner = False     # whether the module defines the segments' runner
 
     def external(self, symbol, ret, args, text):
         """Declare `symbol` for calls; its definition `text` is pasted into the module."""
@@ -59,38 +60,50 @@ class ModuleBuilder:
             texts = re.sub(r"^define (?!internal )([^\n]*" + pattern + ")", r"define internal \1",
                            texts, flags=re.M)
         text = text.replace(") nounwind\n{", ") #0\n{")
-        return "\n".join([text, texts] +
+        return "\n".join([text, texts, runner_text() if self.runner else ""] +
                          ['attributes #0 = { nounwind "no-trapping-math"="true" }\n'])
 
 
 def emit_program(sched, key=None):
-    """The module of schedule `sched`: each step's group functions, and each segment's
-    entry (LLVM inlines its groups there, but for those that share another call's body:
-    lowering.llvm.sharing). A call whose `key(part, step kind, call)` an earlier call had
-    is not emitted: it runs that call's code (None: no key)."""
+    """The module of schedule `sched`: each call's group functions, each through its entry
+    (lowering.llvm.entries), and the runner if a step is a segment. A call whose
+    `key(part, call)` an earlier call had is not emitted: it runs that call's code (None:
+    no key; lowering.llvm.sharing)."""
     mb, part = ModuleBuilder(), sched.part
-    declared, first_of, forwarded = 0, {}, mb.forwarded
+    declared, first_of = 0, {}
     for step in sched.steps:
         for call in step.calls:
-            k = key and key(part, step.kind, call)
+            k = key and key(part, call)
             first = call.name if k is None else first_of.setdefault(k, call.name)
-            if first == call.name:
-                emit_group(mb, part, call, call.name)
-            else:               # it runs the first's code (lowering.llvm.sharing)
-                forwarded[call.name] = first
-                if step.kind == "segment":
-                    forward(mb, call.name, first, [f for f, _ in call.launch.functions(call.name)])
-        if step.kind == "segment":
-            entries = step.entries()
-            for f, _, _ in entries:
-                inline_into_caller(mb.module.globals[f])
-            emit_segment(mb.module, step.name, entries, step.objects)
-        for call in step.calls if step.kind == "parallel" else ():
-            for f, _ in call.launch.functions(call.name) if call.name not in forwarded else ():
-                argv_entry(mb.module, mb.module.globals[f])
+            if first != call.name:
+                mb.forwarded[call.name] = first
+                continue
+            emit_group(mb, part, call, call.name)
         declared = _prefetch(mb, declared)
     share_duplicates(mb, sched.steps)
+    _emit_entries(mb, sched.steps)
+    mb.runner = any(step.kind == "segment" for step in sched.steps)
     return mb
+
+
+def _emit_entries(mb, steps):
+    """The entries of the calls that keep their code: with their bounds fixed at the work
+    items when every call running that code is a segment's with those items, else taking
+    them from the caller (parallel pieces; calls of other sizes)."""
+    runs = {}
+    for step in steps:
+        for call in step.calls:
+            first = mb.forwarded.get(call.name, call.name)
+            runs.setdefault(first, set()).add(
+                (step.kind, tuple(items for _, items in call.launch.functions(first))))
+    for step in steps:
+        for call in step.calls:
+            if call.name in mb.forwarded:
+                continue
+            (kind, items), *others = runs[call.name]
+            fixed = kind == "segment" and not others
+            for (f, _), n in zip(call.launch.functions(call.name), items):
+                argv_entry(mb.module, mb.module.globals[f], n if fixed else None)
 
 
 def _prefetch(mb, done):

@@ -1,12 +1,16 @@
 """The native entry points of a program's module: how Python and the thread pool call its
 group functions (lowering.llvm.codegen).
 
-A segment entry `i64 s<k>(ptr %tuple)` takes a tuple of NumPy array objects, reads their
-data pointers, and calls its groups in order; a jitted call is one ctypes call per
-segment, with one argument however many arrays there are (ctypes passes at most 1024).
-A parallel step's functions are called by the thread pool (lowering.llvm.pool) through
-entries `<g>.a(ptr %argv, i64 start, i64 end)`, %argv an array of the data pointers.
-Functions with one call site are inlined into it.
+Every group function is called through its entry `<g>.a(ptr %argv, i64 start, i64 end)`,
+%argv an array of its buffers' data pointers: one signature for any number of buffers.
+A parallel step's entries are called by the thread pool (lowering.llvm.pool); a
+segment's, in order, by the module's runner `run(ptr %tuple)`, %tuple holding the
+segment's table of (entry, work items, buffer positions) and then its NumPy arrays: a
+jitted call is one ctypes call per segment, with one argument however many arrays there
+are (ctypes passes at most 1024). A segment of any length is one loop over its table, so
+a module grows with its distinct group bodies, not with its calls: a 400-layer MLP's
+step, written as one straight-line call sequence per call, was 64,609 lines of IR and
+3.9 s of LLVM time.
 """
 import ctypes
 
@@ -14,7 +18,6 @@ import numpy as np
 from llvmlite import ir
 
 from ir.errors import CodegenError
-from lowering.llvm import irutil
 from lowering.llvm.irutil import I64, PTR, i64
 
 
@@ -43,34 +46,96 @@ def inline_into_caller(fn):
     fn.attributes.add("alwaysinline")
 
 
-def argv_entry(module, fn):
+def argv_entry(module, fn, items=None):
     """`<fn>.a(ptr %argv, i64 start, i64 end)` calling `fn` on the data pointers in the
-    array %argv: how the thread pool (lowering.llvm.pool) calls a parallel step's
-    functions, one signature for any number of buffers. `fn` is inlined into it."""
+    array %argv (the runner's and the thread pool's way in), on items [start, end), or
+    on [0, `items`) if given: LLVM then knows its loops' trip counts (the 64-op chain's
+    code took 2-3x the LLVM time with bounds read at run time). `fn` is inlined into it."""
     entry = ir.Function(module, ir.FunctionType(I64, [PTR, I64, I64]), fn.name + ".a")
     b = ir.IRBuilder(entry.append_basic_block("entry"))
     argv = entry.args[0]
     ptrs = [b.load(b.gep(argv, [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
             for k in range(len(fn.args) - 2)]
-    b.ret(b.call(fn, ptrs + list(entry.args[1:])))
+    bounds = list(entry.args[1:]) if items is None else [i64(0), i64(items)]
+    b.ret(b.call(fn, ptrs + bounds))
     inline_into_caller(fn)
 
 
-def _array_data(b, arrays, count):
-    """The data pointers of the `count` NumPy arrays in the tuple object `arrays`."""
-    def field(ptr, offset):
-        return b.load(b.gep(ptr, [i64(offset)], inbounds=True, source_etype=irutil.I8), typ=PTR)
-    return [field(field(arrays, ITEMS_OFFSET + 8 * k), DATA_OFFSET) for k in range(count)]
+RUNNER = "run"
+_RUNNER_IR = """
+; arrays[0] is the table: calls, most buffers of one, then per call its entry, work items,
+; buffers and their positions in arrays (minsize: LLVM would unroll its loops, 200 lines)
+define i64 @run(ptr %arrays) minsize optsize {{
+entry:
+  %tablep = getelementptr inbounds i8, ptr %arrays, i64 {items}
+  %tableobj = load ptr, ptr %tablep, align 8
+  %tabledata = getelementptr inbounds i8, ptr %tableobj, i64 {data}
+  %table = load ptr, ptr %tabledata, align 8
+  %ncalls = load i64, ptr %table, align 8
+  %mostp = getelementptr inbounds i64, ptr %table, i64 1
+  %most = load i64, ptr %mostp, align 8
+  %argv = alloca ptr, i64 %most, align 8
+  br label %next
+next:
+  %c = phi i64 [ 0, %entry ], [ %c1, %called ]
+  %w = phi i64 [ 2, %entry ], [ %w1, %called ]
+  %more = icmp ult i64 %c, %ncalls
+  br i1 %more, label %call, label %done
+call:
+  %fnp = getelementptr inbounds i64, ptr %table, i64 %w
+  %fn = load ptr, ptr %fnp, align 8
+  %itemsp = getelementptr inbounds i64, ptr %fnp, i64 1
+  %items = load i64, ptr %itemsp, align 8
+  %nargsp = getelementptr inbounds i64, ptr %fnp, i64 2
+  %nargs = load i64, ptr %nargsp, align 8
+  %pos = getelementptr inbounds i64, ptr %fnp, i64 3
+  br label %gather
+gather:
+  %k = phi i64 [ 0, %call ], [ %k1, %arg ]
+  %left = icmp ult i64 %k, %nargs
+  br i1 %left, label %arg, label %run
+arg:
+  %posk = getelementptr inbounds i64, ptr %pos, i64 %k
+  %p = load i64, ptr %posk, align 8
+  %p8 = shl i64 %p, 3
+  %io = add i64 %p8, {items}
+  %itemp = getelementptr inbounds i8, ptr %arrays, i64 %io
+  %obj = load ptr, ptr %itemp, align 8
+  %datap = getelementptr inbounds i8, ptr %obj, i64 {data}
+  %data = load ptr, ptr %datap, align 8
+  %argk = getelementptr inbounds ptr, ptr %argv, i64 %k
+  store ptr %data, ptr %argk, align 8
+  %k1 = add i64 %k, 1
+  br label %gather
+run:
+  %rc = call i64 %fn(ptr %argv, i64 0, i64 %items)
+  %bad = icmp ne i64 %rc, 0
+  br i1 %bad, label %failed, label %called
+called:
+  %c1 = add i64 %c, 1
+  %w3 = add i64 %w, 3
+  %w1 = add i64 %w3, %nargs
+  br label %next
+failed:
+  ret i64 %rc
+done:
+  ret i64 0
+}}
+"""
 
 
-def emit_segment(module, name, calls, objects):
-    """Entry `name(ptr %tuple)`, %tuple holding the arrays `objects`, running `calls` =
-    [(function name, buffer positions into `objects`, work items)] in order, returning
-    the first nonzero code."""
-    fn = ir.Function(module, ir.FunctionType(I64, [PTR]), name)
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    ptrs = _array_data(b, fn.args[0], len(objects))
-    for callee, positions, items in calls:
-        rc = b.call(module.globals[callee], [ptrs[p] for p in positions] + [i64(0), i64(items)])
-        irutil.return_if_failed(b, rc)
-    b.ret(i64(0))
+def runner_text():
+    """The IR text of the runner `run(ptr %tuple)` a module with segments has: it calls
+    the entries listed in the table (`segment_table`) that is the tuple's first item, in
+    order, on the arrays of the tuple, returning the first nonzero code."""
+    return _RUNNER_IR.format(items=ITEMS_OFFSET, data=DATA_OFFSET)
+
+
+def segment_table(calls, address):
+    """The runner's table (int64 words) for `calls` [(function, positions of its buffers
+    among the segment's arrays, work items)], `address(function)` the address of its
+    entry: the runner's tuple holds it, then the arrays."""
+    words = [len(calls), max((len(pos) for _, pos, _ in calls), default=0)]
+    for f, pos, items in calls:
+        words += [address(f + ".a"), items, len(pos), *(k + 1 for k in pos)]
+    return np.array(words, np.int64)

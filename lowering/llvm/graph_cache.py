@@ -37,7 +37,7 @@ from registry.tables import KERNELS
 
 _impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
 
-FORMAT = 4
+FORMAT = 5
 # Every built-in llvm impl: the package registers exactly these, and only graphs whose
 # impls are all still these objects are graph-cached (their code is fixed by the source).
 BUILTIN = {name: impl for table in (scalars.KERNELS, scans.KERNELS, shapes.KERNELS,
@@ -174,10 +174,10 @@ def store(key, g, art):
         caches.write(directory, key + ".g", marshal.dumps(entry))
 
 
-def call_key(part, kind, call):
-    """What emitting schedule call `call` (of a step of `kind`) of partition `part` reads,
-    as bytes, for codegen to emit each distinct call once (lowering.llvm.sharing); None
-    for a call running regions or a kernel without its built-in llvm impl. The group's
+def call_key(part, call):
+    """What emitting schedule call `call` of partition `part` reads, as bytes, for codegen
+    to emit each distinct call once (lowering.llvm.sharing); None for a call running
+    regions or a kernel without its built-in llvm impl. The group's
     fields (member groups, nodes, values: recursively, in a fixed order), each value
     numbered where it first appears, with its type and whether it is materialized or fused
     (then its producer too), each node's kernel, kind, attrs and source, and the launch
@@ -217,7 +217,7 @@ def call_key(part, kind, call):
         return _attr(v)
     launch = call.launch
     try:
-        return marshal.dumps((kind, field(call.group), launch.items, launch.scratch,
+        return marshal.dumps((field(call.group), launch.items, launch.scratch,
                               launch.prepare, launch.grain), 0)
     except _Uncacheable:
         return None

@@ -3,12 +3,12 @@
 The compiler runs in phases, each a function of the last one's result: passes, partition
 and schedule (lowering.llvm.schedule), codegen (lowering.llvm.codegen), the artifact
 (lowering.llvm.artifact: what the graph cache stores) and the Program, which loads an
-artifact and runs it. Steps are native segments (one ctypes call each, taking the array
-objects themselves; a long run of groups is cut into segments of bounded size, see
-settings.segment_size), Python calls of numpy kernels for nodes the llvm backend lacks,
-and native groups big enough (> settings.parallel_ns of estimated work) to split across
-settings.num_threads threads (lowering.llvm.pool: one native call per step). A graph the
-llvm backend fully covers and that needs no threads is one native call.
+artifact and runs it. Steps are native segments (the groups between two other steps: one
+ctypes call of the module's runner each, given the segment's table and the array objects
+themselves; lowering.llvm.entries), Python calls of numpy kernels for nodes the llvm
+backend lacks, and native groups big enough (> settings.parallel_ns of estimated work) to
+split across settings.num_threads threads (lowering.llvm.pool: one native call per step).
+A graph the llvm backend fully covers and that needs no threads is one native call.
 
 Inputs are checked against the graph's types before any native code runs: arrays of the
 right shape and dtype are used as they are if C-contiguous and aligned, else copied;
@@ -28,8 +28,8 @@ from ir.errors import ArgumentError, DTypeError, ShapeError
 from ir.passes import cse, fold_constants, inline_calls
 from lowering.heap import building
 from lowering.interpreter import own, run_node
-from lowering.llvm import (artifact, buffers, callbacks, caches, codegen, graph_cache, irutil,
-                           linalg, pool, schedule, split, target)
+from lowering.llvm import (artifact, buffers, callbacks, caches, codegen, entries, graph_cache,
+                           irutil, linalg, pool, schedule, split, target)
 from lowering.llvm.fusion import check_kernels
 from lowering.llvm.rewrites import rewrite_matmuls
 from lowering.profile import note, phase
@@ -114,8 +114,7 @@ def _compile(graph):
     with phase("partition"):
         part = schedule.partition(g)
     with phase("schedule"):
-        sched = schedule.Schedule(part, settings.num_threads, settings.parallel_ns,
-                                  settings.segment_size)
+        sched = schedule.Schedule(part, settings.num_threads, settings.parallel_ns)
     if any(s.kind == "parallel" for s in sched.steps):
         pool.warm()             # its module compiles beside codegen
     with phase("codegen"):
@@ -160,8 +159,8 @@ class Program:
         self.loaded = target.load(self._text)
         self.steps = [s[0] for s in art.steps]    # "segment" | "python" | "parallel"
         if all(s[0] == "segment" for s in art.steps):
-            self.run = self._fast_run([(self._function(name), objects)
-                                       for _, name, objects in art.steps])
+            self.run = self._fast_run([(self._table(calls), objects)
+                                       for _, objects, calls in art.steps])
         else:
             self._steps = [self._step(*s) for s in art.steps]
         if art.callbacks:       # the table of the host callbacks its code calls
@@ -245,10 +244,12 @@ class Program:
             i = self.donations.get(k)
             lines.append(f"    b{k} = {make}" if i is None else
                          f"    b{k} = b{i} if ok[{donated.index(i)}] else {make}")
-        for i, (fn, objects) in enumerate(segments):
-            env[f"F{i}"] = fn
-            lines += [f"    t = ({''.join(f'b{k}, ' for k in objects)})", f"    rc = F{i}(id(t))",
-                      "    if rc:", "        fail(rc)"]
+        if segments:
+            env["run_segment"] = self._runner()
+        for i, (table, objects) in enumerate(segments):
+            env[f"T{i}"] = table
+            lines += [f"    t = (T{i}, {''.join(f'b{k}, ' for k in objects)})",
+                      "    rc = run_segment(id(t))", "    if rc:", "        fail(rc)"]
         outs = []
         for j, (k, copied) in enumerate(zip(self._outs, self._copied)):
             if type(k) is Literal:
@@ -276,17 +277,19 @@ class Program:
     def _step(self, kind, *args):
         return getattr(self, "_" + kind)(*args)
 
-    def _function(self, name):
-        """Segment entry `name`: its arrays are passed as one tuple."""
-        return self.loaded.function(name, _I64, _P)
+    def _runner(self):
+        return self.loaded.function(entries.RUNNER, _I64, _P)
 
-    def _segment(self, name, objects):
-        fn = self._function(name)
-        objects, fail = tuple(objects), self._fail
+    def _table(self, calls):
+        """The runner's table of a segment's `calls` (entries.segment_table)."""
+        return entries.segment_table(calls, self.loaded.address)
+
+    def _segment(self, objects, calls):
+        run, table, fail = self._runner(), self._table(calls), self._fail
 
         def step(bufs):
-            arrays = tuple([bufs[k] for k in objects])
-            rc = fn(id(arrays))
+            arrays = tuple([table] + [bufs[k] for k in objects])
+            rc = run(id(arrays))
             if rc:
                 fail(rc)
         return step

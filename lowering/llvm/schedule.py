@@ -150,9 +150,8 @@ def _regions(part, grp):
 
 @dataclass(frozen=True)
 class Segment:
-    """Native step: entry `name` takes the arrays of `objects` (buffer numbers) and runs
-    its group calls in order."""
-    name: str
+    """Native step: the module's runner calls the entries of its group calls in order, on
+    the arrays of `objects` (buffer numbers) passed as one tuple."""
     calls: tuple
     kind = "segment"
 
@@ -160,17 +159,20 @@ class Segment:
     def objects(self):
         return tuple(sorted({k for c in self.calls for k in c.buffers}))
 
-    def entries(self):
-        """[(function, positions of its buffers in `objects`, work items)] in order."""
-        objects = self.objects
-        return [(f, [objects.index(k) for k in c.buffers], items)
-                for c in self.calls for f, items in c.launch.functions(c.name)]
+    def entries(self, forwarded=None):
+        """[(function, positions of its buffers in `objects`, work items)] in order, each
+        call's functions those of the call whose code it runs (`forwarded`: {call: that
+        call}, lowering.llvm.sharing)."""
+        at, forwarded = {k: j for j, k in enumerate(self.objects)}, forwarded or {}
+        return tuple((f, tuple(at[k] for k in c.buffers), items)
+                     for c in self.calls
+                     for f, items in c.launch.functions(forwarded.get(c.name, c.name)))
 
     def program_step(self, forwarded):
-        return ("segment", self.name, self.objects)
+        return ("segment", self.objects, self.entries(forwarded))
 
     def lines(self):
-        return [f"segment {self.name}:"] + ["  " + ln for c in self.calls for ln in c.lines()]
+        return ["segment:"] + ["  " + ln for c in self.calls for ln in c.lines()]
 
 
 @dataclass(frozen=True)
@@ -238,19 +240,17 @@ class Schedule:
     """Phase 2 for a whole graph (see module doc): `steps`, `specs` (shape, dtype) of the
     per-call buffers after the inputs and consts, `outs` (each output's buffer number,
     or its Literal). Groups of more than `parallel_ns` estimated work and more than one
-    work item get a parallel step when `threads` > 1; a segment holds at most
-    `segment_size` nodes + buffers (its groups are inlined into its entry, whose
-    optimization time grows faster than its length)."""
+    work item get a parallel step when `threads` > 1; the calls between them make a
+    segment."""
 
-    def __init__(self, part, threads, parallel_ns, segment_size):
+    def __init__(self, part, threads, parallel_ns):
         self.part, self.steps = part, []
-        slots, segment, size = _Slots(part.graph), [], 0
+        slots, segment = _Slots(part.graph), []
 
         def flush():
-            nonlocal segment, size
             if segment:
-                self.steps.append(Segment(f"s{len(self.steps)}", tuple(segment)))
-            segment, size = [], 0
+                self.steps.append(Segment(tuple(segment)))
+                segment.clear()
 
         for k, grp, facts in _calls(part):
             if facts is None:
@@ -267,10 +267,7 @@ class Schedule:
                 flush()
                 self.steps.append(Parallel((call,), threads))
                 continue
-            if size + len(grp.nodes) + len(bufs) > segment_size:
-                flush()
             segment.append(call)
-            size += len(grp.nodes) + len(bufs)
         flush()
         self.specs = tuple(slots.specs)
         self.outs = tuple(slots.of(v) for v in part.graph.outvars)

@@ -37,6 +37,9 @@ def lanes(dtype):
 # a tile's row loop stays a loop: fully unrolled, LLVM vectorized the column loop around it,
 # with gathers and scatters
 NOT_UNROLLED = ("llvm.loop.unroll.disable",)
+# the items past the last whole block: a strided read LLVM would vectorize with gathers
+# (AVX-512) where a call's rows are not known when compiled (a parallel piece, a segment)
+SCALAR = (("llvm.loop.vectorize.enable", 0),)
 
 
 def swaps_last_two(node):
@@ -150,7 +153,7 @@ def emit(ctx, src, dst, shape, dtype):
                             lambda c: at(dst, base, b.add(i0, i64(c)), j0, cols))
         # the rest one by one: columns past the last block, then rows past the last block
         for r0, r1, c0 in ((lo, whole, cols // v * v), (whole, hi, 0)):
-            with ctx.loop(r0, r1, "ri") as i, ctx.loop(c0, cols, "rj") as j:
+            with ctx.loop(r0, r1, "ri") as i, ctx.loop(c0, cols, "rj", SCALAR) as j:
                 b.store(b.load(at(src, base, j, i, rows), typ=elem), at(dst, base, i, j, cols))
 
 

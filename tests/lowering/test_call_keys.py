@@ -8,7 +8,6 @@ import pytest
 import tracer
 import tracer.numpy as tnp
 from lowering.llvm import artifact, codegen, graph_cache, program, schedule
-from lowering.settings import settings
 from sharing_check import check, unchecked_emit_program
 
 RNG = np.random.default_rng(0)
@@ -18,7 +17,7 @@ WS = [RNG.standard_normal((32, 32)).astype(np.float32) * 0.3 for _ in range(4)]
 
 def build(f, args):
     g = program.optimize(tracer.make_graph(f)(*args))
-    sched = schedule.Schedule(schedule.partition(g), 2, 0, settings.segment_size)
+    sched = schedule.Schedule(schedule.partition(g), 2, 0)
     mb = codegen.emit_program(sched, graph_cache.call_key)
     check(sched, mb)
     return sched, mb
@@ -38,7 +37,7 @@ def test_identical_layers_are_emitted_once(monkeypatch):
             x = tnp.tanh(x @ w)
         return tnp.sum(x * x)
     g = program.optimize(tracer.make_graph(mlp)(X, *WS))
-    sched = schedule.Schedule(schedule.partition(g), 2, 0, settings.segment_size)
+    sched = schedule.Schedule(schedule.partition(g), 2, 0)
     mb = unchecked_emit_program(sched, graph_cache.call_key)
     calls = [c.name for s in sched.steps for c in s.calls]
     assert len(mb.forwarded) >= 2 and set(mb.forwarded).isdisjoint(emitted)

@@ -21,9 +21,9 @@ def rss():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 def compiles(n, scale):
-    f = tracer.jit(lambda x: x * scale + 1.0)    # a new function: nothing is reused
-    for size in range(2, n + 2):
-        f(np.ones(size, np.float32))
+    for size in range(2, n + 2):    # a new function and constant: no code is reused (the
+        f = tracer.jit(lambda x: x * (scale + size / 64) + 1.0)     # size alone is not
+        f(np.ones(size, np.float32))                                # in the code)
 
 warm, measured = int(sys.argv[1]), int(sys.argv[2])
 compiles(warm, 2.0)             # this process's own compiles, caches filled

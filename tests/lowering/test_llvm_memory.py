@@ -27,10 +27,10 @@ def small(monkeypatch):
 
 def test_native_code_of_a_deleted_function_is_freed(small):
     before = len(target._live)
-    f = tracer.jit(lambda x: x * 2.0 + 1.0)
-    for n in range(1, 301):
+    f = tracer.jit(lambda x: x[::-1] * 2.0 + 1.0)     # code of its own per length (a flat
+    for n in range(1, 301):                             # loop's length is not in its code)
         x = np.linspace(0, 1, n)
-        np.testing.assert_allclose(f(x), x * 2.0 + 1.0, rtol=1e-14)
+        np.testing.assert_allclose(f(x), x[::-1] * 2.0 + 1.0, rtol=1e-14)
     engines = [weakref.ref(loaded.engine) for loaded in target._live.values()]
     assert len(engines) > before + 16 and len(graph_cache._memory) <= 8
     del f

@@ -16,8 +16,7 @@ RNG = np.random.default_rng(0)
 
 def plan_of(f, *args):
     g = program.optimize(tracer.make_graph(f)(*args))
-    sched = schedule.Schedule(schedule.partition(g), 1, settings.parallel_ns,
-                              settings.segment_size)
+    sched = schedule.Schedule(schedule.partition(g), 1, settings.parallel_ns)
     return sched, liveness.plan(sched)
 
 

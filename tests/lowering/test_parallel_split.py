@@ -25,7 +25,7 @@ def test_pieces_start_on_the_grain_and_are_near_equal(n, threads, grain):
 
 def _launch(a, b, fn=lambda a, b: a @ b):
     g = program.optimize(tracer.make_graph(fn)(a, b))
-    sched = schedule.Schedule(schedule.partition(g), 2, 0, tracer_settings.segment_size)
+    sched = schedule.Schedule(schedule.partition(g), 2, 0)
     step, = sched.steps
     return step
 

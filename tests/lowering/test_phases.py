@@ -23,14 +23,14 @@ def graph_of(f, *args):
 
 def schedule_of(f, *args, threads=1):
     part = schedule.partition(graph_of(f, *args))
-    return schedule.Schedule(part, threads, settings.parallel_ns, settings.segment_size)
+    return schedule.Schedule(part, threads, settings.parallel_ns)
 
 
 def test_a_fused_chain_is_one_segment_of_one_loop():
     s = schedule_of(lambda x: tnp.tanh(x) * 2.0 + 1.0, X)
     assert str(s) == "\n".join([
         "schedule: 1 inputs, 0 consts, 1 per-call buffers",
-        "  segment s0:",
+        "  segment:",
         "    g0 loop(8,) [5 nodes] b0 -> b1 | items 8, ~6 ns",
         "  outs b1"])
     assert s.specs == (((8,), np.dtype(np.float32)),) and s.outs == (1,)
@@ -97,7 +97,7 @@ def test_an_artifact_round_trips_through_the_graph_cache(monkeypatch):
     def f(v, w):
         return tnp.tanh(w @ v) * 2.0, tnp.sum(v), 3.0
     g = graph_of(f, X, W)
-    sched = schedule.Schedule(schedule.partition(g), 2, 0, settings.segment_size)
+    sched = schedule.Schedule(schedule.partition(g), 2, 0)
     art = artifact.build(sched, codegen.emit_program(sched))
     assert artifact.cacheable(art)
     g2 = graph_of(f, X, W)          # the same structure, other objects

@@ -9,7 +9,6 @@ import numpy as np
 import tracer
 import tracer.numpy as tnp
 from lowering.llvm import artifact, codegen, program, schedule
-from lowering.settings import settings
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((64, 32)).astype(np.float32)
@@ -26,7 +25,7 @@ def mlp(scales):
 
 def build(f, args):
     g = program.optimize(tracer.make_graph(f)(*args))
-    sched = schedule.Schedule(schedule.partition(g), 2, 0, settings.segment_size)
+    sched = schedule.Schedule(schedule.partition(g), 2, 0)
     return sched, artifact.build(sched, codegen.emit_program(sched))
 
 
