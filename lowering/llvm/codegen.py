@@ -1,5 +1,5 @@
 """Phase 3, codegen: a schedule -> one LLVM module, a function per distinct group call, each
-with its entry, and the runner of the segments. It reads the schedule (groups, launch facts, buffers); it writes only the
+with its entry. It reads the schedule (groups, launch facts, buffers); it writes only the
 module. The group functions are emitted on lowering.llvm.emit's context (their signature
 and failure codes are described there); the segments' runner and the thread pool call
 them through their entries (lowering.llvm.entries). Static shapes are constants, so loops have constant trip
@@ -15,7 +15,7 @@ from llvmlite import ir
 from ir.errors import CodegenError
 from lowering.llvm import irutil, mathlib_shared, target, transpose
 from lowering.llvm.emit import INTERLEAVED, Values, emit_kernel, group_function, row_hints
-from lowering.llvm.entries import argv_entry, runner_text
+from lowering.llvm.entries import argv_entry
 from lowering.llvm.epilogues import emit_epilogue
 from lowering.llvm.protocol import Index
 from lowering.llvm.rows import emit_rows
@@ -34,7 +34,6 @@ class ModuleBuilder:
         self.errors = []        # (exception class, message); code = index + 1
         self.range_checks = {}  # function name -> [(lo slot, hi slot, n, code)]
         self.callbacks = []     # host callback sites: (callable, in avals, out avals)
-        self.runner = False     # whether the module defines the segments' runner
 
     def external(self, symbol, ret, args, text):
         """Declare `symbol` for calls; its definition `text` is pasted into the module."""
@@ -60,13 +59,13 @@ class ModuleBuilder:
             texts = re.sub(r"^define (?!internal )([^\n]*" + pattern + ")", r"define internal \1",
                            texts, flags=re.M)
         text = text.replace(") nounwind\n{", ") #0\n{")
-        return "\n".join([text, texts, runner_text() if self.runner else ""] +
+        return "\n".join([text, texts] +
                          ['attributes #0 = { nounwind "no-trapping-math"="true" }\n'])
 
 
 def emit_program(sched, key=None):
-    """The module of schedule `sched`: each call's group functions, each through its entry
-    (lowering.llvm.entries), and the runner if a step is a segment. A call whose
+    """The module of schedule `sched`: each call's group functions, each with its entry
+    (lowering.llvm.entries). A call whose
     `key(part, call)` an earlier call had is not emitted: it runs that call's code (None:
     no key; lowering.llvm.sharing)."""
     mb, part = ModuleBuilder(), sched.part
@@ -82,7 +81,6 @@ def emit_program(sched, key=None):
         declared = _prefetch(mb, declared)
     share_duplicates(mb, sched.steps)
     _emit_entries(mb, sched.steps)
-    mb.runner = any(step.kind == "segment" for step in sched.steps)
     return mb
 
 

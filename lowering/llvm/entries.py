@@ -4,13 +4,12 @@ group functions (lowering.llvm.codegen).
 Every group function is called through its entry `<g>.a(ptr %argv, i64 start, i64 end)`,
 %argv an array of its buffers' data pointers: one signature for any number of buffers.
 A parallel step's entries are called by the thread pool (lowering.llvm.pool); a
-segment's, in order, by the module's runner `run(ptr %tuple)`, %tuple holding the
-segment's table of (entry, work items, buffer positions) and then its NumPy arrays: a
-jitted call is one ctypes call per segment, with one argument however many arrays there
-are (ctypes passes at most 1024). A segment of any length is one loop over its table, so
-a module grows with its distinct group bodies, not with its calls: a 400-layer MLP's
-step, written as one straight-line call sequence per call, was 64,609 lines of IR and
-3.9 s of LLVM time.
+segment's, in order, by the runner `run(ptr %tuple)` (one per process), %tuple holding
+the segment's table of (entry, work items, buffer positions) and then its NumPy arrays:
+a jitted call is one ctypes call per segment, with one argument however many arrays
+there are. A segment of any length is one loop over its table, so a module grows with
+its distinct group bodies, not with its calls: a 400-layer MLP's step, written as one
+straight-line call sequence per call, was 64,609 lines of IR and 3.9 s of LLVM time.
 """
 import ctypes
 
@@ -18,6 +17,7 @@ import numpy as np
 from llvmlite import ir
 
 from ir.errors import CodegenError
+from lowering.llvm import target
 from lowering.llvm.irutil import I64, PTR, i64
 
 
@@ -61,7 +61,6 @@ def argv_entry(module, fn, items=None):
     inline_into_caller(fn)
 
 
-RUNNER = "run"
 _RUNNER_IR = """
 ; arrays[0] is the table: calls, most buffers of one, then per call its entry, work items,
 ; buffers and their positions in arrays (minsize: LLVM would unroll its loops, 200 lines)
@@ -124,11 +123,18 @@ done:
 """
 
 
-def runner_text():
-    """The IR text of the runner `run(ptr %tuple)` a module with segments has: it calls
+_runner = []        # (its loaded module, the runner's ctypes function), once loaded
+
+
+def runner():
+    """The runner `run(ptr %tuple)`, compiled once per process (and disk-cached): it calls
     the entries listed in the table (`segment_table`) that is the tuple's first item, in
-    order, on the arrays of the tuple, returning the first nonzero code."""
-    return _RUNNER_IR.format(items=ITEMS_OFFSET, data=DATA_OFFSET)
+    order, on the arrays of the tuple, returning the first nonzero code. (In every
+    module, it added a third to a small module's LLVM time.)"""
+    if not _runner:
+        loaded = target.load(_RUNNER_IR.format(items=ITEMS_OFFSET, data=DATA_OFFSET))
+        _runner.append((loaded, loaded.function("run", ctypes.c_int64, ctypes.c_void_p)))
+    return _runner[0][1]
 
 
 def segment_table(calls, address):

@@ -4,7 +4,7 @@ The compiler runs in phases, each a function of the last one's result: passes, p
 and schedule (lowering.llvm.schedule), codegen (lowering.llvm.codegen), the artifact
 (lowering.llvm.artifact: what the graph cache stores) and the Program, which loads an
 artifact and runs it. Steps are native segments (the groups between two other steps: one
-ctypes call of the module's runner each, given the segment's table and the array objects
+ctypes call of the runner each, given the segment's table and the array objects
 themselves; lowering.llvm.entries), Python calls of numpy kernels for nodes the llvm
 backend lacks, and native groups big enough (> settings.parallel_ns of estimated work) to
 split across settings.num_threads threads (lowering.llvm.pool: one native call per step).
@@ -245,7 +245,7 @@ class Program:
             lines.append(f"    b{k} = {make}" if i is None else
                          f"    b{k} = b{i} if ok[{donated.index(i)}] else {make}")
         if segments:
-            env["run_segment"] = self._runner()
+            env["run_segment"] = entries.runner()
         for i, (table, objects) in enumerate(segments):
             env[f"T{i}"] = table
             lines += [f"    t = (T{i}, {''.join(f'b{k}, ' for k in objects)})",
@@ -277,15 +277,12 @@ class Program:
     def _step(self, kind, *args):
         return getattr(self, "_" + kind)(*args)
 
-    def _runner(self):
-        return self.loaded.function(entries.RUNNER, _I64, _P)
-
     def _table(self, calls):
         """The runner's table of a segment's `calls` (entries.segment_table)."""
         return entries.segment_table(calls, self.loaded.address)
 
     def _segment(self, objects, calls):
-        run, table, fail = self._runner(), self._table(calls), self._fail
+        run, table, fail = entries.runner(), self._table(calls), self._fail
 
         def step(bufs):
             arrays = tuple([table] + [bufs[k] for k in objects])

@@ -150,8 +150,8 @@ def _regions(part, grp):
 
 @dataclass(frozen=True)
 class Segment:
-    """Native step: the module's runner calls the entries of its group calls in order, on
-    the arrays of `objects` (buffer numbers) passed as one tuple."""
+    """Native step: the runner (lowering.llvm.entries) calls the entries of its group
+    calls in order, on the arrays of `objects` (buffer numbers) passed as one tuple."""
     calls: tuple
     kind = "segment"
 

@@ -4,13 +4,12 @@ LLVM's time grows with a module's length and one compile keeps one core busy: a
 transformer's training step (~12,000 lines, 124 entry points) took ~7 s on one core of
 two. A module is cut when each part's estimated LLVM time pays for what a part adds
 (PART_S), into at most the parts the caller has cores for. The functions a program calls
-by name (group entries and the segments' runner: external linkage) share nothing but
-the internal functions they call and the module's declarations, so the module cuts into
-parts: each has some of the entries, every internal function they reach (copied where
-two parts reach one) and every line outside a function body (declarations, attribute
-groups, metadata; LLVM drops what a part does not use). Entries that call each other
-stay in one part; a module with global variables is not cut (a part would get a copy of
-its own).
+by name (the groups' entries: external linkage) share nothing but the internal functions
+they call and the module's declarations, so the module cuts into parts: each has some of
+the entries, every internal function they reach (copied where two parts reach one) and
+every line outside a function body (declarations, attribute groups, metadata; LLVM drops
+what a part does not use). Entries that call each other stay in one part; a module with
+global variables is not cut (a part would get a copy of its own).
 """
 import re
 
