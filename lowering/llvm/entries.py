@@ -61,15 +61,24 @@ def argv_entry(module, fn, items=None):
     inline_into_caller(fn)
 
 
-_RUNNER_IR = """
+# IR text of a function giving the data pointer of the NumPy array at item k of a tuple
+ARRAY_DATA_IR = f"""
+define private ptr @array_data(ptr %tuple, i64 %k) alwaysinline {{
+  %k8 = mul i64 %k, 8
+  %io = add i64 %k8, {ITEMS_OFFSET}
+  %itemp = getelementptr inbounds i8, ptr %tuple, i64 %io
+  %obj = load ptr, ptr %itemp, align 8
+  %datap = getelementptr inbounds i8, ptr %obj, i64 {DATA_OFFSET}
+  %data = load ptr, ptr %datap, align 8
+  ret ptr %data
+}}
+"""
+_RUNNER_IR = ARRAY_DATA_IR + """
 ; arrays[0] is the table: calls, most buffers of one, then per call its entry, work items,
 ; buffers and their positions in arrays (minsize: LLVM would unroll its loops, 200 lines)
-define i64 @run(ptr %arrays) minsize optsize {{
+define i64 @run(ptr %arrays) minsize optsize {
 entry:
-  %tablep = getelementptr inbounds i8, ptr %arrays, i64 {items}
-  %tableobj = load ptr, ptr %tablep, align 8
-  %tabledata = getelementptr inbounds i8, ptr %tableobj, i64 {data}
-  %table = load ptr, ptr %tabledata, align 8
+  %table = call ptr @array_data(ptr %arrays, i64 0)
   %ncalls = load i64, ptr %table, align 8
   %mostp = getelementptr inbounds i64, ptr %table, i64 1
   %most = load i64, ptr %mostp, align 8
@@ -96,12 +105,7 @@ gather:
 arg:
   %posk = getelementptr inbounds i64, ptr %pos, i64 %k
   %p = load i64, ptr %posk, align 8
-  %p8 = shl i64 %p, 3
-  %io = add i64 %p8, {items}
-  %itemp = getelementptr inbounds i8, ptr %arrays, i64 %io
-  %obj = load ptr, ptr %itemp, align 8
-  %datap = getelementptr inbounds i8, ptr %obj, i64 {data}
-  %data = load ptr, ptr %datap, align 8
+  %data = call ptr @array_data(ptr %arrays, i64 %p)
   %argk = getelementptr inbounds ptr, ptr %argv, i64 %k
   store ptr %data, ptr %argk, align 8
   %k1 = add i64 %k, 1
@@ -119,7 +123,7 @@ failed:
   ret i64 %rc
 done:
   ret i64 0
-}}
+}
 """
 
 
@@ -132,7 +136,7 @@ def runner():
     order, on the arrays of the tuple, returning the first nonzero code. (In every
     module, it added a third to a small module's LLVM time.)"""
     if not _runner:
-        loaded = target.load(_RUNNER_IR.format(items=ITEMS_OFFSET, data=DATA_OFFSET))
+        loaded = target.load(_RUNNER_IR)
         _runner.append((loaded, loaded.function("run", ctypes.c_int64, ctypes.c_void_p)))
     return _runner[0][1]
 

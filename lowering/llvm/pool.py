@@ -51,6 +51,7 @@ _IR = """
 declare i64 @syscall(i64, ...)
 declare i32 @sched_yield()
 {declare}
+{array_data}
 @slot = internal global [24 x i64] zeroinitializer, align 64
 
 define void @reset() {{      ; a fresh slot: no job, not busy, nobody asleep
@@ -197,12 +198,7 @@ fill:
   %more = icmp ult i64 %k, %nobjs
   br i1 %more, label %item, label %take
 item:
-  %k8 = mul i64 %k, 8
-  %io = add i64 %k8, {items}
-  %itemp = getelementptr inbounds i8, ptr %tuple, i64 %io
-  %obj = load ptr, ptr %itemp, align 8
-  %datap = getelementptr inbounds i8, ptr %obj, i64 {data}
-  %data = load ptr, ptr %datap, align 8
+  %data = call ptr @array_data(ptr %tuple, i64 %k)
   %argk = getelementptr inbounds ptr, ptr %argv, i64 %k
   store ptr %data, ptr %argk, align 8
   %k1 = add i64 %k, 1
@@ -342,7 +338,7 @@ def _made():
         declare=("declare void @llvm.x86.sse2.pause()\n" if x86 else "") +
         ("" if futex else "declare i32 @usleep(i32)"),
         pause="call void @llvm.x86.sse2.pause()" if x86 else "",
-        items=entries.ITEMS_OFFSET, data=entries.DATA_OFFSET,
+        array_data=entries.ARRAY_DATA_IR,
         wake=f"%r = call i64 (i64, ...) @syscall(i64 {futex}, ptr %hi, i64 129, i64 {2**31 - 1})"
         if futex else "",
         block=f"%r = call i64 (i64, ...) @syscall(i64 {futex}, ptr %hi, i64 128, i64 %v, ptr null)"
