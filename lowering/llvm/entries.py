@@ -73,7 +73,8 @@ define private ptr @array_data(ptr %tuple, i64 %k) alwaysinline {{
   ret ptr %data
 }}
 """
-_RUNNER_IR = ARRAY_DATA_IR + """
+# the runner's module, compiled once per process (`runner`)
+RUNNER_IR = ARRAY_DATA_IR + """
 ; arrays[0] is the table: calls, most buffers of one, then per call its entry, work items,
 ; buffers and their positions in arrays (minsize: LLVM would unroll its loops, 200 lines)
 define i64 @run(ptr %arrays) minsize optsize {
@@ -136,7 +137,7 @@ def runner():
     order, on the arrays of the tuple, returning the first nonzero code. (In every
     module, it added a third to a small module's LLVM time.)"""
     if not _runner:
-        loaded = target.load(_RUNNER_IR)
+        loaded = target.load(RUNNER_IR)
         _runner.append((loaded, loaded.function("run", ctypes.c_int64, ctypes.c_void_p)))
     return _runner[0][1]
 
