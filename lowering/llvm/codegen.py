@@ -2,8 +2,8 @@
 with its entry. It reads the schedule (groups, launch facts, buffers); it writes only the
 module. The group functions are emitted on lowering.llvm.emit's context (their signature
 and failure codes are described there); the segments' runner and the thread pool call
-them through their entries (lowering.llvm.entries). Static shapes are constants, so loops have constant trip
-counts.
+them through their entries (lowering.llvm.entries). Static shapes are constants, so
+loops have constant trip counts.
 """
 import contextlib
 import itertools
@@ -65,9 +65,8 @@ class ModuleBuilder:
 
 def emit_program(sched, key=None):
     """The module of schedule `sched`: each call's group functions, each with its entry
-    (lowering.llvm.entries). A call whose
-    `key(part, call)` an earlier call had is not emitted: it runs that call's code (None:
-    no key; lowering.llvm.sharing)."""
+    (lowering.llvm.entries). A call whose `key(part, call)` an earlier call had is not
+    emitted: it runs that call's code (None: no key; lowering.llvm.sharing)."""
     mb, part = ModuleBuilder(), sched.part
     declared, first_of = 0, {}
     for step in sched.steps:
