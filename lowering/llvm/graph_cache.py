@@ -177,11 +177,11 @@ def store(key, g, art):
 def call_key(part, call):
     """What emitting schedule call `call` of partition `part` reads, as bytes, for codegen
     to emit each distinct call once (lowering.llvm.sharing); None for a call running
-    regions or a kernel without its built-in llvm impl. The group's
-    fields (member groups, nodes, values: recursively, in a fixed order), each value
-    numbered where it first appears, with its type and whether it is materialized or fused
-    (then its producer too), each node's kernel, kind, attrs and source, and the launch
-    facts but the time estimate."""
+    regions or a kernel without its built-in llvm impl. The group's fields (member groups,
+    nodes, values: recursively, in a fixed order), each value numbered where it first
+    appears, with its type and whether it is materialized or fused (then its producer
+    too), each node's kernel, kind, attrs and source, and the launch facts but the time
+    estimate."""
     if call.regions:
         return None
     number = {}
