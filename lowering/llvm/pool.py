@@ -29,7 +29,6 @@ words on cache lines of their own). A step descriptor (`Step`) is int64 words: p
 buffers, helpers, pieces, then per phase its entry, argv offset, bounds array, first
 piece, pieces.
 """
-import contextlib
 import ctypes
 import functools
 import os
@@ -309,21 +308,10 @@ join:
 _loading = forks.lock()      # a child forked mid-load loads again
 
 
-def warm():
-    """Start loading the pool's module on a daemon thread if it is not loaded yet: a
-    program with parallel steps calls this before loading its own module, so that the
-    pool's compile (~60-110 ms on an empty disk cache) is not left for its first call."""
-    if not _made.cache_info().currsize:
-        threading.Thread(target=_quietly, daemon=True, name="tracer-compile-pool").start()
-
-
-def _quietly():
-    with contextlib.suppress(Exception):    # the first step loads it again, and raises
-        _library()
-
-
-def _library():
-    with _loading:          # one load, whichever thread asks first
+def library():
+    """The pool's native functions (see _made), loaded by whichever thread asks first
+    (program.warm_runtime starts it beside codegen)."""
+    with _loading:
         return _made()
 
 
@@ -357,11 +345,11 @@ class _Pool:
     """The process's job slot, reset, and its worker threads (started as steps need them)."""
 
     def __init__(self):
-        _library().reset()
+        library().reset()
         self.workers, self.lock = 0, threading.Lock()
 
     def start(self, n):
-        lib = _library()
+        lib = library()
         with self.lock:
             for k in range(self.workers, n):
                 threading.Thread(target=lib.worker, args=(k, lib.spins), daemon=True,
@@ -398,7 +386,7 @@ class Step:
             desc += [address, offset, bounds.ctypes.data, first, n]
             offset, first = offset + len(pos), first + n
         self._desc = np.array(desc, np.int64)
-        self._address, self._run = self._desc.ctypes.data, _library().run
+        self._address, self._run = self._desc.ctypes.data, library().run
 
     def run(self, arrays):
         pool = _pool or _new_pool()

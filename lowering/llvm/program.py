@@ -18,8 +18,10 @@ page-faults); each running call has buffers of its own, so concurrent calls are 
 Temporaries whose lifetimes do not overlap share memory, and an output may be written into
 a donated input's buffer (lowering.llvm.liveness; `Program.donations`).
 """
+import contextlib
 import ctypes
 import functools
+import threading
 
 import numpy as np
 
@@ -99,6 +101,28 @@ def warm():
 
 
 compile_graph.warm = warm
+_runtime = set()    # the kinds of step whose modules warm_runtime has started loading
+
+
+def warm_runtime(kinds):
+    """Load the modules that steps of `kinds` run on -- the segment runner
+    (entries.runner) and the thread pool's (pool.library) -- on a thread beside codegen,
+    once per process, so that a first call does not wait for them after its own module
+    (W18's runner compiled after its matmul library, on the critical path). Not a daemon
+    thread: that one would hand LLVM work to a compile worker process (target), and
+    starting a second one beside the library's cost W18's first call ~0.3 s of CPU for a
+    60-110 ms compile; the interpreter's exit waits for this one instead."""
+    loads = [load for kind, load in (("segment", entries.runner), ("parallel", pool.library))
+             if kind in kinds and kind not in _runtime]
+    _runtime.update(kinds)
+    if loads:
+        threading.Thread(target=_quietly, args=(loads,), name="tracer-compile-runtime").start()
+
+
+def _quietly(loads):
+    for load in loads:
+        with contextlib.suppress(Exception):    # its next caller loads it again, and raises
+            load()
 
 
 def _compile(graph):
@@ -115,8 +139,7 @@ def _compile(graph):
         part = schedule.partition(g)
     with phase("schedule"):
         sched = schedule.Schedule(part, settings.num_threads, settings.parallel_ns)
-    if any(s.kind == "parallel" for s in sched.steps):
-        pool.warm()             # its module compiles beside codegen
+    warm_runtime({s.kind for s in sched.steps})
     with phase("codegen"):
         art = artifact.build(sched, codegen.emit_program(sched, graph_cache.call_key))
     graph_cache.store(key, g, art)
@@ -133,8 +156,7 @@ class Program:
     def __init__(self, art, donated=()):
         self.graph = graph = art.graph
         self._text, self._errors = art.text, art.errors
-        if any(s[0] == "parallel" for s in art.steps):
-            pool.warm()         # (a cached artifact skipped codegen)
+        warm_runtime({s[0] for s in art.steps})     # (a cached artifact skipped codegen)
         self._in = [(v.aval.shape, v.aval.dtype) for v in graph.invars]
         self._consts = [np.require(c, v.aval.dtype, ["C", "A"])
                         for v, c in zip(graph.constvars, graph.consts)]
