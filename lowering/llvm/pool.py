@@ -310,7 +310,7 @@ _loading = forks.lock()      # a child forked mid-load loads again
 
 def library():
     """The pool's native functions (see _made), loaded by whichever thread asks first
-    (program.warm_runtime starts it beside codegen)."""
+    (warm.runtime starts it beside codegen)."""
     with _loading:
         return _made()
 

@@ -18,10 +18,8 @@ page-faults); each running call has buffers of its own, so concurrent calls are 
 Temporaries whose lifetimes do not overlap share memory, and an output may be written into
 a donated input's buffer (lowering.llvm.liveness; `Program.donations`).
 """
-import contextlib
 import ctypes
 import functools
-import threading
 
 import numpy as np
 
@@ -31,7 +29,7 @@ from ir.passes import cse, fold_constants, inline_calls
 from lowering.heap import building
 from lowering.interpreter import own, run_node
 from lowering.llvm import (artifact, buffers, callbacks, caches, codegen, entries, graph_cache,
-                           irutil, linalg, pool, schedule, split, target)
+                           irutil, linalg, pool, schedule, split, target, warm)
 from lowering.llvm.fusion import check_kernels
 from lowering.llvm.rewrites import rewrite_matmuls
 from lowering.profile import note, phase
@@ -87,42 +85,7 @@ def _load(art, donated):
 compile_graph.prepare = prepare
 
 
-_warmed = []    # [True] once warm() has run in this process
-
-
-def warm():
-    """Once per process, when jit decorates a function: start a compile worker process,
-    so that the first compile needing one (a library's, on a daemon thread) does not wait
-    for it to start: from W18's process, 30-46 ms to fork and exec, then 85 ms for Python
-    and llvmlite to load, ahead of its matmul library."""
-    if not _warmed:
-        _warmed.append(True)
-        target.warm_worker()
-
-
-compile_graph.warm = warm
-_runtime = set()    # the kinds of step whose modules warm_runtime has started loading
-
-
-def warm_runtime(kinds):
-    """Load the modules that steps of `kinds` run on -- the segment runner
-    (entries.runner) and the thread pool's (pool.library) -- on a thread beside codegen,
-    once per process, so that a first call does not wait for them after its own module
-    (W18's runner compiled after its matmul library, on the critical path). Not a daemon
-    thread: that one would hand LLVM work to a compile worker process (target), and
-    starting a second one beside the library's cost W18's first call ~0.3 s of CPU for a
-    60-110 ms compile; the interpreter's exit waits for this one instead."""
-    loads = [load for kind, load in (("segment", entries.runner), ("parallel", pool.library))
-             if kind in kinds and kind not in _runtime]
-    _runtime.update(kinds)
-    if loads:
-        threading.Thread(target=_quietly, args=(loads,), name="tracer-compile-runtime").start()
-
-
-def _quietly(loads):
-    for load in loads:
-        with contextlib.suppress(Exception):    # its next caller loads it again, and raises
-            load()
+compile_graph.warm = warm.worker
 
 
 def _compile(graph):
@@ -139,7 +102,7 @@ def _compile(graph):
         part = schedule.partition(g)
     with phase("schedule"):
         sched = schedule.Schedule(part, settings.num_threads, settings.parallel_ns)
-    warm_runtime({s.kind for s in sched.steps})
+    warm.runtime({s.kind for s in sched.steps})
     with phase("codegen"):
         art = artifact.build(sched, codegen.emit_program(sched, graph_cache.call_key))
     graph_cache.store(key, g, art)
@@ -156,7 +119,7 @@ class Program:
     def __init__(self, art, donated=()):
         self.graph = graph = art.graph
         self._text, self._errors = art.text, art.errors
-        warm_runtime({s[0] for s in art.steps})     # (a cached artifact skipped codegen)
+        warm.runtime({s[0] for s in art.steps})     # (a cached artifact skipped codegen)
         self._in = [(v.aval.shape, v.aval.dtype) for v in graph.invars]
         self._consts = [np.require(c, v.aval.dtype, ["C", "A"])
                         for v, c in zip(graph.constvars, graph.consts)]

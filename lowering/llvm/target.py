@@ -88,7 +88,7 @@ atexit.register(lambda: [w.close() for w in _workers])
 
 
 def warm_worker():
-    """Start a compile worker process unless one is idle (see program.warm)."""
+    """Start a compile worker process unless one is idle (see warm.worker)."""
     if not _workers:
         with contextlib.suppress(OSError):
             _workers.append(compile_worker.Worker(CPU, FEATURES))

@@ -1,15 +1,15 @@
-"""jit warms the llvm backend when it decorates a function (lowering.llvm.program.warm):
+"""jit warms the llvm backend when it decorates a function (lowering.llvm.warm.worker):
 once per process it starts a compile worker process, so that the first compile that needs
 one (a matmul library's) does not wait ~0.1 s for one to start. It compiles nothing."""
 from fresh import run_script
 
 SCRIPT = """
 import tracer
-from lowering.llvm import pool, program, target
+from lowering.llvm import pool, target, warm
 tracer.jit(lambda x: x, backend="numpy")
-assert not program._warmed and not target._workers          # numpy compiles nothing
+assert not warm._warmed and not target._workers          # numpy compiles nothing
 f = tracer.jit(lambda x: x + 1)
-assert program._warmed
+assert warm._warmed
 assert len(target._workers) == 1 and target.stats["compiled"] == 0
 assert not pool._made.cache_info().currsize
 worker = target._workers[0]
