@@ -24,8 +24,8 @@ from tracer.core import eval_graph, trace_flat
 from tracer.float0s import Float0Leaves, float0, is_float0
 from tracer.signature import leaf_aval, presents
 from tracer.pytree import flatten, num_leaves, unflatten
-from tracer.transforms import (Linear, _argnums, check_tangent_dtypes, compiled_when_jitted,
-                               jvp, matching_leaves, partial_args, vjp)
+from tracer.transform_checks import check_tangent_dtypes, matching_leaves
+from tracer.transforms import Linear, _argnums, compiled_when_jitted, jvp, partial_args, vjp
 from tracer.vmap import vmap
 
 

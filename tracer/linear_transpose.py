@@ -13,7 +13,7 @@ from tracer.autodiff import partition, vjp_graph
 from tracer.core import eval_graph, trace_flat
 from tracer.pytree import flatten, unflatten
 from tracer.signature import leaf_aval
-from tracer.transforms import check_reduce_axes
+from tracer.transform_checks import check_reduce_axes
 from tracer.tree_util import Partial
 
 
