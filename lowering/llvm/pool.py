@@ -316,13 +316,11 @@ def library():
 
 
 @functools.lru_cache(maxsize=None)
-def _made():
-    """The pool's native functions (compiled once per process: the job slot is their
-    module's global, never freed, so workers parked at interpreter exit read valid
-    memory), and the spin count that lasts about SPIN_NS."""
+def module_text():
+    """The pool's module, for the target's triple."""
     x86, arch = target.TRIPLE.startswith("x86"), target.TRIPLE.split("-")[0]
     futex = _FUTEX.get(arch) if "linux" in target.TRIPLE else None
-    loaded = target.load(_IR.format(
+    return _IR.format(
         declare=("declare void @llvm.x86.sse2.pause()\n" if x86 else "") +
         ("" if futex else "declare i32 @usleep(i32)"),
         pause="call void @llvm.x86.sse2.pause()" if x86 else "",
@@ -330,7 +328,15 @@ def _made():
         wake=f"%r = call i64 (i64, ...) @syscall(i64 {futex}, ptr %hi, i64 129, i64 {2**31 - 1})"
         if futex else "",
         block=f"%r = call i64 (i64, ...) @syscall(i64 {futex}, ptr %hi, i64 128, i64 %v, ptr null)"
-        if futex else "%r = call i32 @usleep(i32 200)"))
+        if futex else "%r = call i32 @usleep(i32 200)")
+
+
+@functools.lru_cache(maxsize=None)
+def _made():
+    """The pool's native functions (compiled once per process: the job slot is their
+    module's global, never freed, so workers parked at interpreter exit read valid
+    memory), and the spin count that lasts about SPIN_NS."""
+    loaded = target.load(module_text())
     idle = loaded.function("idle", None, _P, _I64)
     word = np.zeros(1, np.int64)
     t = time.perf_counter()

@@ -28,9 +28,13 @@ def runtime(kinds):
     (W18's runner compiled after its matmul library, on the critical path). Not a daemon
     thread: that one would hand LLVM work to a compile worker process (target), and
     starting a second one beside the library's cost W18's first call ~0.3 s of CPU for a
-    60-110 ms compile; the interpreter's exit waits for this one instead."""
-    loads = [load for kind, load in (("segment", entries.runner), ("parallel", pool.library))
-             if kind in kinds and kind not in _runtime]
+    60-110 ms compile; the interpreter's exit waits for this one instead. Modules the
+    disk cache holds load where they are first used: a thread for the runner cost W7's
+    warm first call 4.4 ms (examples/bench_warm_start.py)."""
+    loads = [load for kind, load, text in (
+        ("segment", entries.runner, lambda: entries.RUNNER_IR),
+        ("parallel", pool.library, pool.module_text))
+        if kind in kinds and kind not in _runtime and not target.cached(text())]
     _runtime.update(kinds)
     if loads:
         threading.Thread(target=_quietly, args=(loads,), name="tracer-compile-runtime").start()
