@@ -55,7 +55,10 @@ MATMULS = {"256x784@784x512": ((256, 784), (784, 512), lambda a, b: a @ b),
            # W18's layer: forward, and the two products of its gradient
            "512x1024@1024x1024": ((512, 1024), (1024, 1024), lambda a, b: a @ b),
            "512x1024@(1024x1024)T": ((512, 1024), (1024, 1024), lambda a, b: a @ b.T),
-           "(512x1024)T@512x1024": ((512, 1024), (512, 1024), lambda a, b: a.T @ b)}
+           "(512x1024)T@512x1024": ((512, 1024), (512, 1024), lambda a, b: a.T @ b),
+           # a few rows: mostly the pack of B, as is and stored transposed
+           "6x1024@1024x1024": ((6, 1024), (1024, 1024), lambda a, b: a @ b),
+           "6x1024@(1024x1024)T": ((6, 1024), (1024, 1024), lambda a, b: a @ b.T)}
 
 
 def matmuls(reps):
