@@ -16,7 +16,12 @@ Under TRACER_CPU=avx2 on an AVX-512 host the peers (jax's XLA, NumPy, OpenBLAS, 
 capped at AVX2 too, as in benchmark.py (examples/bench_isa.py), unless --peers-on-host;
 jax.jit's matmuls (YNNPACK) cannot be capped and keep the host's AVX-512.
 
-Run:  [TRACER_CPU=avx2] python examples/bench_real.py [--only W17,W19] [--steps N] [--no-jax]
+With --rounds N every run is repeated N times, the runs' order reversed every other round,
+and each figure and each ratio is the median over the rounds (the ratios of each round's
+figures): the host's speed drifts between runs, by 15-30% over minutes on a shared one.
+The first call's phases, the losses and the step times are the first round's.
+
+Run:  [TRACER_CPU=avx2] python examples/bench_real.py [--only W17,W19] [--steps N] [--rounds N] [--no-jax]
       (or python examples/benchmark.py --real ...)
 """
 import argparse
@@ -128,8 +133,29 @@ FIGURES = [("steady", "steady step", _time), ("first", "first call", _time),
                                           lambda b: "-" if b is None else f"{b / 2**20:.0f} MiB")]
 
 
-def rows(workload, results):
-    """Markdown rows of one workload: one per run, tracer's ratios to jax.jit's figures."""
+def _median_run(results):
+    """One run's figures over rounds: each figure's median (losses, step times and
+    phases the first round's); None if every round failed."""
+    ok = [r for r in results if r is not None]
+    if not ok:
+        return None
+    return {**ok[0], **{k: statistics.median(r[k] for r in ok) for k, _, _ in FIGURES}}
+
+
+def _ratios(rounds, run_name):
+    """Per figure, the median over rounds of `run_name`'s figure over jax.jit's in the
+    same round (a shared host's speed drifts by 15-30% over minutes; rounds alternate the
+    runs' order, so a drift within a round falls on each side in turn)."""
+    pairs = [(r[run_name], r["jax.jit"]) for r in rounds
+             if r.get(run_name) and r.get("jax.jit")]
+    return {k: statistics.median(a[k] / b[k] for a, b in pairs)
+            if pairs and all(b[k] for _, b in pairs) else None for k, _, _ in FIGURES}
+
+
+def rows(workload, rounds):
+    """Markdown rows of one workload: one per run (each figure its median over `rounds`,
+    [{run: figures}]), tracer's ratios to jax.jit's figures (medians of each round's)."""
+    results = {name: _median_run([r.get(name) for r in rounds]) for name in rounds[0]}
     ref = results.get("jax.jit")
     out = []
     for run_name, r in results.items():
@@ -137,12 +163,12 @@ def rows(workload, results):
             out.append(f"| {workload.key} | {run_name} | failed |" + " |" * 7)
             continue
         cells = [fmt(r[k]) for k, _, fmt in FIGURES]
-        ratios = ("-" if ref is None or run_name == "jax.jit" else
-                  " / ".join(f"{r[k] / ref[k]:.2f}x" if ref[k] else "-" for k, _, _ in FIGURES))
-        diff = None if ref is None or run_name == "jax.jit" else loss_diff(r["losses"],
-                                                                            ref["losses"])
+        ratio = None if ref is None or run_name == "jax.jit" else _ratios(rounds, run_name)
+        ratios = "-" if ratio is None else " / ".join(
+            "-" if ratio[k] is None else f"{ratio[k]:.2f}x" for k, _, _ in FIGURES)
+        diff = None if ratio is None else loss_diff(r["losses"], ref["losses"])
         verdict = "-" if diff is None else "met" if max(
-            r[k] / ref[k] for k, _, _ in FIGURES if ref[k]) <= 1 and diff <= LOSS_RTOL \
+            v for v in ratio.values() if v is not None) <= 1 and diff <= LOSS_RTOL \
             else "missed"
         out.append(f"| {workload.key} | {run_name} | {' | '.join(cells)} | {ratios} | "
                    f"{'-' if diff is None else f'{diff:.1e}'} | {verdict} |")
@@ -154,6 +180,8 @@ def main(argv=None):
     ap.add_argument("--only", default="", help="workload ids, e.g. W17,W19")
     ap.add_argument("--steps", type=int, default=0, help="steps per run (default: each "
                     "workload's own)")
+    ap.add_argument("--rounds", type=int, default=1, help="runs of each workload per "
+                    "library setting, in alternating order; medians are printed")
     ap.add_argument("--no-jax", action="store_true", help="leave out the jax.jit runs")
     ap.add_argument("--peers-on-host", action="store_true",
                     help="keep jax, NumPy, OpenBLAS and glibc on the host's ISA when "
@@ -189,8 +217,11 @@ def main(argv=None):
             continue
         steps = opts.steps or w.steps
         print(f"| {w.key} | {w.desc}; {steps} steps |" + " |" * (len(FIGURES) + 3), flush=True)
-        measured[w.key] = results = {name: spawn(w.key, name, steps) for name in runs}
-        print("\n".join(rows(w, results)), flush=True)
+        rounds = [{name: spawn(w.key, name, steps) for name in (runs[::-1] if i % 2 else runs)}
+                  for i in range(max(1, opts.rounds))]
+        measured[w.key] = {name: rounds[0][name] for name in runs}
+        print("\n".join(rows(w, [{name: r[name] for name in runs} for r in rounds])),
+              flush=True)
     print("\nfirst call of each run, and tracer's compile phases (ms) when it compiles first")
     print(f"| id | {' | '.join(PHASES)} |\n|" + " --- |" * (len(PHASES) + 1))
     for key, results in measured.items():

@@ -83,14 +83,32 @@ def test_real_workload_rows():
     fast = dict(jax_r, steady=0.005, losses=[2.0, 1.0001])
     slow = dict(fast, first=4.0)
     off = dict(fast, losses=[2.0, 1.01])
-    lines = rows(WORKLOADS[0], {"tracer": fast, "tracer, compile first": slow,
-                                "jax.jit": jax_r, "other": off})
+    lines = rows(WORKLOADS[0], [{"tracer": fast, "tracer, compile first": slow,
+                                 "jax.jit": jax_r, "other": off}])
     assert lines[0].startswith("| W17 | tracer | 5.0 ms | 2.00 s | 3.00 s | 2 MiB | "
                                "0.50x / 1.00x / 1.00x / 1.00x | 1.0e-04 | met |")
     assert lines[1].endswith("| missed |") and "2.00x" in lines[1]
     assert lines[2].startswith("| W17 | jax.jit |") and lines[2].endswith("| - | - | - |")
     assert lines[3].endswith("| 1.0e-02 | missed |")
-    assert rows(WORKLOADS[0], {"tracer": fast})[0].endswith("| - | - | - |")   # no jax
+    assert rows(WORKLOADS[0], [{"tracer": fast}])[0].endswith("| - | - | - |")   # no jax
+
+
+def test_real_workload_rows_over_rounds():
+    """With rounds, each figure is its median and each ratio the median of the rounds'
+    ratios: a round where the host ran everything 1.5x slower moves neither."""
+    from bench_real import rows
+    from real_workloads import WORKLOADS
+    jax_r = {"steady": 0.01, "first": 2.0, "wall": 3.0, "rss": 2 << 20, "losses": [2.0, 1.0]}
+    ours = dict(jax_r, steady=0.009)
+    slow_host = {k: (v * 1.5 if k in ("steady", "first", "wall") else v) for k, v in
+                 jax_r.items()}
+    rounds = [{"tracer": ours, "jax.jit": jax_r},
+              {"tracer": dict(ours, steady=0.0135, first=3.0, wall=4.5), "jax.jit": slow_host},
+              {"tracer": dict(ours, steady=0.008), "jax.jit": jax_r}]
+    lines = rows(WORKLOADS[0], rounds)
+    assert lines[0].startswith("| W17 | tracer | 9.0 ms | 2.00 s | 3.00 s | 2 MiB | "
+                               "0.90x / 1.00x / 1.00x / 1.00x |"), lines[0]
+    assert lines[1].startswith("| W17 | jax.jit | 10.0 ms |"), lines[1]
 
 
 def test_real_workloads_agree_with_jax():
