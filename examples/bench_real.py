@@ -21,7 +21,12 @@ and each figure and each ratio is the median over the rounds (the ratios of each
 figures): the host's speed drifts between runs, by 15-30% over minutes on a shared one.
 The first call's phases, the losses and the step times are the first round's.
 
-Run:  [TRACER_CPU=avx2] python examples/bench_real.py [--only W17,W19] [--steps N] [--rounds N] [--no-jax]
+With --paired N a last process per workload runs both libraries' steady steps, N of
+each, alternating step by step, and prints each one's median and the median of the
+pairs' ratios: the steady step's ratio with the host's drift taken out.
+
+Run:  [TRACER_CPU=avx2] python examples/bench_real.py [--only W17,W19] [--steps N] [--rounds N]
+      [--paired N] [--no-jax]
       (or python examples/benchmark.py --real ...)
 """
 import argparse
@@ -101,10 +106,41 @@ def worker(key, lib_name, steps):
     print(json.dumps(measure(run, state, steps)))
 
 
+def paired(key, steps):
+    """The child's side of --paired: both libraries' steps of one workload in this one
+    process, alternating step by step after each one's first two calls; each library's
+    median step and the median of the pairs' ratios (JSON on stdout). Two processes
+    measured minutes apart saw the host's speed differ by 15-30%; here both share it."""
+    workload = next(w for w in real_workloads.WORKLOADS if w.key == key)
+    steps_of = {}
+    for name, lib in (("tracer", real_workloads.tracer_lib()), ("jax", real_workloads.jax_lib())):
+        run, state = workload.setup(lib, np.random.default_rng(0))
+        box = [state]
+
+        def step(run=run, box=box):
+            box[0], value = run(box[0])
+            float(value)
+        step()
+        step()
+        steps_of[name] = step
+    pairs = []
+    for _ in range(steps):
+        times = []
+        for step in steps_of.values():
+            t0 = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - t0)
+        pairs.append(times)
+    print(json.dumps({"tracer": statistics.median(t for t, _ in pairs),
+                      "jax": statistics.median(j for _, j in pairs),
+                      "ratio": statistics.median(t / j for t, j in pairs)}))
+
+
 def spawn(key, run_name, steps):
     """One fresh process measuring one workload on one run of RUNS (tracer's disk cache a
     new empty directory); its figures, or None if it failed (the error is printed)."""
-    lib_name, settings = RUNS[run_name]
+    lib_name, settings = RUNS[run_name] if run_name else ("both",
+                                                          {"TRACER_BACKGROUND_COMPILE": "0"})
     with tempfile.TemporaryDirectory() as cache:
         env = {k: v for k, v in os.environ.items() if k != "TRACER_BACKGROUND_COMPILE"}
         env.update(settings, TRACER_CACHE_DIR=cache)
@@ -182,6 +218,9 @@ def main(argv=None):
                     "workload's own)")
     ap.add_argument("--rounds", type=int, default=1, help="runs of each workload per "
                     "library setting, in alternating order; medians are printed")
+    ap.add_argument("--paired", type=int, default=0, metavar="STEPS",
+                    help="also time STEPS steady steps of each workload with both libraries "
+                         "in one process, alternating (tracer compiling first)")
     ap.add_argument("--no-jax", action="store_true", help="leave out the jax.jit runs")
     ap.add_argument("--peers-on-host", action="store_true",
                     help="keep jax, NumPy, OpenBLAS and glibc on the host's ISA when "
@@ -190,7 +229,8 @@ def main(argv=None):
     ap.add_argument("--lib", help=argparse.SUPPRESS)
     opts = ap.parse_args(argv)
     if opts.worker:
-        return worker(opts.worker, opts.lib, opts.steps)
+        return paired(opts.worker, opts.steps) if opts.lib == "both" else worker(
+            opts.worker, opts.lib, opts.steps)
     from lowering.llvm import cpu
     host = cpu.Cpu("host")
     if not opts.peers_on_host:
@@ -222,6 +262,15 @@ def main(argv=None):
         measured[w.key] = {name: rounds[0][name] for name in runs}
         print("\n".join(rows(w, [{name: r[name] for name in runs} for r in rounds])),
               flush=True)
+    if opts.paired and has_jax:
+        print("\nsteady steps of both libraries in one process, alternating: medians, and "
+              "the median of the pairs' ratios (tracer / jax.jit)")
+        print("| id | tracer | jax.jit | ratio |\n| --- | --- | --- | --- |")
+        for key in measured:
+            r = spawn(key, None, opts.paired)
+            print(f"| {key} | failed | | |" if r is None else
+                  f"| {key} | {_time(r['tracer'])} | {_time(r['jax'])} | {r['ratio']:.2f}x |",
+                  flush=True)
     print("\nfirst call of each run, and tracer's compile phases (ms) when it compiles first")
     print(f"| id | {' | '.join(PHASES)} |\n|" + " --- |" * (len(PHASES) + 1))
     for key, results in measured.items():
