@@ -3,7 +3,7 @@ code (run this file from each checkout in turn, alternating, on the same machine
 the micro-benchmark (examples/bench_workloads.py) and steps of the real workloads
 (examples/real_workloads.py), each after its compile: median and least of `--reps` calls (ms).
 
-Run:  python examples/bench_steps.py [--only W5,W12,W15,W18,MM] [--reps 30] [--cpu]
+Run:  python examples/bench_steps.py [--only W5,W12,W15,W18,MM] [--reps 30] [--cpu] [--peer jax]
       (MM: single matmuls of W5's and W18's steps and small ones, each beside NumPy's;
       TRACER_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 compare one core's code)
 """
@@ -61,18 +61,25 @@ MATMULS = {"256x784@784x512": ((256, 784), (784, 512), lambda a, b: a @ b),
            "6x1024@(1024x1024)T": ((6, 1024), (1024, 1024), lambda a, b: a @ b.T)}
 
 
-def matmuls(reps):
-    """Each matmul's least time, and its median ratio to NumPy's (BLAS) on the same
-    operands, the two called in turn: the ratio holds still where a shared host's speed
-    drifts between processes (OPENBLAS_NUM_THREADS=1 with TRACER_NUM_THREADS=1)."""
+def matmuls(reps, peer="numpy"):
+    """Each matmul's least time, and its median ratio to NumPy's (BLAS) or jax.jit's on
+    the same operands, the two called in turn: the ratio holds still where a shared
+    host's speed drifts between processes (OPENBLAS_NUM_THREADS=1 with
+    TRACER_NUM_THREADS=1)."""
     rng, out = np.random.default_rng(0), []
     for name, (sa, sb, fn) in MATMULS.items():
         a, b = (rng.standard_normal(s).astype(np.float32) for s in (sa, sb))
         f = tracer.jit(fn)
-        f(a, b), fn(a, b)
-        pairs = [(_once(lambda: f(a, b)), _once(lambda: fn(a, b))) for _ in range(reps)]
-        ratio = statistics.median(ours / theirs for ours, theirs in pairs)
-        out.append(f"{name} {min(p[0] for p in pairs) * 1e6:.0f} us ({ratio:.2f}x numpy)")
+        if peer == "jax":
+            import jax
+            g, ja, jb = jax.jit(fn), jax.numpy.asarray(a), jax.numpy.asarray(b)
+            theirs = lambda: g(ja, jb).block_until_ready()      # noqa: E731
+        else:
+            theirs = lambda: fn(a, b)                           # noqa: E731
+        f(a, b), theirs()
+        pairs = [(_once(lambda: f(a, b)), _once(theirs)) for _ in range(reps)]
+        ratio = statistics.median(ours / t for ours, t in pairs)
+        out.append(f"{name} {min(p[0] for p in pairs) * 1e6:.0f} us ({ratio:.2f}x {peer})")
     return " | ".join(out)
 
 
@@ -90,6 +97,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", default="W5,W12,W15,W18")
     p.add_argument("--reps", type=int, default=30)
+    p.add_argument("--peer", choices=["numpy", "jax"], default="numpy",
+                   help="whose matmuls MM's ratios are to")
     p.add_argument("--cpu", action="store_true", help="process CPU time instead of wall time "
                    "(with TRACER_NUM_THREADS=1: the work itself, on a busy host)")
     a = p.parse_args()
@@ -100,7 +109,7 @@ def main():
     works = {w.key: w for w in real_workloads.WORKLOADS}
     for key in a.only.split(","):
         if key == "MM":
-            print(matmuls(a.reps), flush=True)
+            print(matmuls(a.reps, a.peer), flush=True)
             continue
         t = micro(rows[key], a.reps) if key in rows else real(works[key], a.reps)
         print(f"{key} median {statistics.median(t) * 1e3:.3f} min {min(t) * 1e3:.3f} ms", flush=True)
