@@ -89,7 +89,7 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     forward = _jitted(fun, _vjp_of, (has_aux,))
     if forward is not None:
         out = forward(*primals)
-        return (out[0], _compiled_pullback(out[1])) + tuple(out[2:])
+        return (out[0], _compiled_pullback(out[1], fun.backend)) + tuple(out[2:])
     graph, leaves, in_tree, out_tree, aux_tree, captured = _trace_fun(fun, primals, has_aux)
     n_in, n_out, n_all = len(leaves) + len(captured), num_leaves(out_tree), len(graph.outvars)
     wrt = [True] * len(leaves) + [False] * len(captured)
@@ -147,16 +147,18 @@ def _jvp_of(fun, has_aux, n):
     return push
 
 
-def _compiled_pullback(pullback):
+def _compiled_pullback(pullback, backend):
     """`pullback` (made by a jitted forward pass: its residuals are that call's outputs,
-    its apply function the one that trace made) with its backward pass jitted too: one
-    jitted function per forward trace, kept on its apply function (so it lives as long)."""
+    its apply function the one that trace made) with its backward pass jitted too, on the
+    forward pass's `backend`: one jitted function per forward trace, kept on its apply
+    function (so it lives as long)."""
     apply = pullback.apply
     if not hasattr(apply, "jitted"):
         from tracer.jit import jit
+
         def backward(residuals, *ct):
             return apply(residuals, *ct)
-        apply.jitted = jit(backward)
+        apply.jitted = jit(backward, backend=backend)
     return Linear(apply.jitted, pullback.residuals)
 
 

@@ -33,6 +33,7 @@ def test_vjp_of_a_jitted_function_compiles_each_pass_once(backend, caplog):
                 np.testing.assert_allclose(got, want, rtol=1e-12)
     got = compiles(caplog)
     assert len(got) == 2 and "vjp_f" in got[0] and "backward" in got[1], got
+    assert pullback.apply.backend == backend        # the backward pass's jit, as the forward's
     leaves, tree = tracer.tree_util.tree_flatten(pullback)     # a pytree of its residuals
     assert all(isinstance(r, np.ndarray) for r in leaves)
     again = tracer.tree_util.tree_unflatten(tree, leaves)(ct)
