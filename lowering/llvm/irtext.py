@@ -160,6 +160,16 @@ class Body:
         self.lines[phi] = f"  {i} = phi i64 [ {lo}, {pre} ], [ {nxt}, {self.block} ]"
         self.label(done)
 
+    def branches(self, flag, emit):
+        """emit(True) if the i1 `flag` is set, else emit(False), then join."""
+        yes, no, done = self.fresh("yes"), self.fresh("no"), self.fresh("joined")
+        self.emit(f"br i1 {flag}, label {yes}, label {no}")
+        for label, value in ((yes, True), (no, False)):
+            self.label(label)
+            emit(value)
+            self.emit(f"br label {done}")
+        self.label(done)
+
     def text(self, header, attrs=""):
         return "\n".join([f"define {header} {attrs} {_ATTRS} {{", "entry:", *self.lines,
                           "  ret void", "}", ""])

@@ -21,7 +21,8 @@ from lowering.llvm import caches, irutil, matmul
 from lowering.settings import settings
 
 
-_SOURCE = caches.source_digest("irtext.py", "matmul.py", "matmul_shared.py")[:12]
+_SOURCE = caches.source_digest("irtext.py", "matmul.py", "matmul_pack.py",
+                               "matmul_shared.py")[:12]
 _DTYPES = {dt.name: dt for dt in matmul.ELEMENT_TYPES}
 _DECLARED = re.compile(r'^declare [^\n]*@"?(tracer\.mm\.' + _SOURCE +
                        r'\.\w+)\.(?:[nt][nt]|\d+xe\d+)"?\(', re.M)
