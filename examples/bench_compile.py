@@ -132,11 +132,11 @@ def real_rows():
     on): each one's first call (trace + compile + run) in a fresh process with an empty
     disk cache, compiling first, beside jax.jit's (issue 23's target: <= 1x jax), with
     tracer's phases; and its first result with background compiles on (the default)."""
-    import bench_real
-    for w in bench_real.real_workloads.WORKLOADS:
-        ours = bench_real.spawn(w.key, "tracer, compile first", 1)
-        theirs = bench_real.spawn(w.key, "jax.jit", 1) if jax else None
-        default = bench_real.spawn(w.key, "tracer", 1)
+    from bench_real import RUNS, real_workloads, spawn
+    for w in real_workloads.WORKLOADS:
+        ours = spawn(w.key, RUNS["tracer, compile first"], 1)
+        theirs = spawn(w.key, RUNS["jax.jit"], 1) if jax else None
+        default = spawn(w.key, RUNS["tracer"], 1)
         if ours is None:
             continue
         def ms(run):

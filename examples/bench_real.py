@@ -112,21 +112,14 @@ def paired(key, steps):
     median step and the median of the pairs' ratios (JSON on stdout). Two processes
     measured minutes apart saw the host's speed differ by 15-30%; here both share it."""
     workload = next(w for w in real_workloads.WORKLOADS if w.key == key)
-    steps_of = {}
-    for name, lib in (("tracer", real_workloads.tracer_lib()), ("jax", real_workloads.jax_lib())):
-        run, state = workload.setup(lib, np.random.default_rng(0))
-        box = [state]
-
-        def step(run=run, box=box):
-            box[0], value = run(box[0])
-            float(value)
+    both = [workload.stepper(lib) for lib in (real_workloads.tracer_lib(),
+                                               real_workloads.jax_lib())]
+    for step in both * 2:
         step()
-        step()
-        steps_of[name] = step
     pairs = []
     for _ in range(steps):
         times = []
-        for step in steps_of.values():
+        for step in both:
             t0 = time.perf_counter()
             step()
             times.append(time.perf_counter() - t0)
@@ -136,11 +129,14 @@ def paired(key, steps):
                       "ratio": statistics.median(t / j for t, j in pairs)}))
 
 
-def spawn(key, run_name, steps):
-    """One fresh process measuring one workload on one run of RUNS (tracer's disk cache a
-    new empty directory); its figures, or None if it failed (the error is printed)."""
-    lib_name, settings = RUNS[run_name] if run_name else ("both",
-                                                          {"TRACER_BACKGROUND_COMPILE": "0"})
+PAIRED = ("both", {"TRACER_BACKGROUND_COMPILE": "0"})     # --paired's process: `paired`
+
+
+def spawn(key, run, steps):
+    """One fresh process measuring one workload on `run` (a value of RUNS, or PAIRED;
+    tracer's disk cache a new empty directory); its figures, or None if it failed (the
+    error is printed)."""
+    lib_name, settings = run
     with tempfile.TemporaryDirectory() as cache:
         env = {k: v for k, v in os.environ.items() if k != "TRACER_BACKGROUND_COMPILE"}
         env.update(settings, TRACER_CACHE_DIR=cache)
@@ -148,7 +144,7 @@ def spawn(key, run_name, steps):
                                "--lib", lib_name, "--steps", str(steps)],
                               env=env, capture_output=True, text=True)
     if done.returncode != 0:
-        print(f"{key} {run_name}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
+        print(f"{key} {lib_name} {settings}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
         return None
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -257,17 +253,17 @@ def main(argv=None):
             continue
         steps = opts.steps or w.steps
         print(f"| {w.key} | {w.desc}; {steps} steps |" + " |" * (len(FIGURES) + 3), flush=True)
-        rounds = [{name: spawn(w.key, name, steps) for name in (runs[::-1] if i % 2 else runs)}
-                  for i in range(max(1, opts.rounds))]
-        measured[w.key] = {name: rounds[0][name] for name in runs}
-        print("\n".join(rows(w, [{name: r[name] for name in runs} for r in rounds])),
-              flush=True)
+        rounds = [{name: spawn(w.key, RUNS[name], steps)
+                   for name in (runs[::-1] if i % 2 else runs)}
+                  for i in range(max(1, opts.rounds))]      # rounds[0] in the order of runs
+        measured[w.key] = rounds[0]
+        print("\n".join(rows(w, rounds)), flush=True)
     if opts.paired and has_jax:
         print("\nsteady steps of both libraries in one process, alternating: medians, and "
               "the median of the pairs' ratios (tracer / jax.jit)")
         print("| id | tracer | jax.jit | ratio |\n| --- | --- | --- | --- |")
         for key in measured:
-            r = spawn(key, None, opts.paired)
+            r = spawn(key, PAIRED, opts.paired)
             print(f"| {key} | failed | | |" if r is None else
                   f"| {key} | {_time(r['tracer'])} | {_time(r['jax'])} | {r['ratio']:.2f}x |",
                   flush=True)

@@ -84,13 +84,7 @@ def matmuls(reps, peer="numpy"):
 
 
 def real(workload, reps):
-    run, state = workload.setup(real_workloads.tracer_lib(), np.random.default_rng(0))
-    box = [state]
-
-    def step():
-        box[0], value = run(box[0])
-        float(value)
-    return _times(step, reps)
+    return _times(workload.stepper(real_workloads.tracer_lib()), reps)
 
 
 def main():

@@ -254,6 +254,17 @@ class Workload:
     setup: Callable
     steps: int          # steps of a benchmark run
 
+    def stepper(self, lib):
+        """step(): one step of this workload on `lib` (tracer_lib() or jax_lib()), its
+        state carried from call to call, its loss read (a user waits for it)."""
+        run, state = self.setup(lib, np.random.default_rng(0))
+        box = [state]
+
+        def step():
+            box[0], value = run(box[0])
+            float(value)
+        return step
+
 
 WORKLOADS = [
     Workload("W17", "char transformer LM step, d=128, 4 heads, 2 layers, T=64, batch 16: "

@@ -326,6 +326,7 @@ def matmul_ir(base: str, dtype) -> str:
                 f'  ret void\n}}\n'
                 for s in STORAGES for tail, params, fn, flag in (
                     ("", _ROW_ARGS, "rows", s[0]), ("_pack", _PACK_ARGS, "pack", s[1]))]
-    body = [pack_function(base, elem, nr, vl), _rows(base, elem, vl, nr, sizes, kc, lda), *tiles, *wrappers]
+    body = [pack_function(base, elem, nr, vl), _rows(base, elem, vl, nr, sizes, kc, lda),
+            *tiles, *wrappers]
     # SLP only costs time, but on the dtypes widened (compile_worker.tuning)
     return compile_worker.pipeline(2, slp=elem[0] != elem[1]) + kept_loops("\n".join(body))

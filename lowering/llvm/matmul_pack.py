@@ -6,8 +6,9 @@ from lowering.llvm.irtext import Body
 
 def pack_function(symbol, elems, nr, vl):
     """`<symbol>.pack`: copy B into zero-padded panels (of the compute type), items
-    [start, end) of matmul.pack_plan, %rows rows of B a block: per block of rows of B panel by panel, so that the
-    writes go in order (row by row of B took 7x longer at 1024 x 1024 on AVX2). B stored
+    [start, end) of matmul.pack_plan, %rows rows of B a block: per block of rows of B
+    panel by panel, so that the writes go in order (row by row of B took 7x longer at
+    1024 x 1024 on AVX2). B stored
     transposed (n x k, %trans_b) is one block, read in order: VL steps of k of each of a
     full panel's NR rows of B^T at once, each VL x VL block transposed in registers
     (_transposed: a 6-row product with B^T 1,024 x 1,024 took 1.0-1.4 ms on one thread,
@@ -19,10 +20,16 @@ def pack_function(symbol, elems, nr, vl):
     full, npan, edge = f.div(n, nr), f.div(n, nr, up=True), f(f"urem i64 {n}, {nr}")
     vec = f"<{nr} x {f.elem}>"
 
+    def packed(b, p, kk):       # row kk of panel p of batch b in the scratch buffer
+        return f.gep("%scratch", f.mul(f.add(f.mul(f.add(f.mul(b, npan), p), k), kk), nr))
+
+    def transposed(b, p, kk):   # B^T[b, p * NR, kk]: row p * NR of batch b's B^T, at kk
+        return f.mgep("%b", f.add(f.mul(f.add(f.mul(b, n), f.mul(p, nr)), k), kk))
+
     def panel_row(trans_b, b, p, kk, cols):
-        dst = f.gep("%scratch", f.mul(f.add(f.mul(f.add(f.mul(b, npan), p), k), kk), nr))
+        dst = packed(b, p, kk)
         if trans_b:
-            src = f.mgep("%b", f.add(f.mul(f.add(f.mul(b, n), f.mul(p, nr)), k), kk))
+            src = transposed(b, p, kk)
             if cols != nr:      # the last, narrower panel: element by element
                 f.store(vec, "zeroinitializer", dst)
                 f.loop(0, cols, lambda j: f.store(f.elem, f.mload(None, f.mgep(src, f.mul(j, k))),
@@ -39,8 +46,7 @@ def pack_function(symbol, elems, nr, vl):
 
     def transposed_rows(b, p, kk):
         """Panel rows kk .. kk + VL - 1 of full panel p, B stored transposed."""
-        src = f.mgep("%b", f.add(f.mul(f.add(f.mul(b, n), f.mul(p, nr)), k), kk))
-        dst = f.gep("%scratch", f.mul(f.add(f.mul(f.add(f.mul(b, npan), p), k), kk), nr))
+        src, dst = transposed(b, p, kk), packed(b, p, kk)
         for g in range(nr // vl):
             block = [f.mload(vl, f.mgep(src, f.mul(g * vl + j, k))) for j in range(vl)]
             for t, x in enumerate(_transposed(f, block, vl)):
@@ -79,8 +85,8 @@ def pack_function(symbol, elems, nr, vl):
                   "i64 %k, i64 %n, i64 %rows, i64 %start, i64 %end, i1 %trans_b)", "noinline")
 
 
-TRANSPOSED_LANES = 16   # wider vectors (int8, int16 on AVX2 and up) pack element by element:
-                        # a 32 x 32 transpose is 160 shuffles of bytes
+TRANSPOSED_LANES = 16   # wider vectors (int8 from AVX2 on, int16 with AVX-512) pack element
+                        # by element: a 32 x 32 transpose is 160 shuffles
 
 
 def _transposed(f, rows, vl):

@@ -18,7 +18,6 @@ page-faults); each running call has buffers of its own, so concurrent calls are 
 Temporaries whose lifetimes do not overlap share memory, and an output may be written into
 a donated input's buffer (lowering.llvm.liveness; `Program.donations`).
 """
-import ctypes
 import functools
 
 import numpy as np
@@ -38,7 +37,6 @@ from registry.tables import KERNELS
 
 _impls = KERNELS.entries       # (kernel, backend) -> impl, read on hot paths
 
-_P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _CARRAY = 0x0101           # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
 
 

@@ -72,6 +72,15 @@ def test_every_dtype(form, dtype):
     check(form, *operands(form, (2,), 19, 11, 37, dtype))
 
 
+@pytest.mark.parametrize("dtype", FLOATS + INTS, ids=lambda d: np.dtype(d).name)
+def test_b_stored_transposed_packs_in_blocks_with_tails(threads, dtype):
+    """k = 70 runs VL x VL transposed blocks (lowering.llvm.matmul_pack) of every vector
+    width (4, 8 and 16 lanes on AVX2 code, 16 and 32 with AVX-512) and their tail of k,
+    or, past 16 lanes, the element-by-element path; n = 40 has full panels and a narrower
+    last one."""
+    check("Bt", *operands("Bt", (2,), 6, 70, 40, dtype))
+
+
 def test_a_transpose_read_elsewhere_too_stays_and_the_matmul_still_folds():
     a, b = operands("At", (), 20, 30, 40, np.float32)
     f = tracer.jit(lambda a, b: (tnp.swapaxes(a, 0, 1) @ b, tnp.swapaxes(a, 0, 1) * 2))
