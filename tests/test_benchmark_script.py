@@ -132,3 +132,29 @@ def test_real_workloads_agree_with_jax():
             losses.setdefault(lib.name, []).append(float(value))
     np.testing.assert_allclose(losses["tracer"], losses["jax"], rtol=1e-4)
     assert losses["tracer"][2] < losses["tracer"][0]
+
+
+def test_matmul_versions_run_every_storage_on_one_and_two_threads(tmp_path):
+    """examples/bench_matmul_versions.py against this same checkout: every storage, both
+    thread counts, odd shapes (a product that differs from NumPy's exits non-zero)."""
+    out = run_script("import runpy, sys; sys.argv = ['bench_matmul_versions.py', '--against', "
+                     "'.', '--shapes', '13x70x40,6x5x3', '--storages', 'nn,nt,tn,tt', "
+                     "'--reps', '2']; runpy.run_path('examples/bench_matmul_versions.py', "
+                     "run_name='__main__')", cache=tmp_path, timeout=300)
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith(("| 13x", "| 6x"))]
+    assert sorted((r[1], r[2]) for r in rows) == sorted(
+        [(s, t) for s in ("nn", "nt", "tn", "tt") for t in "12"] * 2)
+
+
+def test_matmul_versions_refuse_a_wrong_product():
+    import numpy as np
+    import pytest
+
+    import bench_matmul_versions
+
+    class Wrong:
+        def bind(self, storage, index, a, b, c, threads, helper):
+            return lambda: c.fill(1)
+    with pytest.raises(SystemExit, match="differs from NumPy"):
+        bench_matmul_versions.compare([Wrong(), Wrong()], "nn", 0, (4, 5, 3),
+                                      np.dtype(np.float32), 1, 2, None)
