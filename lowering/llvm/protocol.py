@@ -78,7 +78,8 @@ class KernelEmitter:
 
     Optional hooks, each called with (in_avals, out_avals, **attrs): `parallel` -> number
     of independent work items; `scratch` -> bytes of a per-call scratch buffer (`ctx.scratch`);
-    `work` -> estimated nanoseconds per call (decides whether to split across threads);
+    `work` -> estimated nanoseconds per call (decides whether to split across threads;
+    None: the default estimate, from the arithmetic of its fused reads);
     `grain` -> split pieces start on multiples of this many items (None: the default).
     `prepare(ctx, ins, outs, **attrs)`, if given, is emitted as its own function that runs
     per call before the work items (e.g. packing an operand into the scratch), on its own

@@ -27,6 +27,16 @@ from lowering.llvm.transpose import NOT_UNROLLED
 from lowering.settings import settings
 
 BLOCK = 4096
+# A reduction to one element of at least SPLIT_AT items runs as chunks of CHUNK items (a
+# multiple of BLOCK), each chunk's partial result computed by the kernel's prepare step
+# (split across threads) and the partials combined in order by its one work item: one
+# thread read W3's 64 MB sum(x*x) at 11 GB/s on a Zen 3 core, half the copy bandwidth.
+# The chunks do not depend on the thread count, so neither do the results.
+SPLIT_AT, CHUNK = 1 << 19, 1 << 16
+READ_NS = 0.1   # a chunked reduction's estimate: one core's read (~10 GB/s on Zen 3), per
+# byte. The default estimate counts arithmetic only (a second thread added no bandwidth to
+# a copy on Zen 5); on Zen 3 two threads took W3 from 5.4-6.2 to 3.5-4.8 ms (`python
+# examples/benchmark.py --only W3`, alternating with the parent).
 CHEAP = 4       # a float32 sum of elements read from memory that cost at most this is bound
 # by memory, and its loop keeps two accumulators: LLVM's four (each unrolled 4x) made sum(x*x)
 # over 64 MB 1.80 ms with 512-bit vectors on Zen 5, against 1.40 ms for sum(x) (two: 1.41 ms;
@@ -103,7 +113,9 @@ def _reduce(kernel):
     def body(ctx, ins, outs, *, axes):
         x, out = ins[0], outs[0]
         red = [x.aval.shape[a] for a in axes]
-        if _columns(x.aval, axes):
+        if _chunks(x.aval, out.aval, axes):
+            _combine_partials(ctx, kernel, x, out, axes)
+        elif _columns(x.aval, axes):
             _reduce_columns(ctx, kernel, x, out, axes, red)
         else:
             _reduce_rows(ctx, kernel, x, out, axes)
@@ -224,18 +236,106 @@ def _f32_sum(kernel, dtype):
 
 def _blocked_row(ctx, x, om, rm, axes, n, total):
     """total += sum of the innermost reduced axis, in float32 runs of <= BLOCK."""
-    b, (cost, memory) = ctx.b, x.read_profile()
-    memory_bound, nblocks = memory and cost <= CHEAP, -(-n // BLOCK)
+    _blocked(ctx, lambda j: x.read(_positions(om, list(rm) + [j], axes, x.aval.ndim)),
+             i64(0), i64(n), total, _memory_bound(x), _rolled(n))
+
+
+def _memory_bound(x):
+    cost, memory = x.read_profile()
+    return memory and cost <= CHEAP
+
+
+def _blocked(ctx, read, start, end, total, memory_bound, hints=()):
+    """total += the float32 sum of read(j) over j in [start, end) (i64 values), in float32
+    runs of <= BLOCK items added into the float64 slot `total`."""
+    b = ctx.b
+    if isinstance(start, ir.Constant) and isinstance(end, ir.Constant):
+        n = end.constant - start.constant
+        nblocks, clamp, at = -(-n // BLOCK), n % BLOCK != 0, start.constant
+    else:
+        n = b.sub(end, start)
+        nblocks, clamp, at = b.udiv(b.add(n, i64(BLOCK - 1)), i64(BLOCK)), True, None
     with ctx.loop(0, nblocks, "blk") as blk:
         lo = b.mul(blk, i64(BLOCK), flags=("nuw", "nsw"))
+        lo = lo if at == 0 else b.add(start, lo, flags=("nuw", "nsw"))
         hi = b.add(lo, i64(BLOCK), flags=("nuw", "nsw"))
-        hi = b.select(b.icmp_signed("<", hi, i64(n)), hi, i64(n)) if n % BLOCK else hi
+        hi = b.select(b.icmp_signed("<", hi, end), hi, end) if clamp else hi
         part = ctx.slot(ir.Constant(F32, 0.0))
-        hints = (_MEMORY_BOUND if memory_bound else ()) + _rolled(n)
-        with ctx.loop(lo, hi, "j", hints) as j:
-            v = x.read(_positions(om, list(rm) + [j], axes, x.aval.ndim))
-            b.store(b.fadd(b.load(part), v, flags=SUM_FAST), part)
+        with ctx.loop(lo, hi, "j", (_MEMORY_BOUND if memory_bound else ()) + hints) as j:
+            b.store(b.fadd(b.load(part), read(j), flags=SUM_FAST), part)
         b.store(b.fadd(b.load(total), b.fpext(b.load(part), F64)), total)
+
+
+def _chunks(x, out, axes):
+    """Chunks of CHUNK items a reduction of `x` runs in (see SPLIT_AT), or 0."""
+    if out.size != 1 or x.size < SPLIT_AT or np.dtype(x.dtype).kind not in "biuf":
+        return 0
+    return -(-x.size // CHUNK)
+
+
+def _partial_dtype(kernel, dtype):
+    """What a chunk's partial result is kept as: float64 for the float32-register sums (their
+    blocked total), else the operand's own dtype."""
+    return np.dtype(np.float64) if _f32_sum(kernel, dtype) else np.dtype(dtype)
+
+
+def _partials(kernel):
+    """The prepare step of a chunked reduction: work item c reduces the items [c * CHUNK,
+    (c + 1) * CHUNK) of x in C order into partial c (the scratch)."""
+    def prepare(ctx, ins, outs, *, axes):
+        x, b = ins[0], ctx.b
+        dtype, shape = x.aval.dtype, x.aval.shape
+        n, size = shape[-1], x.aval.size
+        parts = Buffer(b, ShapedArray((_chunks(x.aval, outs[0].aval, axes),),
+                                      _partial_dtype(kernel, dtype)), ctx.scratch)
+        f32 = _f32_sum(kernel, dtype)
+        combine = _combine(kernel, dtype)
+        with ctx.loop(ctx.start, ctx.end, "c") as c:
+            first = b.mul(c, i64(CHUNK), flags=("nuw", "nsw"))
+            last = b.add(first, i64(CHUNK), flags=("nuw", "nsw"))
+            last = b.select(b.icmp_signed("<", last, i64(size)), last, i64(size))
+            acc = ctx.slot(ir.Constant(F64, 0.0) if f32 else _identity(kernel, dtype))
+            rows = (b.udiv(first, i64(n)), b.udiv(b.add(last, i64(n - 1)), i64(n)))
+            with ctx.loop(*rows, "r") as r:
+                base = b.mul(r, i64(n))
+                lo, hi = b.sub(first, base), b.sub(last, base)      # clipped to the row:
+                lo = b.select(b.icmp_signed(">", lo, i64(0)), lo, i64(0))
+                hi = b.select(b.icmp_signed("<", hi, i64(n)), hi, i64(n))
+                outer = _unravel(b, r, shape[:-1])
+
+                def read(j):
+                    return x.read(outer + [j])
+                if f32:
+                    _blocked(ctx, read, lo, hi, acc, _memory_bound(x))
+                else:
+                    with ctx.loop(lo, hi, "j") as j:
+                        b.store(combine(ctx, b.load(acc), read(j)), acc)
+            parts.store([c], b.load(acc))
+    prepare.__name__ = f"{kernel}_partials"
+    return prepare
+
+
+def _unravel(b, flat, shape):
+    """The multi-index of C-order position `flat` in `shape`."""
+    multi = []
+    for d in reversed(shape):
+        multi.append(b.urem(flat, i64(d)) if d > 1 else i64(0))
+        flat = b.udiv(flat, i64(d)) if d > 1 else flat
+    return multi[::-1]
+
+
+def _combine_partials(ctx, kernel, x, out, axes):
+    """The chunked reduction's one work item: its partials combined in order."""
+    b, dtype = ctx.b, x.aval.dtype
+    chunks = _chunks(x.aval, out.aval, axes)
+    pdt = _partial_dtype(kernel, dtype)
+    parts = Buffer(b, ShapedArray((chunks,), pdt), ctx.scratch)
+    combine = _combine(kernel, pdt)
+    acc = ctx.slot(_identity(kernel, pdt))
+    with ctx.loop(0, chunks, "c") as c:
+        b.store(combine(ctx, b.load(acc), parts.load([c])), acc)
+    value = b.load(acc)
+    out.store([i64(0)] * out.aval.ndim, b.fptrunc(value, F32) if pdt != dtype else value)
 
 
 def _arg(kernel):
@@ -270,17 +370,34 @@ def _items(in_avals, out_avals, axes):
     return parallel_extent(shape)
 
 
-def _scratch(in_avals, out_avals, axes):
-    """A float64 accumulator row for float32 sums done by columns."""
-    wide = _columns(in_avals[0], axes) and _wide_columns("reduce_sum", in_avals[0], axes)
-    return out_avals[0].size * 8 if wide else None
+def _scratch(kernel):
+    """The partials of a chunked reduction; a float64 accumulator row for float32 sums done
+    by columns."""
+    def scratch(in_avals, out_avals, axes):
+        chunks = _chunks(in_avals[0], out_avals[0], axes)
+        if chunks:
+            return chunks * _partial_dtype(kernel, in_avals[0].dtype).itemsize
+        wide = kernel == "reduce_sum" and _columns(in_avals[0], axes) and _wide_columns(
+            kernel, in_avals[0], axes)
+        return out_avals[0].size * 8 if wide else None
+    return scratch
+
+
+def _chunk_items(in_avals, out_avals, axes):
+    return _chunks(in_avals[0], out_avals[0], axes)
+
+
+def _work(in_avals, out_avals, axes):
+    """A chunked reduction's estimated time: its bytes read (None: the default)."""
+    x = in_avals[0]
+    return x.size * x.dtype.itemsize * READ_NS if _chunks(x, out_avals[0], axes) else None
 
 
 def _outputs(in_avals, out_avals, **attrs):
     return parallel_extent(out_avals[0].shape)
 
 
-KERNELS = {k: KernelEmitter(_reduce(k), parallel=_items,
-                            scratch=_scratch if k == "reduce_sum" else None)
+KERNELS = {k: KernelEmitter(_reduce(k), parallel=_items, scratch=_scratch(k),
+                            prepare=_partials(k), prepare_items=_chunk_items, work=_work)
            for k in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min")}
 KERNELS.update({k: KernelEmitter(_arg(k), parallel=_outputs) for k in ("argmax", "argmin")})

@@ -96,8 +96,9 @@ def launch(part, grp):
     n, impl = grp.node, part.impls[id(grp.node)]        # a whole kernel
     ins, outs = [x.aval for x in n.inputs], [o.aval for o in n.outputs]
     default_ns = estimate_ns(ins[0].size if ins else 0, _cost(part, grp.nodes, 0))
+    work = impl.hook("work", ins, outs, n.attrs, None)
     facts = Launch(int(impl.hook("parallel", ins, outs, n.attrs, 1)),
-                   float(impl.hook("work", ins, outs, n.attrs, default_ns)),
+                   default_ns if work is None else float(work),
                    impl.hook("scratch", ins, outs, n.attrs, None),
                    int(impl.hook("prepare_items", ins, outs, n.attrs, 1)) if impl.prepare else 0,
                    impl.hook("grain", ins, outs, n.attrs, None))
@@ -263,7 +264,7 @@ class Schedule:
             if facts.scratch is not None:
                 bufs.append(slots.scratch(facts.scratch))
             call = Call(f"g{k}", grp, facts, tuple(bufs), _regions(part, grp))
-            if threads > 1 and facts.items > 1 and facts.ns > parallel_ns:
+            if threads > 1 and max(facts.items, facts.prepare) > 1 and facts.ns > parallel_ns:
                 flush()
                 self.steps.append(Parallel((call,), threads))
                 continue
