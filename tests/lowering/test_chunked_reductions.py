@@ -42,7 +42,8 @@ def test_smaller_reductions_and_ones_keeping_an_axis_are_not_chunked(size):
 
 def _run(f, x, threads, monkeypatch, backend="llvm"):
     monkeypatch.setenv("TRACER_NUM_THREADS", str(threads))
-    return np.asarray(tracer.jit(f, backend=backend)(x))
+    out = tracer.jit(f, backend=backend)(x)
+    return out if isinstance(out, tuple) else np.asarray(out)
 
 
 KERNELS = {"sum": tnp.sum, "max": tnp.max, "min": tnp.min, "prod": tnp.prod,
@@ -81,3 +82,20 @@ def test_nan_in_one_chunk_reaches_the_result(monkeypatch):
     x[7] = -np.inf
     assert _run(tnp.min, x, 2, monkeypatch) == -np.inf
     assert _run(tnp.sum, x, 2, monkeypatch) == -np.inf
+
+
+def test_chunked_reductions_in_loop_bodies_and_gradients(monkeypatch):
+    x = np.random.default_rng(1).standard_normal(N + 9).astype(np.float32)
+
+    def loop(x):
+        return tracer.lax.fori_loop(0, 3, lambda i, acc: acc + tnp.sum(x * (i + 1.0)) +
+                                    tnp.max(x - i), tnp.float32(0))
+
+    def scanned(x):
+        return tracer.lax.scan(lambda c, r: (c + tnp.sum(r * r), tnp.min(r)), tnp.float32(0),
+                               tnp.stack([x, -x]))
+    for f in (loop, scanned, tracer.grad(lambda x: tnp.sum(x * x) + tnp.max(x))):
+        got, want = (tracer.tree_util.tree_leaves(_run(f, x, 2, monkeypatch, backend))
+                     for backend in ("llvm", "numpy"))
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(np.float64(a), np.float64(b), rtol=1e-5, atol=1e-3)
