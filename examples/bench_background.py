@@ -5,13 +5,14 @@ parameters, the deep MLP at several depths, the HMC sampler. Per variant: nodes,
 interpreted cost the policy estimates, the compile's estimate (after the caller's part of
 the compile, which this runs), and the decision on a host with a core idle: "background"
 (the first calls interpret beside the compile) or "compile first"; a busy host (as
-programs.idle_core says) compiles everything first. With --steps N each variant also
+lowering.host.idle_cores says) compiles everything first. With --steps N each variant also
 runs N steps in a fresh process (disk cache off), with the policy on and with
 TRACER_BACKGROUND_COMPILE=0, and prints the whole run's time of each.
 
 Run:  python examples/bench_background.py [--steps N] [--only transformer,mlp,hmc]
 """
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -91,6 +92,7 @@ VARIANTS["hmc"] = ("hmc", hmc)
 def decide(name):
     """Print the policy's decision on variant `name`'s first call, without compiling it."""
     import threading
+    from lowering import host
     from tracer import background_compile as programs
     stages, compiling, row = programs.stages, programs.Compiling.__init__, []
 
@@ -108,13 +110,15 @@ def decide(name):
             if threading.current_thread() is threading.main_thread():
                 report("compile first")
             return finish()
+        finish_here.cores = getattr(finish, "cores", 1)
         return finish_here, estimate
 
     def recording_compiling(self, *args):
         compiling(self, *args)
         report("background")
     programs.stages, programs.Compiling.__init__ = recording_stages, recording_compiling
-    programs.idle_core = lambda: True       # the decision on an idle host (main says ours)
+    idle = max(0, math.ceil(host.cores() - 1.5))      # host.idle_cores() at no load
+    programs.idle_cores = lambda: idle      # the decision on an idle host (main says ours)
     VARIANTS[name][1]()[1]()
     print(f"| {name} | < {programs.background_threshold()} | | | compile first |", flush=True)
 
@@ -139,7 +143,7 @@ def main():
         return decide(opts.variant)
     kinds = set(filter(None, opts.only.split(",")))
     from tracer import background_compile as programs
-    idle = programs.idle_core()
+    idle = programs.idle_cores() >= 1
     print(f"load average {os.getloadavg()[0]:.1f}: a core is {'' if idle else 'not '}idle, "
           f"so this host {'follows' if idle else 'compiles first instead of'} the decisions "
           "below (made as on an idle host)")

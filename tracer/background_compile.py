@@ -8,9 +8,12 @@ compiles, when that gives the user results sooner without delaying the native co
   the caller. Only the part that releases the GIL (LLVM's optimizer and emitter) runs on
   a thread of its own: a compile thread holding the GIL made each interpreted node wait
   for it (up to sys.getswitchinterval(), 5 ms), 2-30 s a 1,100-node step.
-- The first call interprets only if a core is idle for the compile (`idle_core`) and
-  the graph's interpreted cost (`interpreted_cost`, loops counted by their trips) is
-  below the compile's estimate (the backend's: `prepare`); a later call is not
+- The first call interprets only if the cores idle beside the caller (`idle_cores`) are
+  as many as the compile would use (the backend's `finish.cores`, default 1; llvm's: a
+  part of its module each, and a library compiling beside it each: interpreting beside
+  such a compile took a core from it, and W20's whole run by default took 1.07-1.25x its
+  compile-first time in six runs on 2-core hosts), and the graph's interpreted cost
+  (`interpreted_cost`, loops counted by their trips) is below the compile's estimate (the backend's: `prepare`); a later call is not
   interpreted when the compile should end within it (by the estimate, and as long as the
   last interpreted call took): it waits for the native code instead. Interpreted calls
   run OpenBLAS on one thread (`one_blas_thread`), leaving the compile its core.
@@ -33,7 +36,7 @@ from ir import cse, dce, fold_constants
 from ir.errors import KernelNotFoundError
 from ir.passes import inline_calls
 from lowering import forks
-from lowering.host import idle_core
+from lowering.host import idle_cores
 from lowering.settings import settings
 from registry.tables import backend_eager
 
@@ -256,13 +259,14 @@ def start(entry, compile_graph):
     """The program that serves `entry`'s first calls: `compile_graph(entry.traced)`, or,
     for a graph of at least background_threshold() nodes every kernel of which has a NumPy
     kernel, which interprets in less time than the rest of its compile takes, on a host
-    with a core idle, a Compiling one (a compiler with no estimate: always)."""
+    with a core idle for each the compile would use, a Compiling one (a compiler with no
+    estimate: always)."""
     threshold, graph = background_threshold(), entry.traced
     if not threshold or size(graph) < threshold:
         return compile_graph(graph)
     finish, estimate = stages(compile_graph, graph)
     cost = interpreted_cost(graph)
-    if estimate is not None and (cost >= estimate or not idle_core()):
+    if estimate is not None and (cost >= estimate or idle_cores() < getattr(finish, "cores", 1)):
         return finish()
     try:
         interpreted = InterpretedProgram(inline_calls(graph), "numpy")

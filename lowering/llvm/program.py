@@ -64,10 +64,15 @@ def prepare(graph):
     call does the part that holds the GIL (passes to codegen) and returns (the rest, a
     function of no arguments giving the Program: loading, where LLVM compiles the module
     with the GIL released unless a cache has it; LLVM's estimated CPU seconds for it, by
-    its lines (split.seconds), or 0 when a cache has its native code)."""
+    its lines (split.seconds), or 0 when a cache has its native code). The rest's `cores`:
+    how many cores its compile would use: the module's parts (a module long enough is cut
+    into parts), and one for each library it calls that compiles beside it."""
     art = _artifact(graph)
     seconds = 0 if target.cached(art.text) else split.seconds(art.text.count("\n"))
-    return functools.partial(_load, art, getattr(graph, "donated", ())), seconds
+    finish = functools.partial(_load, art, getattr(graph, "donated", ()))
+    finish.cores = (split.cores(seconds) if seconds else 0) + target.libraries_to_compile(
+        art.text)
+    return finish, seconds
 
 
 def _artifact(graph):

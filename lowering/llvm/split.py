@@ -26,6 +26,12 @@ def seconds(lines):
     return lines * LINE_S
 
 
+def cores(estimate):
+    """The parts (so cores) a module of `estimate` LLVM seconds would be cut into given the
+    cores for them: 1 when too short to pay for a second part."""
+    return int(estimate // PART_S) if estimate >= 2 * PART_S else 1
+
+
 def parts(text, most):
     """The texts of at most `most` parts of module `text`, balanced by lines, as many as
     pay for themselves (each at least PART_S of estimated LLVM time); [text] if it is too

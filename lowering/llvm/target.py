@@ -256,12 +256,21 @@ def load(text, key=None):
 def cached(text):
     """True if module `text`'s native code is loaded or in the disk cache: loading it
     compiles nothing (a library it calls may still be missing)."""
-    key = cache_key(text)
+    return _cached(cache_key(text))
+
+
+def _cached(key):
     with _table:
         if key in _live:
             return True
     directory = disk_cache_dir()
     return bool(directory) and os.path.isfile(os.path.join(directory, key + ".o"))
+
+
+def libraries_to_compile(text):
+    """How many libraries module `text` calls are neither linked nor in the disk cache:
+    each compiles in a worker of its own, beside the module (prefetch starts them)."""
+    return sum(not _cached(cache_key(library[1])) for _, library in _missing(text))
 
 
 def _missing(text):
