@@ -39,9 +39,11 @@ from lowering.llvm.cpu import CURRENT
 import ml_dtypes
 dtype = np.dtype(ml_dtypes.bfloat16 if sys.argv[1] == "bfloat16" else sys.argv[1])
 name = matmul_shared.symbol(dtype).rsplit(".", 1)[0]
-plans = {s: [matmul.pack_plan(1, k, n, dtype, s[1] == "t") + (matmul.scratch_bytes(1, m, k, n, dtype),)
+plans = {s: [matmul.pack_plan(1, k, n, dtype, s[1] == "t")
+             + (matmul.scratch_bytes(1, m, k, n, dtype),)
              for m, k, n in json.loads(sys.argv[2])] for s in matmul.STORAGES}
-print(json.dumps({"name": name, "plans": plans, "text": matmul_shared.library(name, CURRENT.isa)[2]()}))
+text = matmul_shared.library(name, CURRENT.isa)[2]()
+print(json.dumps({"name": name, "plans": plans, "text": text}))
 """
 
 
@@ -160,7 +162,8 @@ def main(argv=None):
                     (t0, t1), (q1, med, q3) = compare(versions, storage, index, shape,
                                                        dtype, threads, opts.reps, helper)
                     print(f"| {'x'.join(map(str, shape))} | {storage} | {threads} | "
-                          f"{t0 * 1e3:.3f} ms | {t1 * 1e3:.3f} ms | {med:.3f} [{q1:.3f}, {q3:.3f}] |")
+                          f"{t0 * 1e3:.3f} ms | {t1 * 1e3:.3f} ms | "
+                          f"{med:.3f} [{q1:.3f}, {q3:.3f}] |")
 
 
 if __name__ == "__main__":

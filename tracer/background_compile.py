@@ -13,10 +13,11 @@ compiles, when that gives the user results sooner without delaying the native co
   part of its module each, and a library compiling beside it each: interpreting beside
   such a compile took a core from it, and W20's whole run by default took 1.07-1.25x its
   compile-first time in six runs on 2-core hosts), and the graph's interpreted cost
-  (`interpreted_cost`, loops counted by their trips) is below the compile's estimate (the backend's: `prepare`); a later call is not
-  interpreted when the compile should end within it (by the estimate, and as long as the
-  last interpreted call took): it waits for the native code instead. Interpreted calls
-  run OpenBLAS on one thread (`one_blas_thread`), leaving the compile its core.
+  (`interpreted_cost`, loops counted by their trips) is below the compile's estimate
+  (the backend's: `prepare`); a later call is not interpreted when the compile should
+  end within it (by the estimate, and as long as the last interpreted call took): it
+  waits for the native code instead. Interpreted calls run OpenBLAS on one thread
+  (`one_blas_thread`), leaving the compile its core.
 The first call after the compile switches the cache entry to the native program for good,
 so the hot path is unchanged from then on. A program a cache serves is ready within
 FIRST_WAIT and used from the first call. The interpreter's results agree with the native
@@ -266,7 +267,8 @@ def start(entry, compile_graph):
         return compile_graph(graph)
     finish, estimate = stages(compile_graph, graph)
     cost = interpreted_cost(graph)
-    if estimate is not None and (cost >= estimate or idle_cores() < getattr(finish, "cores", 1)):
+    if estimate is not None and (cost >= estimate or
+                                 idle_cores() < getattr(finish, "cores", 1)):
         return finish()
     try:
         interpreted = InterpretedProgram(inline_calls(graph), "numpy")
