@@ -21,7 +21,7 @@ from lowering.llvm import short_rows
 from lowering.llvm.emit import Buffer, row_hints
 from lowering.llvm.fusion import parallel_extent
 from lowering.llvm.irutil import F32, F64, REDUCE_FAST, const, i64, kind, lltype, typed_intrinsic
-from lowering.llvm.protocol import KernelEmitter
+from lowering.llvm.protocol import Index, KernelEmitter
 from lowering.llvm.scalars import arith
 from lowering.llvm.transpose import NOT_UNROLLED
 from lowering.settings import settings
@@ -248,16 +248,15 @@ def _memory_bound(x):
 def _blocked(ctx, read, start, end, total, memory_bound, hints=()):
     """total += the float32 sum of read(j) over j in [start, end) (i64 values), in float32
     runs of <= BLOCK items added into the float64 slot `total`."""
-    b = ctx.b
-    if isinstance(start, ir.Constant) and isinstance(end, ir.Constant):
+    b, known = ctx.b, isinstance(start, ir.Constant) and isinstance(end, ir.Constant)
+    if known:                   # a whole row: its blocks and the last one's length known
         n = end.constant - start.constant
-        nblocks, clamp, at = -(-n // BLOCK), n % BLOCK != 0, start.constant
+        nblocks, clamp = -(-n // BLOCK), n % BLOCK != 0
     else:
-        n = b.sub(end, start)
-        nblocks, clamp, at = b.udiv(b.add(n, i64(BLOCK - 1)), i64(BLOCK)), True, None
+        nblocks, clamp = b.udiv(b.add(b.sub(end, start), i64(BLOCK - 1)), i64(BLOCK)), True
     with ctx.loop(0, nblocks, "blk") as blk:
         lo = b.mul(blk, i64(BLOCK), flags=("nuw", "nsw"))
-        lo = lo if at == 0 else b.add(start, lo, flags=("nuw", "nsw"))
+        lo = lo if known and start.constant == 0 else b.add(start, lo, flags=("nuw", "nsw"))
         hi = b.add(lo, i64(BLOCK), flags=("nuw", "nsw"))
         hi = b.select(b.icmp_signed("<", hi, end), hi, end) if clamp else hi
         part = ctx.slot(ir.Constant(F32, 0.0))
@@ -286,8 +285,7 @@ def _partials(kernel):
         x, b = ins[0], ctx.b
         dtype, shape = x.aval.dtype, x.aval.shape
         n, size = shape[-1], x.aval.size
-        parts = Buffer(b, ShapedArray((_chunks(x.aval, outs[0].aval, axes),),
-                                      _partial_dtype(kernel, dtype)), ctx.scratch)
+        parts = _partials_buffer(ctx, kernel, x, outs[0], axes)
         f32 = _f32_sum(kernel, dtype)
         combine = _combine(kernel, dtype)
         with ctx.loop(ctx.start, ctx.end, "c") as c:
@@ -301,7 +299,7 @@ def _partials(kernel):
                 lo, hi = b.sub(first, base), b.sub(last, base)      # clipped to the row:
                 lo = b.select(b.icmp_signed(">", lo, i64(0)), lo, i64(0))
                 hi = b.select(b.icmp_signed("<", hi, i64(n)), hi, i64(n))
-                outer = _unravel(b, r, shape[:-1])
+                outer = Index(b, shape[:-1], flat=r).multi
 
                 def read(j):
                     return x.read(outer + [j])
@@ -315,24 +313,20 @@ def _partials(kernel):
     return prepare
 
 
-def _unravel(b, flat, shape):
-    """The multi-index of C-order position `flat` in `shape`."""
-    multi = []
-    for d in reversed(shape):
-        multi.append(b.urem(flat, i64(d)) if d > 1 else i64(0))
-        flat = b.udiv(flat, i64(d)) if d > 1 else flat
-    return multi[::-1]
+def _partials_buffer(ctx, kernel, x, out, axes):
+    """The chunks' partial results: the scratch, as an array."""
+    return Buffer(ctx.b, ShapedArray((_chunks(x.aval, out.aval, axes),),
+                                     _partial_dtype(kernel, x.aval.dtype)), ctx.scratch)
 
 
 def _combine_partials(ctx, kernel, x, out, axes):
     """The chunked reduction's one work item: its partials combined in order."""
     b, dtype = ctx.b, x.aval.dtype
-    chunks = _chunks(x.aval, out.aval, axes)
-    pdt = _partial_dtype(kernel, dtype)
-    parts = Buffer(b, ShapedArray((chunks,), pdt), ctx.scratch)
+    parts = _partials_buffer(ctx, kernel, x, out, axes)
+    pdt = parts.aval.dtype
     combine = _combine(kernel, pdt)
     acc = ctx.slot(_identity(kernel, pdt))
-    with ctx.loop(0, chunks, "c") as c:
+    with ctx.loop(0, parts.aval.shape[0], "c") as c:
         b.store(combine(ctx, b.load(acc), parts.load([c])), acc)
     value = b.load(acc)
     out.store([i64(0)] * out.aval.ndim, b.fptrunc(value, F32) if pdt != dtype else value)

@@ -36,14 +36,14 @@ def parts(text, most):
     """The texts of at most `most` parts of module `text`, balanced by lines, as many as
     pay for themselves (each at least PART_S of estimated LLVM time); [text] if it is too
     short to cut or cannot be cut."""
-    cut = _cut(text) if most >= 2 and seconds(text.count("\n")) >= 2 * PART_S else None
+    cut = _cut(text) if most >= 2 and cores(seconds(text.count("\n"))) >= 2 else None
     if cut is None:
         return [text]
     items, defines, calls, groups = cut
     weight = {g: sum(len(defines[n]) for n in _reach(members, calls))
               for g, members in groups.items()}
     total = seconds(sum(len(body) for body in defines.values()))
-    for k in range(min(most, len(groups), int(total // PART_S)), 1, -1):
+    for k in range(min(most, len(groups), cores(total)), 1, -1):
         bins = [[0, set()] for _ in range(k)]
         for g in sorted(groups, key=lambda g: -weight[g]):
             lightest = min(bins, key=lambda b: b[0])
